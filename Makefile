@@ -1,0 +1,92 @@
+# gemmcli: multiply and transpose matrices on NVIDIA GPUs.
+#
+#   make              build ./gemmcli
+#   make run          the main job on the bundled samples (CPU kernel if no GPU)
+#   make test         every test that needs no GPU (what CI runs)
+#   make check-gpu    every GPU test, sanitizer passes and the bench, one go
+#   make bench        kernel benchmark (needs a GPU); rewrites kernels/auto_table.c
+#   make fuzz         run the format fuzzers for FUZZ_SECONDS each
+#   make install PREFIX=/usr/local
+#
+# Overridable: CUDA_HOME, ARCH (compute capability, default 90), CC, NVCC.
+
+CUDA_HOME ?= /usr/local/cuda
+ARCH      ?= 90
+PREFIX    ?= /usr/local
+CC        ?= gcc
+NVCC      ?= $(CUDA_HOME)/bin/nvcc
+VERSION   := 0.1.0
+
+BUILD := build
+BIN   := gemmcli
+
+CPPFLAGS := -I. -I$(CUDA_HOME)/include -D_GNU_SOURCE -DGC_VERSION='"$(VERSION)"' \
+            -DGC_CUDA_LIB_DIR='"$(CUDA_HOME)/lib64"'
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=c11 -Wall -Wextra -pthread -MMD -MP
+# SASS for the target plus PTX, so that newer GPUs can still run the binary.
+NVCCFLAGS ?= -O3 -lineinfo
+NVCCFLAGS += -std=c++17 -I. -MMD -MP \
+             -gencode arch=compute_$(ARCH),code=sm_$(ARCH) \
+             -gencode arch=compute_$(ARCH),code=compute_$(ARCH) \
+             -Xcompiler -Wall,-Wextra
+# cuBLAS is not linked: src/cublas_lazy.c loads it on first use.  The CUDA
+# runtime is linked statically, so that starting costs no library loading.
+LDLIBS   := -L$(CUDA_HOME)/lib64 -lcudart_static -ldeflate -lz -lpthread -ldl -lrt -lm -lstdc++
+
+SRC_C     := $(filter-out src/main.c,$(wildcard src/*.c))
+FORMAT_C  := $(wildcard formats/*.c)
+KERNEL_C  := $(wildcard kernels/*.c)
+KERNEL_CU := $(wildcard kernels/*.cu)
+
+HOST_OBJ   := $(patsubst %.c,$(BUILD)/%.o,$(SRC_C) $(FORMAT_C))
+KERNEL_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(KERNEL_C)) $(patsubst %.cu,$(BUILD)/%.o,$(KERNEL_CU))
+MAIN_OBJ   := $(BUILD)/src/main.o
+
+.PHONY: all run test check-gpu bench bench-e2e fuzz install clean deps test-deps
+
+all: $(BIN)
+
+# Build dependencies beyond the CUDA toolkit: zlib and libdeflate headers.
+deps:
+	@sh tests/setup.sh build
+
+$(BIN): $(MAIN_OBJ) $(HOST_OBJ) $(KERNEL_OBJ)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/%.o: %.c | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/%.o: %.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -c -o $@ $<
+
+run: $(BIN)
+	@sh samples/run.sh ./$(BIN)
+
+test: $(BIN)
+	@sh tests/setup.sh test
+	@$(MAKE) --no-print-directory -f tests/tests.mk test
+
+check-gpu: $(BIN)
+	@$(MAKE) --no-print-directory -f tests/tests.mk check-gpu
+
+# Also rewrites auto's table for this device: rebuild afterwards with make.
+bench: $(BIN)
+	@mkdir -p $(BUILD)
+	./$(BIN) bench --bench-out $(BUILD)/bench --auto-table kernels/auto_table.c
+
+fuzz:
+	@sh tests/setup.sh fuzz
+	@$(MAKE) --no-print-directory -f tests/tests.mk fuzz
+
+install: $(BIN)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/$(BIN)
+	install -m 644 man/gemmcli.1 $(DESTDIR)$(PREFIX)/share/man/man1/gemmcli.1
+
+clean:
+	rm -rf $(BUILD) $(BIN) tests/out
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,170 @@
+/* The format table, format detection and the payload helpers the binary
+ * formats share. */
+#include "format_impl.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "../src/error.h"
+
+const struct gc_format gc_formats[GC_FMT_COUNT] = {
+    [GC_FMT_NPY] = { "npy", ".npy",
+                     "NumPy .npy, versions 1.0-3.0, any numeric dtype, C or Fortran order",
+                     npy_probe, npy_read, npy_write, npy_info },
+    [GC_FMT_RAW] = { "raw", ".bin .raw",
+                     "raw little-endian elements; --shape, --dtype and --order describe them",
+                     NULL, raw_read, raw_write, raw_info },
+    [GC_FMT_CSV] = { "csv", ".csv",
+                     "text, one row per line, like numpy.loadtxt/savetxt",
+                     csv_probe, csv_read, csv_write, csv_info },
+    [GC_FMT_CSV_GZ] = { "csv.gz", ".csv.gz .gz",
+                        "gzip-compressed CSV (multi-member streams accepted)",
+                        csv_gz_probe, csv_gz_read, csv_gz_write, csv_gz_info },
+};
+
+static const struct { const char *name; enum gc_format_id id; } format_aliases[] = {
+    { "bin", GC_FMT_RAW }, { "gz", GC_FMT_CSV_GZ }, { "csvgz", GC_FMT_CSV_GZ },
+};
+
+int format_by_name(const char *name)
+{
+    if (name[0] == '.')
+        name++;
+    for (int i = 0; i < GC_FMT_COUNT; i++)
+        if (strcasecmp(name, gc_formats[i].name) == 0)
+            return i;
+    for (size_t i = 0; i < sizeof format_aliases / sizeof format_aliases[0]; i++)
+        if (strcasecmp(name, format_aliases[i].name) == 0)
+            return (int)format_aliases[i].id;
+    return -1;
+}
+
+/* The longest matching extension wins: "x.csv.gz" is gzip CSV, not just
+ * something ending in ".gz". */
+int format_by_extension(const char *path)
+{
+    size_t plen = strlen(path), best_len = 0;
+    int best = -1;
+    for (int i = 0; i < GC_FMT_COUNT; i++) {
+        const char *e = gc_formats[i].extensions;
+        while (*e) {
+            size_t elen = strcspn(e, " ");
+            if (elen <= plen && elen > best_len && strncasecmp(path + plen - elen, e, elen) == 0) {
+                best = i;
+                best_len = elen;
+            }
+            e += elen;
+            e += strspn(e, " ");
+        }
+    }
+    return best;
+}
+
+int format_detect(struct gc_input *in)
+{
+    const unsigned char *head;
+    size_t n;
+    if (input_peek(in, 512, &head, &n) != 0)
+        return -1;
+    for (int i = 0; i < GC_FMT_COUNT; i++)
+        if (gc_formats[i].probe && gc_formats[i].probe(head, n) == PROBE_MAGIC)
+            return i;
+    if (strcmp(in->path, "-") != 0) {
+        int by_ext = format_by_extension(in->path);
+        if (by_ext >= 0)
+            return by_ext;
+    }
+    for (int i = 0; i < GC_FMT_COUNT; i++)
+        if (gc_formats[i].probe && gc_formats[i].probe(head, n) == PROBE_PLAUSIBLE)
+            return i;
+    return GC_FMT_RAW;
+}
+
+int format_read_path(const char *path, int fmt, const struct gc_read_opts *o,
+                     struct gc_matrix *m)
+{
+    struct gc_input in;
+    int status = input_open(&in, path);
+    if (status)
+        return status;
+    if (fmt < 0)
+        fmt = format_detect(&in);
+    if (fmt < 0 || fmt >= GC_FMT_COUNT)
+        status = fmt < 0 ? GC_EXIT_INPUT : gc_fail(GC_EXIT_INPUT, "%s: unknown format", in.name);
+    else
+        status = gc_formats[fmt].read(&in, o, m);
+    input_close(&in);
+    return status;
+}
+
+int payload_check_left(struct gc_input *in, size_t bytes, const char *what)
+{
+    off_t left = input_remaining(in);
+    if (left >= 0 && (uint64_t)left < bytes)
+        return gc_fail(GC_EXIT_INPUT, "%s: truncated: %s needs %zu bytes of data, found %jd",
+                       in->name, what, bytes, (intmax_t)left);
+    if (left >= 0 && (uint64_t)left > bytes)
+        return gc_fail(GC_EXIT_INPUT, "%s: %jd trailing bytes after the data (%s, %zu bytes)",
+                       in->name, (intmax_t)((uint64_t)left - bytes), what, bytes);
+    return 0;
+}
+
+int payload_read_exact(struct gc_input *in, void *dst, size_t bytes, const char *what)
+{
+    int status = payload_check_left(in, bytes, what);
+    if (status)
+        return status;
+    size_t got;
+    status = input_read(in, dst, bytes, &got);
+    if (status)
+        return status;
+    if (got < bytes)
+        return gc_fail(GC_EXIT_INPUT, "%s: truncated: %s needs %zu bytes of data, found %zu",
+                       in->name, what, bytes, got);
+    /* A pipe has no size to compare: look a little way past the end. */
+    unsigned char extra[4096];
+    status = input_read(in, extra, sizeof extra, &got);
+    if (status)
+        return status;
+    if (got)
+        return gc_fail(GC_EXIT_INPUT, "%s: %s%zu trailing bytes after the data (%s, %zu bytes)",
+                       in->name, got == sizeof extra ? "at least " : "", got, what, bytes);
+    return 0;
+}
+
+int write_all(FILE *f, const char *name, const void *p, size_t n)
+{
+    if (n && fwrite(p, 1, n, f) != n)
+        return gc_fail(GC_EXIT_OUTPUT, "%s: write error: %s", name, strerror(errno));
+    return 0;
+}
+
+int write_row_major(FILE *f, const char *name, const struct gc_matrix *m)
+{
+    size_t es = gc_dtypes[m->dtype].size, bytes;
+    if (!gc_matrix_bytes(m->rows, m->cols, m->dtype, &bytes))
+        return gc_fail(GC_EXIT_OUTPUT, "%s: matrix too large", name);
+    if (!m->fortran_order || m->rows <= 1 || m->cols <= 1)
+        return write_all(f, name, m->data, bytes);
+    /* Column-major storage goes out in panels of whole rows, each gathered
+     * with short strided reads. */
+    size_t row_bytes = m->cols * es, panel = ((size_t)4 << 20) / row_bytes;
+    panel = panel < 1 ? 1 : panel > 64 ? 64 : panel;
+    unsigned char *buf = malloc(panel * row_bytes);
+    if (!buf)
+        return gc_fail(GC_EXIT_OUTPUT, "%s: out of memory", name);
+    const unsigned char *src = m->data;
+    int status = 0;
+    for (size_t r0 = 0; r0 < m->rows && !status; r0 += panel) {
+        size_t nr = m->rows - r0 < panel ? m->rows - r0 : panel;
+        for (size_t c = 0; c < m->cols; c++)
+            for (size_t r = 0; r < nr; r++)
+                memcpy(buf + r * row_bytes + c * es, src + (c * m->rows + r0 + r) * es, es);
+        status = write_all(f, name, buf, nr * row_bytes);
+    }
+    free(buf);
+    return status;
+}

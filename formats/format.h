@@ -1,0 +1,97 @@
+/* One small interface for every matrix file format.
+ *
+ * Readers take a gc_input (a file or stdin, with a peek buffer so that the
+ * format can be told from its first bytes) and fill a gc_matrix.  Writers
+ * take a gc_matrix and a FILE* that the caller opened (output.h makes it a
+ * temporary file renamed into place only on success).  Every error is
+ * reported through gc_fail() naming the file, and returns GC_EXIT_INPUT for
+ * bad data or GC_EXIT_OUTPUT for I/O errors. */
+#ifndef GC_FORMAT_H
+#define GC_FORMAT_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "../src/matrix.h"
+
+enum gc_format_id { GC_FMT_NPY, GC_FMT_RAW, GC_FMT_CSV, GC_FMT_CSV_GZ,
+                    GC_FMT_COUNT, GC_FMT_AUTO = -1 };
+
+/* An input being read: a regular file, a pipe or stdin. */
+struct gc_input {
+    const char *path;         /* as given; "-" for stdin */
+    const char *name;         /* for messages */
+    int fd;
+    int is_regular;
+    off_t size;               /* file size when is_regular, else -1 */
+    unsigned char *buf;       /* bytes read ahead and not yet consumed */
+    size_t buf_pos, buf_len, buf_cap;
+    int eof;
+};
+
+int input_open(struct gc_input *in, const char *path);
+void input_close(struct gc_input *in);
+/* Makes up to `want` bytes available at *p without consuming them; *got may
+ * be less at end of input.  Returns 0 or GC_EXIT_INPUT on a read error. */
+int input_peek(struct gc_input *in, size_t want, const unsigned char **p, size_t *got);
+/* Consumes up to n bytes into dst (buffered bytes first, then read(2)). */
+int input_read(struct gc_input *in, void *dst, size_t n, size_t *got);
+/* Consumes the rest of the input into a malloc'd buffer. */
+int input_slurp(struct gc_input *in, unsigned char **data, size_t *len);
+/* Bytes left when that is known (regular files), else -1. */
+off_t input_remaining(const struct gc_input *in);
+
+struct gc_read_opts {
+    size_t rows, cols;        /* --shape; 0 when not given */
+    int dtype;                /* --dtype for raw input; -1: default f32 */
+    int fortran_order;        /* --order F for raw input */
+    char delimiter;           /* CSV: ',' default; ' ' means any whitespace */
+    int header;               /* CSV: skip one header row */
+    const struct gc_alloc *alloc;   /* payload allocator; NULL: malloc */
+};
+
+struct gc_write_opts {
+    int precision;            /* CSV: significant digits; 0: shortest round-trip */
+    char delimiter;
+    int level;                /* gzip level; -1: the format's default */
+};
+
+struct gc_info {
+    enum gc_format_id format;
+    enum gc_dtype dtype;
+    size_t rows, cols;
+    int fortran_order;
+    int big_endian;
+    unsigned version_major, version_minor;   /* .npy only */
+    size_t header_bytes;      /* bytes before the payload (.npy) */
+    off_t file_bytes;         /* -1 if unknown */
+};
+
+struct gc_format {
+    const char *name;         /* "npy", "raw", "csv", "csv.gz" */
+    const char *extensions;   /* space-separated, with dots: ".npy" */
+    const char *summary;      /* one line for --help and the man page */
+    /* Returns 1 if the first bytes look like this format. NULL: never. */
+    int (*probe)(const unsigned char *head, size_t n);
+    int (*read)(struct gc_input *in, const struct gc_read_opts *o, struct gc_matrix *m);
+    int (*write)(FILE *f, const char *name, const struct gc_matrix *m,
+                 const struct gc_write_opts *o);
+    /* Fills `info` reading as little of the input as the format allows. */
+    int (*info)(struct gc_input *in, const struct gc_read_opts *o, struct gc_info *info);
+};
+
+extern const struct gc_format gc_formats[GC_FMT_COUNT];
+
+/* By name ("npy", "csv.gz", "bin" and "raw" for raw); -1 if unknown. */
+int format_by_name(const char *name);
+/* By a path's extension; -1 if none matches. */
+int format_by_extension(const char *path);
+/* Magic bytes first, then extension; raw when nothing else fits. */
+int format_detect(struct gc_input *in);
+
+/* Opens, detects (unless `fmt` >= 0), reads, closes. */
+int format_read_path(const char *path, int fmt, const struct gc_read_opts *o,
+                     struct gc_matrix *m);
+
+#endif

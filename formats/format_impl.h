@@ -1,0 +1,51 @@
+/* The entry points behind gc_formats[]: one set per format file, plus the
+ * helpers those files share.  Private to formats/. */
+#ifndef GC_FORMAT_IMPL_H
+#define GC_FORMAT_IMPL_H
+
+#include "format.h"
+
+/* Probe results: a magic number matched (trusted before the file name), or
+ * the bytes merely could be this format (trusted after it). */
+enum { PROBE_NO = 0, PROBE_PLAUSIBLE = 1, PROBE_MAGIC = 2 };
+
+int npy_probe(const unsigned char *head, size_t n);
+int npy_read(struct gc_input *in, const struct gc_read_opts *o, struct gc_matrix *m);
+int npy_write(FILE *f, const char *name, const struct gc_matrix *m,
+              const struct gc_write_opts *o);
+int npy_info(struct gc_input *in, const struct gc_read_opts *o, struct gc_info *info);
+
+int raw_read(struct gc_input *in, const struct gc_read_opts *o, struct gc_matrix *m);
+int raw_write(FILE *f, const char *name, const struct gc_matrix *m,
+              const struct gc_write_opts *o);
+int raw_info(struct gc_input *in, const struct gc_read_opts *o, struct gc_info *info);
+
+int csv_probe(const unsigned char *head, size_t n);
+int csv_read(struct gc_input *in, const struct gc_read_opts *o, struct gc_matrix *m);
+int csv_write(FILE *f, const char *name, const struct gc_matrix *m,
+              const struct gc_write_opts *o);
+int csv_info(struct gc_input *in, const struct gc_read_opts *o, struct gc_info *info);
+
+int csv_gz_probe(const unsigned char *head, size_t n);
+int csv_gz_read(struct gc_input *in, const struct gc_read_opts *o, struct gc_matrix *m);
+int csv_gz_write(FILE *f, const char *name, const struct gc_matrix *m,
+                 const struct gc_write_opts *o);
+int csv_gz_info(struct gc_input *in, const struct gc_read_opts *o, struct gc_info *info);
+
+/* Fails unless the bytes left in a regular file are exactly `bytes`; says
+ * nothing for pipes.  Called before allocating, so that a header cannot
+ * make a short file allocate much. */
+int payload_check_left(struct gc_input *in, size_t bytes, const char *what);
+
+/* Reads exactly `bytes` of payload into `dst` and requires the input to end
+ * there; `what` names the expected layout in the error messages. */
+int payload_read_exact(struct gc_input *in, void *dst, size_t bytes, const char *what);
+
+/* Writes `n` bytes, reporting a failure as an output error naming `name`. */
+int write_all(FILE *f, const char *name, const void *p, size_t n);
+
+/* Writes the matrix's elements in row-major order whatever its storage
+ * order, converting nothing. */
+int write_row_major(FILE *f, const char *name, const struct gc_matrix *m);
+
+#endif

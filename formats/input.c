@@ -1,0 +1,169 @@
+/* Inputs: a file, a pipe or stdin, read through a small look-ahead buffer
+ * so that formats can be detected from their first bytes even on a pipe. */
+#include "format.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../src/error.h"
+
+int input_open(struct gc_input *in, const char *path)
+{
+    struct stat st;
+    memset(in, 0, sizeof *in);
+    in->path = path;
+    in->name = gc_display_name(path, 0);
+    in->size = -1;
+    if (strcmp(path, "-") == 0) {
+        in->fd = STDIN_FILENO;
+    } else {
+        in->fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (in->fd < 0)
+            return gc_fail(GC_EXIT_INPUT, "%s: cannot open: %s", in->name, strerror(errno));
+    }
+    if (fstat(in->fd, &st) != 0) {
+        int status = gc_fail(GC_EXIT_INPUT, "%s: cannot stat: %s", in->name, strerror(errno));
+        input_close(in);
+        return status;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        input_close(in);
+        return gc_fail(GC_EXIT_INPUT, "%s: is a directory", in->name);
+    }
+    in->is_regular = S_ISREG(st.st_mode);
+    if (in->is_regular)
+        in->size = st.st_size;
+    return 0;
+}
+
+void input_close(struct gc_input *in)
+{
+    if (in->fd > STDIN_FILENO)
+        close(in->fd);
+    in->fd = -1;
+    free(in->buf);
+    in->buf = NULL;
+    in->buf_pos = in->buf_len = in->buf_cap = 0;
+}
+
+/* read(2) until `n` bytes or end of input. */
+static int read_fd(struct gc_input *in, unsigned char *dst, size_t n, size_t *got)
+{
+    size_t done = 0;
+    while (done < n && !in->eof) {
+        size_t chunk = n - done < ((size_t)1 << 30) ? n - done : (size_t)1 << 30;
+        ssize_t r = read(in->fd, dst + done, chunk);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            *got = done;
+            return gc_fail(GC_EXIT_INPUT, "%s: read error: %s", in->name, strerror(errno));
+        }
+        if (r == 0)
+            in->eof = 1;
+        done += (size_t)r;
+    }
+    *got = done;
+    return 0;
+}
+
+int input_peek(struct gc_input *in, size_t want, const unsigned char **p, size_t *got)
+{
+    size_t have = in->buf_len - in->buf_pos;
+    if (have < want && !in->eof) {
+        if (in->buf_pos > 0) {
+            memmove(in->buf, in->buf + in->buf_pos, have);
+            in->buf_pos = 0;
+            in->buf_len = have;
+        }
+        if (in->buf_cap < want) {
+            unsigned char *nb = realloc(in->buf, want);
+            if (!nb)
+                return gc_fail(GC_EXIT_INPUT, "%s: out of memory", in->name);
+            in->buf = nb;
+            in->buf_cap = want;
+        }
+        size_t n;
+        int status = read_fd(in, in->buf + in->buf_len, want - have, &n);
+        in->buf_len += n;
+        if (status)
+            return status;
+        have = in->buf_len - in->buf_pos;
+    }
+    *p = in->buf ? in->buf + in->buf_pos : (const unsigned char *)"";
+    *got = have < want ? have : want;
+    return 0;
+}
+
+int input_read(struct gc_input *in, void *dst, size_t n, size_t *got)
+{
+    *got = 0;
+    if (n == 0)
+        return 0;
+    size_t have = in->buf_len - in->buf_pos, from_buf = have < n ? have : n;
+    if (from_buf) {
+        memcpy(dst, in->buf + in->buf_pos, from_buf);
+        in->buf_pos += from_buf;
+    }
+    size_t rest = 0;
+    int status = read_fd(in, (unsigned char *)dst + from_buf, n - from_buf, &rest);
+    *got = from_buf + rest;
+    return status;
+}
+
+/* The buffer always has one spare byte after the data, set to NUL, so that
+ * text parsers can rely on a terminator. */
+int input_slurp(struct gc_input *in, unsigned char **data, size_t *len)
+{
+    off_t left = input_remaining(in);
+    size_t cap = left >= 0 && (uint64_t)left < SIZE_MAX ? (size_t)left + 1 : (size_t)1 << 20;
+    size_t n = 0, got;
+    int status;
+    unsigned char *buf = malloc(cap);
+    if (!buf)
+        return gc_fail(GC_EXIT_INPUT, "%s: cannot allocate %zu bytes", in->name, cap);
+    for (;;) {
+        status = input_read(in, buf + n, cap - 1 - n, &got);
+        n += got;
+        if (status || in->eof)
+            break;
+        /* Full: a one-byte read tells the end of a file of the expected
+         * size from one that grew or a pipe with more to come. */
+        unsigned char extra;
+        status = input_read(in, &extra, 1, &got);
+        if (status || got == 0)
+            break;
+        unsigned char *nb = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
+        if (!nb) {
+            status = gc_fail(GC_EXIT_INPUT, "%s: cannot allocate more than %zu bytes",
+                             in->name, cap);
+            break;
+        }
+        buf = nb;
+        cap *= 2;
+        buf[n++] = extra;
+    }
+    if (status) {
+        free(buf);
+        return status;
+    }
+    buf[n] = 0;
+    *data = buf;
+    *len = n;
+    return 0;
+}
+
+off_t input_remaining(const struct gc_input *in)
+{
+    if (!in->is_regular)
+        return -1;
+    off_t pos = lseek(in->fd, 0, SEEK_CUR);
+    if (pos < 0)
+        return -1;
+    off_t left = in->size - pos;
+    return (left > 0 ? left : 0) + (off_t)(in->buf_len - in->buf_pos);
+}

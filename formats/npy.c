@@ -1,0 +1,434 @@
+/* NumPy .npy, versions 1.0, 2.0 and 3.0.
+ *
+ * The header is a Python dict literal with exactly the keys 'descr',
+ * 'fortran_order' and 'shape', in any order, padded with spaces to any
+ * length.  It is parsed here by a small strict grammar rather than by
+ * pattern matching, so that keys in any order, either quote style, trailing
+ * commas and Python 2's "3L" integers all read as NumPy reads them.
+ *
+ * Shapes: a 2-D array is a matrix as it is.  A 1-D array of n elements is
+ * read as a single row (1 x n), as NumPy's matmul treats a 1-D left
+ * operand; transpose it for a column.  0-D and 3-D or higher are errors.
+ *
+ * Data is kept in the file's dtype (see gc_matrix_convert for the rule that
+ * turns integers into floats), byte-swapped in place when big-endian, and
+ * kept column-major when fortran_order is True, so that np.save(a.T) costs
+ * no extra host copy. */
+#include "format_impl.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../src/error.h"
+
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the .npy code assumes a little-endian host"
+#endif
+
+#define NPY_MAGIC "\x93NUMPY"
+#define NPY_MAGIC_LEN 6
+#define NPY_ALIGN 64
+/* NumPy pads after the dict so that the first dimension can grow in place
+ * to this many digits. */
+#define NPY_GROWTH_DIGITS 21
+/* Larger headers are refused before anything is allocated for them; a
+ * 2-D numeric header needs a few hundred bytes. */
+#define NPY_HEADER_MAX ((size_t)1 << 20)
+
+struct npy_header {
+    unsigned major, minor;
+    size_t prefix_len, header_len;
+    enum gc_dtype dtype;
+    int big_endian;
+    int fortran_order;
+    size_t rows, cols;
+};
+
+int npy_probe(const unsigned char *head, size_t n)
+{
+    return n >= NPY_MAGIC_LEN && memcmp(head, NPY_MAGIC, NPY_MAGIC_LEN) == 0
+        ? PROBE_MAGIC : PROBE_NO;
+}
+
+struct npy_parser {
+    const char *p, *end;
+    const char *name;
+};
+
+static void npy_skip_space(struct npy_parser *ps)
+{
+    while (ps->p < ps->end && (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\n' ||
+                               *ps->p == '\r'))
+        ps->p++;
+}
+
+static int npy_bad(struct npy_parser *ps, const char *what)
+{
+    return gc_fail(GC_EXIT_INPUT, "%s: bad .npy header: %s", ps->name, what);
+}
+
+/* A quoted string; sets *s and *len to its contents.  Escapes never occur
+ * in the keys or dtype codes this reader accepts, so a backslash is an
+ * error. */
+static int npy_string(struct npy_parser *ps, const char **s, size_t *len)
+{
+    if (ps->p >= ps->end || (*ps->p != '\'' && *ps->p != '"'))
+        return npy_bad(ps, "expected a quoted string");
+    char q = *ps->p++;
+    const char *start = ps->p;
+    while (ps->p < ps->end && *ps->p != q && *ps->p != '\\')
+        ps->p++;
+    if (ps->p >= ps->end || *ps->p != q)
+        return npy_bad(ps, "unterminated or escaped string");
+    *s = start;
+    *len = (size_t)(ps->p - start);
+    ps->p++;
+    return 0;
+}
+
+static int npy_is_word(struct npy_parser *ps, const char *w)
+{
+    size_t n = strlen(w);
+    if ((size_t)(ps->end - ps->p) < n || memcmp(ps->p, w, n) != 0)
+        return 0;
+    const char *after = ps->p + n;
+    if (after < ps->end && (*after == '_' || (*after >= 'a' && *after <= 'z') ||
+                            (*after >= 'A' && *after <= 'Z') || (*after >= '0' && *after <= '9')))
+        return 0;
+    ps->p = after;
+    return 1;
+}
+
+static int npy_parse_descr(struct npy_parser *ps, struct npy_header *h)
+{
+    const char *s;
+    size_t len;
+    npy_skip_space(ps);
+    if (ps->p < ps->end && *ps->p == '[')
+        return gc_fail(GC_EXIT_INPUT, "%s: structured dtypes are not supported; "
+                       "need a plain numeric array", ps->name);
+    int status = npy_string(ps, &s, &len);
+    if (status)
+        return status;
+    char code[16];
+    if (len == 0 || len >= sizeof code)
+        return gc_fail(GC_EXIT_INPUT, "%s: unsupported dtype '%.*s'", ps->name,
+                       (int)(len < 32 ? len : 32), s);
+    memcpy(code, s, len);
+    code[len] = 0;
+    const char *c = code;
+    h->big_endian = 0;
+    if (*c == '<' || *c == '=' || *c == '|') {
+        c++;
+    } else if (*c == '>') {
+        h->big_endian = 1;
+        c++;
+    }
+    if (*c == 'c')
+        return gc_fail(GC_EXIT_INPUT, "%s: complex dtype '%s' is not supported", ps->name, code);
+    if (*c == 'O')
+        return gc_fail(GC_EXIT_INPUT, "%s: object arrays are not supported", ps->name);
+    for (int i = 0; i < GC_DTYPE_COUNT; i++)
+        if (strcmp(c, gc_dtypes[i].numpy) == 0) {
+            h->dtype = (enum gc_dtype)i;
+            if (gc_dtypes[i].size == 1)
+                h->big_endian = 0;
+            return 0;
+        }
+    return gc_fail(GC_EXIT_INPUT, "%s: unsupported dtype '%s' (need float16/32/64 or an "
+                   "integer type)", ps->name, code);
+}
+
+static int npy_parse_shape(struct npy_parser *ps, struct npy_header *h)
+{
+    size_t dims[2];
+    int ndim = 0;
+    npy_skip_space(ps);
+    if (ps->p >= ps->end || *ps->p != '(')
+        return npy_bad(ps, "'shape' is not a tuple");
+    ps->p++;
+    for (;;) {
+        npy_skip_space(ps);
+        if (ps->p < ps->end && *ps->p == ')')
+            break;
+        if (ps->p < ps->end && *ps->p == '-')
+            return gc_fail(GC_EXIT_INPUT, "%s: negative dimension in 'shape'", ps->name);
+        if (ps->p >= ps->end || *ps->p < '0' || *ps->p > '9')
+            return npy_bad(ps, "'shape' is not a tuple of integers");
+        size_t v = 0;
+        while (ps->p < ps->end && *ps->p >= '0' && *ps->p <= '9') {
+            if (__builtin_mul_overflow(v, (size_t)10, &v) ||
+                __builtin_add_overflow(v, (size_t)(*ps->p - '0'), &v))
+                return gc_fail(GC_EXIT_INPUT, "%s: dimension in 'shape' too large", ps->name);
+            ps->p++;
+        }
+        if (ps->p < ps->end && (*ps->p == 'L' || *ps->p == 'l'))
+            ps->p++;
+        if (ndim < 2)
+            dims[ndim] = v;
+        if (ndim < 3)
+            ndim++;
+        npy_skip_space(ps);
+        if (ps->p < ps->end && *ps->p == ',') {
+            ps->p++;
+            continue;
+        }
+        if (ps->p < ps->end && *ps->p == ')') {
+            if (ndim == 1)
+                return npy_bad(ps, "'shape' (n) lacks the comma of a 1-tuple");
+            break;
+        }
+        return npy_bad(ps, "'shape' is not a tuple of integers");
+    }
+    ps->p++;
+    if (ndim == 0)
+        return gc_fail(GC_EXIT_INPUT, "%s: 0-d array (shape ()) is not a matrix", ps->name);
+    if (ndim > 2)
+        return gc_fail(GC_EXIT_INPUT, "%s: array has more than 2 dimensions; need 2-D",
+                       ps->name);
+    if (ndim == 1) {
+        h->rows = 1;
+        h->cols = dims[0];
+    } else {
+        h->rows = dims[0];
+        h->cols = dims[1];
+    }
+    return 0;
+}
+
+static int npy_parse_dict(const char *text, size_t len, const char *name, struct npy_header *h)
+{
+    struct npy_parser ps = { text, text + len, name };
+    static const char *const keys[] = { "descr", "fortran_order", "shape" };
+    int seen[3] = { 0, 0, 0 };
+    int status;
+    npy_skip_space(&ps);
+    if (ps.p >= ps.end || *ps.p != '{')
+        return npy_bad(&ps, "not a dict");
+    ps.p++;
+    for (;;) {
+        npy_skip_space(&ps);
+        if (ps.p < ps.end && *ps.p == '}')
+            break;
+        const char *k;
+        size_t klen;
+        if ((status = npy_string(&ps, &k, &klen)))
+            return status;
+        int key = -1;
+        for (int i = 0; i < 3; i++)
+            if (strlen(keys[i]) == klen && memcmp(keys[i], k, klen) == 0)
+                key = i;
+        if (key < 0)
+            return gc_fail(GC_EXIT_INPUT, "%s: bad .npy header: unexpected key '%.*s'", name,
+                           (int)(klen < 32 ? klen : 32), k);
+        if (seen[key]++)
+            return gc_fail(GC_EXIT_INPUT, "%s: bad .npy header: key '%s' repeated", name,
+                           keys[key]);
+        npy_skip_space(&ps);
+        if (ps.p >= ps.end || *ps.p != ':')
+            return npy_bad(&ps, "expected ':' after a key");
+        ps.p++;
+        npy_skip_space(&ps);
+        if (key == 0) {
+            status = npy_parse_descr(&ps, h);
+        } else if (key == 1) {
+            if (npy_is_word(&ps, "True"))
+                h->fortran_order = 1;
+            else if (npy_is_word(&ps, "False"))
+                h->fortran_order = 0;
+            else
+                status = npy_bad(&ps, "'fortran_order' is neither True nor False");
+        } else {
+            status = npy_parse_shape(&ps, h);
+        }
+        if (status)
+            return status;
+        npy_skip_space(&ps);
+        if (ps.p < ps.end && *ps.p == ',') {
+            ps.p++;
+            continue;
+        }
+        if (ps.p < ps.end && *ps.p == '}')
+            break;
+        return npy_bad(&ps, "expected ',' or '}'");
+    }
+    ps.p++;
+    npy_skip_space(&ps);
+    if (ps.p != ps.end)
+        return npy_bad(&ps, "text after the dict");
+    for (int i = 0; i < 3; i++)
+        if (!seen[i])
+            return gc_fail(GC_EXIT_INPUT, "%s: bad .npy header: key '%s' missing", name, keys[i]);
+    if (h->rows <= 1 || h->cols <= 1)
+        h->fortran_order = 0;   /* both orders store the same bytes */
+    return 0;
+}
+
+static int npy_read_header(struct gc_input *in, struct npy_header *h)
+{
+    unsigned char pre[12];
+    size_t got;
+    int status = input_read(in, pre, 8, &got);
+    if (status)
+        return status;
+    if (got < NPY_MAGIC_LEN || memcmp(pre, NPY_MAGIC, NPY_MAGIC_LEN) != 0)
+        return gc_fail(GC_EXIT_INPUT, "%s: not a .npy file (bad magic)", in->name);
+    if (got < 8)
+        return gc_fail(GC_EXIT_INPUT, "%s: truncated .npy header", in->name);
+    h->major = pre[6];
+    h->minor = pre[7];
+    if ((h->major < 1 || h->major > 3) || h->minor != 0)
+        return gc_fail(GC_EXIT_INPUT, "%s: unsupported .npy version %u.%u (need 1.0, 2.0 or 3.0)",
+                       in->name, h->major, h->minor);
+    size_t len_bytes = h->major == 1 ? 2 : 4;
+    if ((status = input_read(in, pre + 8, len_bytes, &got)))
+        return status;
+    if (got < len_bytes)
+        return gc_fail(GC_EXIT_INPUT, "%s: truncated .npy header", in->name);
+    h->header_len = (size_t)pre[8] | (size_t)pre[9] << 8;
+    if (h->major > 1)
+        h->header_len |= (size_t)pre[10] << 16 | (size_t)pre[11] << 24;
+    h->prefix_len = 8 + len_bytes;
+    off_t left = input_remaining(in);
+    if (left >= 0 && (uint64_t)left < h->header_len)
+        return gc_fail(GC_EXIT_INPUT, "%s: header length %zu runs past the end of the file",
+                       in->name, h->header_len);
+    if (h->header_len > NPY_HEADER_MAX)
+        return gc_fail(GC_EXIT_INPUT, "%s: header length %zu exceeds the limit of %zu bytes",
+                       in->name, h->header_len, NPY_HEADER_MAX);
+    char *text = malloc(h->header_len + 1);
+    if (!text)
+        return gc_fail(GC_EXIT_INPUT, "%s: out of memory", in->name);
+    status = input_read(in, text, h->header_len, &got);
+    if (!status && got < h->header_len)
+        status = gc_fail(GC_EXIT_INPUT, "%s: header length %zu runs past the end of the file",
+                         in->name, h->header_len);
+    if (!status)
+        status = npy_parse_dict(text, h->header_len, in->name, h);
+    free(text);
+    return status;
+}
+
+static void npy_describe(const struct npy_header *h, char *buf, size_t n)
+{
+    snprintf(buf, n, "shape %zux%zu of %s%s", h->rows, h->cols, h->big_endian ? ">" : "",
+             gc_dtypes[h->dtype].name);
+}
+
+static void npy_byteswap(void *data, size_t count, size_t size)
+{
+    unsigned char *p = data;
+    if (size == 2) {
+        for (size_t i = 0; i < count; i++) {
+            uint16_t v;
+            memcpy(&v, p + 2 * i, 2);
+            v = __builtin_bswap16(v);
+            memcpy(p + 2 * i, &v, 2);
+        }
+    } else if (size == 4) {
+        for (size_t i = 0; i < count; i++) {
+            uint32_t v;
+            memcpy(&v, p + 4 * i, 4);
+            v = __builtin_bswap32(v);
+            memcpy(p + 4 * i, &v, 4);
+        }
+    } else if (size == 8) {
+        for (size_t i = 0; i < count; i++) {
+            uint64_t v;
+            memcpy(&v, p + 8 * i, 8);
+            v = __builtin_bswap64(v);
+            memcpy(p + 8 * i, &v, 8);
+        }
+    }
+}
+
+int npy_read(struct gc_input *in, const struct gc_read_opts *o, struct gc_matrix *m)
+{
+    struct npy_header h;
+    char what[96];
+    size_t bytes;
+    int status = npy_read_header(in, &h);
+    if (status)
+        return status;
+    npy_describe(&h, what, sizeof what);
+    if (!gc_matrix_bytes(h.rows, h.cols, h.dtype, &bytes))
+        return gc_fail(GC_EXIT_INPUT, "%s: %s is too large", in->name, what);
+    if ((status = payload_check_left(in, bytes, what)))
+        return status;
+    struct gc_matrix r = { h.rows, h.cols, h.dtype, h.fortran_order, NULL, NULL };
+    if (gc_matrix_alloc(&r, o ? o->alloc : NULL) != 0)
+        return gc_fail(GC_EXIT_INPUT, "%s: cannot allocate %zu bytes for %s", in->name, bytes,
+                       what);
+    status = payload_read_exact(in, r.data, bytes, what);
+    if (status) {
+        gc_matrix_free(&r);
+        return status;
+    }
+    if (h.big_endian)
+        npy_byteswap(r.data, h.rows * h.cols, gc_dtypes[h.dtype].size);
+    *m = r;
+    return 0;
+}
+
+int npy_info(struct gc_input *in, const struct gc_read_opts *o, struct gc_info *info)
+{
+    struct npy_header h;
+    char what[96];
+    size_t bytes;
+    (void)o;
+    int status = npy_read_header(in, &h);
+    if (status)
+        return status;
+    npy_describe(&h, what, sizeof what);
+    if (!gc_matrix_bytes(h.rows, h.cols, h.dtype, &bytes))
+        return gc_fail(GC_EXIT_INPUT, "%s: %s is too large", in->name, what);
+    if ((status = payload_check_left(in, bytes, what)))
+        return status;
+    memset(info, 0, sizeof *info);
+    info->format = GC_FMT_NPY;
+    info->dtype = h.dtype;
+    info->rows = h.rows;
+    info->cols = h.cols;
+    info->fortran_order = h.fortran_order;
+    info->big_endian = h.big_endian;
+    info->version_major = h.major;
+    info->version_minor = h.minor;
+    info->header_bytes = h.prefix_len + h.header_len;
+    info->file_bytes = in->is_regular ? in->size : -1;
+    return 0;
+}
+
+/* The same bytes as np.save for an array of this dtype, shape and order:
+ * NumPy's key order and spacing, the growth padding, 64-byte alignment. */
+int npy_write(FILE *f, const char *name, const struct gc_matrix *m,
+              const struct gc_write_opts *o)
+{
+    char text[256];
+    size_t bytes;
+    (void)o;
+    if (!gc_matrix_bytes(m->rows, m->cols, m->dtype, &bytes))
+        return gc_fail(GC_EXIT_OUTPUT, "%s: matrix too large", name);
+    int fortran = m->fortran_order && m->rows > 1 && m->cols > 1;
+    const struct gc_dtype_info *dt = &gc_dtypes[m->dtype];
+    int n = snprintf(text + 10, sizeof text - 10,
+                     "{'descr': '%c%s', 'fortran_order': %s, 'shape': (%zu, %zu), }",
+                     dt->size == 1 ? '|' : '<', dt->numpy, fortran ? "True" : "False",
+                     m->rows, m->cols);
+    char digits[32];
+    int grow = NPY_GROWTH_DIGITS - snprintf(digits, sizeof digits, "%zu",
+                                            fortran ? m->cols : m->rows);
+    size_t len = (size_t)n + (size_t)(grow > 0 ? grow : 0) + 1;
+    size_t pad = NPY_ALIGN - (10 + len) % NPY_ALIGN;
+    size_t header_len = len + pad;
+    memset(text + 10 + n, ' ', header_len - 1 - (size_t)n);
+    text[10 + header_len - 1] = '\n';
+    memcpy(text, NPY_MAGIC "\x01\x00", 8);
+    text[8] = (char)(header_len & 0xff);
+    text[9] = (char)(header_len >> 8);
+    int status = write_all(f, name, text, 10 + header_len);
+    if (!status)
+        status = write_all(f, name, m->data, bytes);
+    return status;
+}

@@ -1,0 +1,19 @@
+#!/bin/sh
+# The main job on the bundled samples: C = A*B, checked against cuBLAS, with
+# the timing summary.  Without a GPU it says so and runs the same job on the
+# CPU kernel, checked against an FP64 product on the CPU.
+set -eu
+gemmcli=${1:-./gemmcli}
+dir=$(dirname "$0")
+out=${TMPDIR:-/tmp}/gemmcli-sample-c.npy
+
+if "$gemmcli" kernels --details --json 2>&1 >/dev/null | grep -q "no CUDA device"; then
+    echo "run: no CUDA device here; running the same job with --kernel cpu" >&2
+    kernel="--kernel cpu"
+else
+    kernel=""
+fi
+# shellcheck disable=SC2086
+"$gemmcli" mul "$dir/a.npy" "$dir/b.npy" -o "$out" --verify --repeat 5 $kernel
+"$gemmcli" info "$out"
+rm -f "$out"

@@ -1,0 +1,296 @@
+/* gemmcli mul: C = alpha*A*B + beta*C0. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "device.h"
+#include "error.h"
+#include "io.h"
+#include "report.h"
+#include "select.h"
+#include "verify.h"
+
+struct mul_job {
+    const struct gc_opts *o;
+    const struct gemm_kernel *kern;
+    struct gc_matrix a, b, c0, c;
+    size_t m, n, k;
+    struct gc_report rep;
+    char device_name[256];
+};
+
+struct launch_arg {
+    const struct gemm_kernel *kern;
+    struct sgemm_problem p;
+    struct launch_env env;
+    const float *c0;     /* device copy of C0 to restore before each run */
+    size_t c_bytes;
+};
+
+static cudaError_t run_gemm(void *arg)
+{
+    const struct launch_arg *l = arg;
+    return l->kern->launch(&l->p, &l->env);
+}
+
+static cudaError_t restore_c(void *arg)
+{
+    const struct launch_arg *l = arg;
+    return cudaMemcpyAsync(l->p.c, l->c0, l->c_bytes, cudaMemcpyDeviceToDevice, l->env.stream);
+}
+
+/* Runs `kern` on the device buffers in `l`, timed; when `verify` is set also
+ * cuBLAS into `ref`.  The result is left in l->p.c. */
+static int time_kernel(struct gc_device *dev, struct launch_arg *l, int repeat, double *ms)
+{
+    return device_time_runs(dev, run_gemm, l->p.beta != 0 ? restore_c : NULL, l, repeat, ms);
+}
+
+static int mul_device(struct mul_job *j)
+{
+    const struct gc_opts *o = j->o;
+    struct gc_device dev;
+    int rc = device_open(&dev, o->device);
+    if (rc)
+        return rc;
+    snprintf(j->device_name, sizeof j->device_name, "%s", dev.name);
+    j->rep.device = j->device_name;
+
+    size_t a_bytes = j->m * j->k * sizeof(float), b_bytes = j->k * j->n * sizeof(float);
+    size_t c_bytes = j->m * j->n * sizeof(float);
+    int with_c0 = o->beta != 0;
+    size_t need = a_bytes + b_bytes + c_bytes + (with_c0 ? c_bytes : 0) +
+                  (o->verify ? c_bytes : 0);
+    float *d_a = NULL, *d_b = NULL, *d_c = NULL, *d_c0 = NULL, *d_ref = NULL;
+    float *ref = NULL;
+    if ((rc = device_check_memory(&dev, need, "this product")))
+        goto out;
+    if ((rc = CUDA_CALL(cudaMalloc((void **)&d_a, a_bytes))) ||
+        (rc = CUDA_CALL(cudaMalloc((void **)&d_b, b_bytes))) ||
+        (rc = CUDA_CALL(cudaMalloc((void **)&d_c, c_bytes))) ||
+        (with_c0 && (rc = CUDA_CALL(cudaMalloc((void **)&d_c0, c_bytes)))) ||
+        (o->verify && (rc = CUDA_CALL(cudaMalloc((void **)&d_ref, c_bytes)))))
+        goto out;
+
+    double t = now_ms();
+    if ((rc = CUDA_CALL(cudaMemcpyAsync(d_a, j->a.data, a_bytes, cudaMemcpyHostToDevice,
+                                        dev.stream))) ||
+        (rc = CUDA_CALL(cudaMemcpyAsync(d_b, j->b.data, b_bytes, cudaMemcpyHostToDevice,
+                                        dev.stream))) ||
+        (with_c0 && (rc = CUDA_CALL(cudaMemcpyAsync(d_c0, j->c0.data, c_bytes,
+                                                    cudaMemcpyHostToDevice, dev.stream)))) ||
+        (rc = CUDA_CALL(cudaStreamSynchronize(dev.stream))))
+        goto out;
+    j->rep.h2d_ms = now_ms() - t;
+
+    if ((j->kern->flags & KERNEL_REFERENCE) || o->verify)
+        if ((rc = device_cublas(&dev)))
+            goto out;
+    struct launch_arg l = {
+        j->kern, { (int)j->m, (int)j->n, (int)j->k, o->alpha, o->beta, d_a, d_b, d_c },
+        device_launch_env(&dev), d_c0, c_bytes,
+    };
+    if ((rc = time_kernel(&dev, &l, o->repeat, &j->rep.kernel_ms)))
+        goto out;
+
+    t = now_ms();
+    if ((rc = CUDA_CALL(cudaMemcpyAsync(j->c.data, d_c, c_bytes, cudaMemcpyDeviceToHost,
+                                        dev.stream))) ||
+        (rc = CUDA_CALL(cudaStreamSynchronize(dev.stream))))
+        goto out;
+    j->rep.d2h_ms = now_ms() - t;
+
+    if (o->verify) {
+        struct launch_arg r = l;
+        r.kern = gemm_kernel_find("cublas");
+        r.p.c = d_ref;
+        if (!r.kern) {
+            rc = gc_fail(GC_EXIT_GPU, "the cublas reference kernel is not registered");
+            goto out;
+        }
+        ref = malloc(c_bytes);
+        if (!ref) {
+            rc = gc_fail(GC_EXIT_GPU, "out of host memory for the reference result");
+            goto out;
+        }
+        if ((rc = time_kernel(&dev, &r, o->repeat, &j->rep.verify.ref_ms)) ||
+            (rc = CUDA_CALL(cudaMemcpy(ref, d_ref, c_bytes, cudaMemcpyDeviceToHost))))
+            goto out;
+        j->rep.verify.reference = "cublas";
+        verify_compare_f32(j->c.data, ref, j->m * j->n, &j->rep.verify);
+    }
+out:
+    free(ref);
+    cudaFree(d_a);
+    cudaFree(d_b);
+    cudaFree(d_c);
+    cudaFree(d_c0);
+    cudaFree(d_ref);
+    device_close(&dev);
+    return rc;
+}
+
+/* Empty products follow NumPy: (m,0)@(0,n) is an m x n matrix of zeros,
+ * to which beta*C0 is added. */
+static void mul_empty(struct mul_job *j)
+{
+    float *c = j->c.data;
+    const float *c0 = j->c0.data;
+    for (size_t i = 0; i < j->m * j->n; i++)
+        c[i] = j->o->beta != 0 ? j->o->beta * c0[i] : 0.0f;
+}
+
+static int mul_host(struct mul_job *j)
+{
+    struct sgemm_problem p = { (int)j->m, (int)j->n, (int)j->k, j->o->alpha, j->o->beta,
+                               j->a.data, j->b.data, j->c.data };
+    if (j->o->beta != 0)
+        memcpy(j->c.data, j->c0.data, j->m * j->n * sizeof(float));
+    double t = now_ms();
+    j->kern->host(&p, j->o->threads);
+    j->rep.kernel_ms = now_ms() - t;
+    return 0;
+}
+
+/* --verify without a GPU: an FP64 product on the CPU. */
+static int verify_on_host(struct mul_job *j)
+{
+    size_t count = j->m * j->n;
+    double *ref = malloc((count ? count : 1) * sizeof *ref);
+    if (!ref)
+        return gc_fail(GC_EXIT_INPUT, "out of host memory for the FP64 reference");
+    verify_host_dgemm(j->m, j->n, j->k, j->o->alpha, j->a.data, j->b.data, j->o->beta,
+                      j->c0.data, ref, j->o->threads);
+    j->rep.verify.reference = "cpu-fp64";
+    verify_compare_f32_f64(j->c.data, ref, count, &j->rep.verify);
+    free(ref);
+    return 0;
+}
+
+static int check_shapes(struct mul_job *j)
+{
+    const struct gc_opts *o = j->o;
+    if (j->a.cols != j->b.rows)
+        return gc_fail(GC_EXIT_INPUT, "%s, %s: inner dimensions differ: A is %zux%zu, "
+                       "B is %zux%zu", gc_display_name(o->operands[0], 0),
+                       gc_display_name(o->operands[1], 0), j->a.rows, j->a.cols, j->b.rows,
+                       j->b.cols);
+    j->m = j->a.rows;
+    j->k = j->a.cols;
+    j->n = j->b.cols;
+    if (j->m > INT_MAX || j->n > INT_MAX || j->k > INT_MAX)
+        return gc_fail(GC_EXIT_INPUT, "%zux%zux%zu: dimensions above %d are not supported",
+                       j->m, j->n, j->k, INT_MAX);
+    if (o->beta != 0 && (j->c0.rows != j->m || j->c0.cols != j->n))
+        return gc_fail(GC_EXIT_INPUT, "%s: C0 is %zux%zu but A*B is %zux%zu",
+                       gc_display_name(o->c0_path, 0), j->c0.rows, j->c0.cols, j->m, j->n);
+    return 0;
+}
+
+int cmd_mul(const struct gc_opts *o)
+{
+    if (o->n_operands != 2)
+        return gc_fail(GC_EXIT_USAGE, "mul takes two operands, A and B (see 'gemmcli mul --help')");
+    if (!o->output)
+        return gc_fail(GC_EXIT_USAGE, "mul needs an output: -o FILE ('-' for stdout)");
+    if (o->beta != 0 && !o->c0_path)
+        return gc_fail(GC_EXIT_USAGE, "--beta needs C0: -c FILE");
+    int nstdin = (strcmp(o->operands[0], "-") == 0) + (strcmp(o->operands[1], "-") == 0) +
+                 (o->c0_path && strcmp(o->c0_path, "-") == 0);
+    if (nstdin > 1)
+        return gc_fail(GC_EXIT_USAGE, "only one operand can be read from stdin");
+
+    int fmt = io_output_format(o, format_by_extension(o->operands[0]) >= 0
+                                      ? format_by_extension(o->operands[0]) : GC_FMT_CSV);
+    if (fmt < 0)
+        return -fmt;
+
+    struct mul_job j = { .o = o };
+    const struct gemm_kernel *named = gemm_kernel_find(o->kernel);
+    struct gc_device_warm warm = { 0 };
+    if (!named || !(named->flags & KERNEL_HOST))
+        device_warm_start(&warm, o->device);
+    j.rep.command = "mul";
+    j.rep.repeat = o->repeat;
+    j.rep.verify.tol = o->tol;
+    j.rep.device = "cpu";
+    enum gc_dtype out_dtype = o->out_dtype >= 0 ? (enum gc_dtype)o->out_dtype : GC_F32;
+    j.rep.dtype = gc_dtypes[out_dtype].name;
+    double t0 = now_ms();
+    int rc = io_read_operand(o, 0, o->operands[0], NULL, &j.a);
+    if (!rc)
+        rc = io_read_operand(o, 1, o->operands[1], NULL, &j.b);
+    if (!rc && o->beta != 0)
+        rc = io_read_operand(o, 2, o->c0_path, NULL, &j.c0);
+    if (!rc && !(rc = io_to_c_order(&j.a, GC_F32, NULL)) &&
+        !(rc = io_to_c_order(&j.b, GC_F32, NULL)) && o->beta != 0)
+        rc = io_to_c_order(&j.c0, GC_F32, NULL);
+    if (!rc)
+        rc = check_shapes(&j);
+    if (rc)
+        goto out;
+    j.rep.read_ms = now_ms() - t0;
+    j.rep.m = j.m;
+    j.rep.n = j.n;
+    j.rep.k = j.k;
+    j.rep.work = 2.0 * j.m * j.n * j.k;
+
+    j.c = (struct gc_matrix){ .rows = j.m, .cols = j.n, .dtype = GC_F32 };
+    if (gc_matrix_alloc(&j.c, NULL)) {
+        rc = gc_fail(GC_EXIT_INPUT, "out of host memory for a %zux%zu result", j.m, j.n);
+        goto out;
+    }
+
+    if (j.m == 0 || j.n == 0 || j.k == 0) {
+        j.rep.kernel = "none (empty product)";
+        mul_empty(&j);
+    } else {
+        j.kern = select_gemm(o->kernel, j.m, j.n, j.k, &j.rep.kernel_auto, &rc);
+        if (!j.kern)
+            goto out;
+        j.rep.kernel = j.kern->name;
+        if (j.kern->flags & KERNEL_HOST) {
+            rc = mul_host(&j);
+            if (!rc && o->verify)
+                rc = verify_on_host(&j);
+        } else {
+            device_warm_wait(&warm);
+            rc = mul_device(&j);
+        }
+        if (rc)
+            goto out;
+    }
+    if (o->verify && !j.rep.verify.done) {
+        j.rep.verify.reference = "none";
+        j.rep.verify.done = 1;
+        j.rep.verify.ok = 1;
+    }
+
+    /* A result that failed verification is not written: it is not what was
+     * asked for, and it must not replace an earlier good file. */
+    if (o->verify && !j.rep.verify.ok) {
+        cmd_emit_report(o, &j.rep);
+        rc = gc_fail(GC_EXIT_VERIFY, "verification failed: relative Frobenius error %.3g "
+                     "is above the tolerance %.3g; %s not written", j.rep.verify.rel_fro,
+                     o->tol, gc_display_name(o->output, 1));
+        goto out;
+    }
+
+    if ((rc = io_to_c_order(&j.c, out_dtype, NULL)))
+        goto out;
+    double t = now_ms();
+    if ((rc = io_write_result(o, fmt, &j.c)))
+        goto out;
+    j.rep.write_ms = now_ms() - t;
+    j.rep.total_ms = now_ms() - t0;
+    cmd_emit_report(o, &j.rep);
+out:
+    device_warm_wait(&warm);
+    gc_matrix_free(&j.a);
+    gc_matrix_free(&j.b);
+    gc_matrix_free(&j.c0);
+    gc_matrix_free(&j.c);
+    return rc;
+}

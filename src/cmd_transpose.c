@@ -1,0 +1,259 @@
+/* gemmcli transpose: out = in^T, elements moved bit for bit. */
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "device.h"
+#include "error.h"
+#include "io.h"
+#include "report.h"
+#include "select.h"
+
+struct transpose_job {
+    const struct gc_opts *o;
+    const struct transpose_kernel *kern;
+    struct gc_matrix in, out;
+    struct gc_report rep;
+    char device_name[256];
+};
+
+struct transpose_arg {
+    const struct transpose_kernel *kern;
+    struct transpose_problem p;
+    struct launch_env env;
+};
+
+static cudaError_t run_transpose(void *arg)
+{
+    const struct transpose_arg *l = arg;
+    return l->kern->launch(&l->p, &l->env);
+}
+
+/* Exact comparison: a transpose moves bits, so anything but identical
+ * output is wrong.  The error figures are computed through doubles. */
+static void compare_exact(const struct gc_matrix *got, const void *ref, size_t bytes,
+                          struct gc_verify_result *v)
+{
+    v->done = 1;
+    v->ok = memcmp(got->data, ref, bytes) == 0;
+    v->max_abs = v->max_rel = v->rel_fro = 0;
+    if (v->ok)
+        return;
+    struct gc_matrix r = *got;
+    r.data = (void *)ref;
+    double diff2 = 0, ref2 = 0;
+    for (size_t i = 0; i < got->rows; i++)
+        for (size_t c = 0; c < got->cols; c++) {
+            double g = gc_matrix_get(got, i, c), e = gc_matrix_get(&r, i, c);
+            double d = fabs(g - e);
+            if (!(d == d))
+                d = INFINITY;
+            diff2 += d * d;
+            ref2 += e * e;
+            if (d > v->max_abs)
+                v->max_abs = d;
+            if (e != 0 && d / fabs(e) > v->max_rel)
+                v->max_rel = d / fabs(e);
+        }
+    v->rel_fro = ref2 > 0 ? sqrt(diff2 / ref2) : sqrt(diff2);
+}
+
+/* The reference for --verify: cuBLAS geam where it moves this element size,
+ * else the host transpose. */
+static const struct transpose_kernel *reference_kernel(size_t elem, int on_device)
+{
+    const struct transpose_kernel *geam = transpose_kernel_find("geam");
+    if (on_device && geam && (geam->elem_sizes & (1u << elem)))
+        return geam;
+    return transpose_kernel_find("cpu");
+}
+
+static int transpose_device(struct transpose_job *j, size_t elem, size_t bytes)
+{
+    const struct gc_opts *o = j->o;
+    struct gc_device dev;
+    int rc = device_open(&dev, o->device);
+    if (rc)
+        return rc;
+    snprintf(j->device_name, sizeof j->device_name, "%s", dev.name);
+    j->rep.device = j->device_name;
+
+    const struct transpose_kernel *ref_kern = o->verify ? reference_kernel(elem, 1) : NULL;
+    int ref_on_device = ref_kern && !(ref_kern->flags & KERNEL_HOST);
+    void *d_in = NULL, *d_out = NULL, *d_ref = NULL, *ref = NULL;
+    if ((rc = device_check_memory(&dev, bytes * (2 + ref_on_device), "this transpose")) ||
+        (rc = CUDA_CALL(cudaMalloc(&d_in, bytes))) ||
+        (rc = CUDA_CALL(cudaMalloc(&d_out, bytes))) ||
+        (ref_on_device && (rc = CUDA_CALL(cudaMalloc(&d_ref, bytes)))))
+        goto out;
+
+    double t = now_ms();
+    if ((rc = CUDA_CALL(cudaMemcpyAsync(d_in, j->in.data, bytes, cudaMemcpyHostToDevice,
+                                        dev.stream))) ||
+        (rc = CUDA_CALL(cudaStreamSynchronize(dev.stream))))
+        goto out;
+    j->rep.h2d_ms = now_ms() - t;
+
+    if (((j->kern->flags & KERNEL_REFERENCE) || ref_on_device) && (rc = device_cublas(&dev)))
+        goto out;
+    struct transpose_arg l = { j->kern, { (int)j->in.rows, (int)j->in.cols, elem, d_in, d_out },
+                               device_launch_env(&dev) };
+    if ((rc = device_time_runs(&dev, run_transpose, NULL, &l, o->repeat, &j->rep.kernel_ms)))
+        goto out;
+
+    t = now_ms();
+    if ((rc = CUDA_CALL(cudaMemcpyAsync(j->out.data, d_out, bytes, cudaMemcpyDeviceToHost,
+                                        dev.stream))) ||
+        (rc = CUDA_CALL(cudaStreamSynchronize(dev.stream))))
+        goto out;
+    j->rep.d2h_ms = now_ms() - t;
+
+    if (ref_kern) {
+        if (!(ref = malloc(bytes))) {
+            rc = gc_fail(GC_EXIT_GPU, "out of host memory for the reference result");
+            goto out;
+        }
+        j->rep.verify.reference = ref_kern->name;
+        if (ref_on_device) {
+            struct transpose_arg r = l;
+            r.kern = ref_kern;
+            r.p.out = d_ref;
+            if ((rc = device_time_runs(&dev, run_transpose, NULL, &r, o->repeat,
+                                       &j->rep.verify.ref_ms)) ||
+                (rc = CUDA_CALL(cudaMemcpy(ref, d_ref, bytes, cudaMemcpyDeviceToHost))))
+                goto out;
+        } else {
+            struct transpose_problem p = { (int)j->in.rows, (int)j->in.cols, elem,
+                                           j->in.data, ref };
+            ref_kern->host(&p);
+        }
+        compare_exact(&j->out, ref, bytes, &j->rep.verify);
+    }
+out:
+    free(ref);
+    cudaFree(d_in);
+    cudaFree(d_out);
+    cudaFree(d_ref);
+    device_close(&dev);
+    return rc;
+}
+
+int cmd_transpose(const struct gc_opts *o)
+{
+    /* Both "transpose IN OUT" and "transpose IN -o OUT". */
+    struct gc_opts oo = *o;
+    if (oo.n_operands == 2 && !oo.output) {
+        oo.output = oo.operands[1];
+        oo.n_operands = 1;
+    }
+    if (oo.n_operands != 1)
+        return gc_fail(GC_EXIT_USAGE, "transpose takes one input and one output "
+                       "(see 'gemmcli transpose --help')");
+    if (!oo.output)
+        return gc_fail(GC_EXIT_USAGE, "transpose needs an output: OUT or -o FILE");
+    o = &oo;
+    int fb = format_by_extension(o->operands[0]);
+    int fmt = io_output_format(o, fb >= 0 ? fb : GC_FMT_CSV);
+    if (fmt < 0)
+        return -fmt;
+
+    struct transpose_job j = { .o = o };
+    const struct transpose_kernel *named = transpose_kernel_find(o->kernel);
+    struct gc_device_warm warm = { 0 };
+    if (!named || !(named->flags & KERNEL_HOST))
+        device_warm_start(&warm, o->device);
+    j.rep.command = "transpose";
+    j.rep.repeat = o->repeat;
+    j.rep.device = "cpu";
+    j.rep.verify.tol = 0;
+    double t0 = now_ms();
+    int rc = io_read_operand(o, 0, o->operands[0], NULL, &j.in);
+    if (!rc)
+        rc = io_to_c_order(&j.in, j.in.dtype, NULL);
+    if (rc)
+        goto out;
+    if (j.in.rows > INT_MAX || j.in.cols > INT_MAX) {
+        rc = gc_fail(GC_EXIT_INPUT, "%s: %zux%zu: dimensions above %d are not supported",
+                     gc_display_name(o->operands[0], 0), j.in.rows, j.in.cols, INT_MAX);
+        goto out;
+    }
+    j.rep.read_ms = now_ms() - t0;
+    j.rep.m = j.in.rows;
+    j.rep.n = j.in.cols;
+    size_t elem = gc_dtypes[j.in.dtype].size;
+    size_t bytes = j.in.rows * j.in.cols * elem;
+    j.rep.work = 2.0 * (double)bytes;
+    enum gc_dtype out_dtype = o->out_dtype >= 0 ? (enum gc_dtype)o->out_dtype : j.in.dtype;
+    j.rep.dtype = gc_dtypes[out_dtype].name;
+
+    j.out = (struct gc_matrix){ .rows = j.in.cols, .cols = j.in.rows, .dtype = j.in.dtype };
+    if (gc_matrix_alloc(&j.out, NULL)) {
+        rc = gc_fail(GC_EXIT_INPUT, "out of host memory for a %zux%zu result", j.out.rows,
+                     j.out.cols);
+        goto out;
+    }
+
+    if (bytes == 0) {
+        j.rep.kernel = "none (empty matrix)";
+    } else {
+        j.kern = select_transpose(o->kernel, j.in.rows, j.in.cols, elem, &j.rep.kernel_auto,
+                                  &rc);
+        if (!j.kern)
+            goto out;
+        j.rep.kernel = j.kern->name;
+        if (j.kern->flags & KERNEL_HOST) {
+            struct transpose_problem p = { (int)j.in.rows, (int)j.in.cols, elem, j.in.data,
+                                           j.out.data };
+            double t = now_ms();
+            j.kern->host(&p);
+            j.rep.kernel_ms = now_ms() - t;
+            if (o->verify) {
+                /* The host kernel is its own reference; check it against the
+                 * definition element by element. */
+                void *ref = malloc(bytes);
+                if (!ref) {
+                    rc = gc_fail(GC_EXIT_INPUT, "out of host memory for the reference");
+                    goto out;
+                }
+                for (size_t r = 0; r < j.in.rows; r++)
+                    for (size_t c = 0; c < j.in.cols; c++)
+                        memcpy((char *)ref + (c * j.in.rows + r) * elem,
+                               (const char *)j.in.data + (r * j.in.cols + c) * elem, elem);
+                j.rep.verify.reference = "definition";
+                compare_exact(&j.out, ref, bytes, &j.rep.verify);
+                free(ref);
+            }
+        } else {
+            device_warm_wait(&warm);
+            if ((rc = transpose_device(&j, elem, bytes)))
+                goto out;
+        }
+    }
+    if (o->verify && !j.rep.verify.done) {
+        j.rep.verify.reference = "none";
+        j.rep.verify.done = j.rep.verify.ok = 1;
+    }
+    if (o->verify && !j.rep.verify.ok) {
+        cmd_emit_report(o, &j.rep);
+        rc = gc_fail(GC_EXIT_VERIFY, "verification failed: the transpose differs from %s; "
+                     "%s not written", j.rep.verify.reference, gc_display_name(o->output, 1));
+        goto out;
+    }
+
+    if ((rc = io_to_c_order(&j.out, out_dtype, NULL)))
+        goto out;
+    double t = now_ms();
+    if ((rc = io_write_result(o, fmt, &j.out)))
+        goto out;
+    j.rep.write_ms = now_ms() - t;
+    j.rep.total_ms = now_ms() - t0;
+    cmd_emit_report(o, &j.rep);
+out:
+    device_warm_wait(&warm);
+    gc_matrix_free(&j.in);
+    gc_matrix_free(&j.out);
+    return rc;
+}

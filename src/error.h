@@ -1,0 +1,29 @@
+/* One error idiom for the whole program.
+ *
+ * Functions return 0 on success or one of the GC_EXIT_* statuses below, and
+ * report what went wrong through gc_error() on the way out.  Only main()
+ * turns that status into the process's exit status. */
+#ifndef GC_ERROR_H
+#define GC_ERROR_H
+
+enum gc_status {
+    GC_OK = 0,
+    GC_EXIT_VERIFY = 1,   /* --verify found an error above tolerance */
+    GC_EXIT_USAGE = 2,    /* bad command line */
+    GC_EXIT_INPUT = 3,    /* bad input file: format, dtype, shape */
+    GC_EXIT_OUTPUT = 4,   /* cannot write the output, or another I/O error */
+    GC_EXIT_GPU = 5,      /* no device, out of device memory, launch failure */
+};
+
+/* Prints "gemmcli: <message>\n" to stderr and returns `status`, so that
+ * callers can write `return gc_fail(GC_EXIT_INPUT, "%s: truncated", name);`. */
+int gc_fail(int status, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Prints "gemmcli: warning: <message>\n" to stderr. */
+void gc_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The name to show for a path in messages ("<stdin>"/"<stdout>" for "-"). */
+const char *gc_display_name(const char *path, int is_output);
+
+#endif

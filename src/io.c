@@ -1,0 +1,70 @@
+#include "io.h"
+
+#include <string.h>
+
+#include "error.h"
+#include "output.h"
+
+int io_read_operand(const struct gc_opts *o, int index, const char *path,
+                    const struct gc_alloc *alloc, struct gc_matrix *m)
+{
+    struct gc_read_opts ro = o->read;
+    ro.alloc = alloc;
+    /* One --shape serves every raw operand; several go in operand order. */
+    if (o->n_shapes == 1)
+        index = 0;
+    if (index < o->n_shapes) {
+        ro.rows = o->shapes[index][0];
+        ro.cols = o->shapes[index][1];
+    }
+    return format_read_path(path, o->in_format, &ro, m);
+}
+
+int io_output_format(const struct gc_opts *o, int fallback)
+{
+    if (o->out_format != GC_FMT_AUTO)
+        return o->out_format;
+    if (strcmp(o->output, "-") == 0) {
+        if (fallback >= 0)
+            return fallback;
+        return -gc_fail(GC_EXIT_USAGE, "<stdout>: say which format to write with --format");
+    }
+    int f = format_by_extension(o->output);
+    if (f < 0)
+        return -gc_fail(GC_EXIT_USAGE, "%s: cannot tell the output format from the file name "
+                        "(use .npy, .bin, .raw, .csv, .csv.gz, or --format)", o->output);
+    return f;
+}
+
+int io_write_result(const struct gc_opts *o, int format, const struct gc_matrix *m)
+{
+    struct gc_output out;
+    int binary = format != GC_FMT_CSV;
+    int rc = output_begin(&out, o->output, binary);
+    if (rc)
+        return rc;
+    rc = gc_formats[format].write(out.f, out.name, m, &o->write);
+    if (rc) {
+        output_abort(&out);
+        return rc;
+    }
+    rc = output_commit(&out);
+    if (rc)
+        output_abort(&out);
+    return rc;
+}
+
+int io_to_c_order(struct gc_matrix *m, enum gc_dtype dt, const struct gc_alloc *alloc)
+{
+    if (m->dtype == dt && (!m->fortran_order || m->rows <= 1 || m->cols <= 1)) {
+        m->fortran_order = 0;   /* a vector reads the same in either order */
+        return 0;
+    }
+    struct gc_matrix c;
+    if (gc_matrix_convert(m, dt, alloc, &c))
+        return gc_fail(GC_EXIT_INPUT, "out of host memory converting a %zux%zu matrix",
+                       m->rows, m->cols);
+    gc_matrix_free(m);
+    *m = c;
+    return 0;
+}

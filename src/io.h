@@ -1,0 +1,26 @@
+/* Reading operands and writing results as the command line asks: which
+ * --shape goes with which operand, the output's format and dtype, and the
+ * safe-output dance of output.h. */
+#ifndef GC_IO_H
+#define GC_IO_H
+
+#include "options.h"
+
+/* Reads operand number `index` (0 = first) from `path` into `m`, payload
+ * from `alloc` (NULL: malloc). */
+int io_read_operand(const struct gc_opts *o, int index, const char *path,
+                    const struct gc_alloc *alloc, struct gc_matrix *m);
+
+/* The output format for o->output: --format, else the extension, else (for
+ * stdout) `fallback`.  Returns the format or a negative status after
+ * reporting why none could be chosen. */
+int io_output_format(const struct gc_opts *o, int fallback);
+
+/* Writes `m` to o->output in `format`, safely. */
+int io_write_result(const struct gc_opts *o, int format, const struct gc_matrix *m);
+
+/* Converts `m` in place to a C-order matrix of dtype `dt` (no-op if it
+ * already is one). */
+int io_to_c_order(struct gc_matrix *m, enum gc_dtype dt, const struct gc_alloc *alloc);
+
+#endif

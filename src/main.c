@@ -1,0 +1,96 @@
+/* gemmcli: multiply and transpose matrices on NVIDIA GPUs.
+ *
+ * main() looks the command up in one table, parses its options and maps
+ * the status it returns to the process's exit status. */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "error.h"
+#include "options.h"
+
+struct command {
+    const char *name;
+    unsigned bit;
+    const char *operands;    /* for usage lines */
+    const char *summary;
+    int (*run)(const struct gc_opts *o);
+};
+
+static const struct command commands[] = {
+    { "mul", CMD_MUL, "A B -o C", "C = alpha*A*B + beta*C0 on the GPU", cmd_mul },
+    { "transpose", CMD_TRANSPOSE, "IN OUT | IN -o OUT", "write the transpose of a matrix",
+      cmd_transpose },
+    { "convert", CMD_CONVERT, "IN -o OUT", "change a matrix's file format (no GPU)", cmd_convert },
+    { "info", CMD_INFO, "FILE...", "format, dtype, shape and order of matrix files", cmd_info },
+    { "kernels", CMD_KERNELS, "", "list the registered kernels", cmd_kernels },
+    { "bench", CMD_BENCH, "", "time every kernel against cuBLAS", cmd_bench },
+};
+#define N_COMMANDS (sizeof commands / sizeof commands[0])
+
+static const char exit_statuses[] =
+    "Exit status: 0 success, 1 verification failed, 2 usage error, 3 bad input,\n"
+    "4 output or I/O error, 5 GPU error (no device, out of memory, launch failure).\n";
+
+static void print_usage(FILE *f)
+{
+    fputs("usage: gemmcli <command> [options] <operands>\n"
+          "       gemmcli --help | --version\n\ncommands:\n", f);
+    for (size_t i = 0; i < N_COMMANDS; i++) {
+        char left[64];
+        snprintf(left, sizeof left, "%s %s", commands[i].name, commands[i].operands);
+        fprintf(f, "  %-30s %s\n", left, commands[i].summary);
+    }
+    fputs("\n'gemmcli <command> --help' lists a command's options; '-' as a file means\n"
+          "stdin or stdout.  See gemmcli(1).\n\n", f);
+    fputs(exit_statuses, f);
+}
+
+static void print_command_help(const struct command *c)
+{
+    printf("usage: gemmcli %s [options] %s\n%s\n\noptions:\n", c->name, c->operands, c->summary);
+    options_print_help(stdout, c->bit);
+    printf("\n%s", exit_statuses);
+}
+
+int main(int argc, char **argv)
+{
+    /* A closed pipe on stdout is reported as a write error (status 4). */
+    signal(SIGPIPE, SIG_IGN);
+
+    if (argc < 2) {
+        gc_fail(GC_EXIT_USAGE, "no command given");
+        print_usage(stderr);
+        return GC_EXIT_USAGE;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
+        print_usage(stdout);
+        return fflush(stdout) == 0 ? 0 : GC_EXIT_OUTPUT;
+    }
+    if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0) {
+        printf("gemmcli %s\n", GC_VERSION);
+        return fflush(stdout) == 0 ? 0 : GC_EXIT_OUTPUT;
+    }
+    const struct command *c = NULL;
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        if (strcmp(commands[i].name, name) == 0)
+            c = &commands[i];
+    if (!c) {
+        gc_fail(GC_EXIT_USAGE, "unknown command '%s' (see 'gemmcli --help')", name);
+        return GC_EXIT_USAGE;
+    }
+
+    char usage[64];
+    snprintf(usage, sizeof usage, "gemmcli %s --help", c->name);
+    struct gc_opts o;
+    int rc = options_parse(&o, c->bit, usage, argc - 1, argv + 1);
+    if (rc < 0) {
+        print_command_help(c);
+        return fflush(stdout) == 0 ? 0 : GC_EXIT_OUTPUT;
+    }
+    if (rc)
+        return rc;
+    return c->run(&o);
+}

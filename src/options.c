@@ -1,0 +1,297 @@
+#include "options.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+
+enum {
+    OPT_HELP = 'h', OPT_OUTPUT = 'o', OPT_C0 = 'c', OPT_KERNEL = 'k',
+    OPT_QUIET = 'q', OPT_REPEAT = 'r',
+    OPT_ALPHA = 256, OPT_BETA, OPT_VERIFY, OPT_TOL, OPT_JSON, OPT_DETAILS,
+    OPT_THREADS, OPT_DEVICE, OPT_FORMAT, OPT_IN_FORMAT, OPT_DTYPE, OPT_SHAPE,
+    OPT_ORDER, OPT_DELIMITER, OPT_HEADER, OPT_PRECISION, OPT_LEVEL,
+    OPT_OP, OPT_SIZES, OPT_BENCH_OUT, OPT_AUTO_TABLE,
+};
+
+#define RUNS (CMD_MUL | CMD_TRANSPOSE)
+#define READS (CMD_MUL | CMD_TRANSPOSE | CMD_CONVERT | CMD_INFO)
+#define WRITES (CMD_MUL | CMD_TRANSPOSE | CMD_CONVERT)
+#define ALL (READS | CMD_KERNELS | CMD_BENCH)
+
+struct opt_def {
+    const char *name;
+    int short_name;       /* 0: long only */
+    int key;
+    const char *arg;      /* NULL: takes no argument */
+    unsigned commands;
+    const char *help;
+};
+
+static const struct opt_def opt_defs[] = {
+    { "output", 'o', OPT_OUTPUT, "FILE", WRITES, "write the result to FILE ('-': stdout)" },
+    { "format", 0, OPT_FORMAT, "FMT", WRITES, "output format: npy, raw, csv, csv.gz (default: from -o's extension)" },
+    { "in-format", 0, OPT_IN_FORMAT, "FMT", READS, "input format (default: detected from magic bytes, then extension)" },
+    { "dtype", 0, OPT_DTYPE, "T", WRITES | CMD_INFO, "element type of raw input and of the output: f32, f64, f16" },
+    { "shape", 0, OPT_SHAPE, "RxC", READS, "shape of raw input (repeat for each raw operand)" },
+    { "order", 0, OPT_ORDER, "C|F", READS, "element order of raw input: C (row-major, default) or F" },
+    { "delimiter", 0, OPT_DELIMITER, "CHAR", READS | WRITES, "CSV field delimiter (default ','; 'space' or ' ' for whitespace)" },
+    { "header", 0, OPT_HEADER, NULL, READS, "CSV input has one header row to skip" },
+    { "precision", 0, OPT_PRECISION, "N", WRITES, "CSV output: N significant digits (default: shortest exact)" },
+    { "level", 0, OPT_LEVEL, "N", WRITES, "gzip level for .csv.gz output, 1-12" },
+    { "c0", 'c', OPT_C0, "FILE", CMD_MUL, "C0 for C = alpha*A*B + beta*C0" },
+    { "alpha", 0, OPT_ALPHA, "X", CMD_MUL, "scale of A*B (default 1)" },
+    { "beta", 0, OPT_BETA, "X", CMD_MUL, "scale of C0 (default 0)" },
+    { "kernel", 'k', OPT_KERNEL, "NAME", RUNS, "kernel to run (default auto; see 'gemmcli kernels')" },
+    { "verify", 0, OPT_VERIFY, NULL, RUNS, "check the result against cuBLAS (FP64 on the CPU without a GPU)" },
+    { "tol", 0, OPT_TOL, "X", RUNS, "largest relative Frobenius error --verify accepts (default 1e-4)" },
+    { "repeat", 'r', OPT_REPEAT, "N", RUNS, "time the kernel N times after a warm-up, report the median" },
+    { "threads", 0, OPT_THREADS, "N", RUNS | CMD_CONVERT | CMD_BENCH, "host threads for CPU work (default: all cores)" },
+    { "device", 0, OPT_DEVICE, "N", RUNS | CMD_KERNELS | CMD_BENCH, "CUDA device ordinal (default 0, or $GEMMCLI_DEVICE)" },
+    { "details", 0, OPT_DETAILS, NULL, CMD_KERNELS, "add registers, shared memory and occupancy on this device" },
+    { "op", 0, OPT_OP, "OP", CMD_BENCH, "bench mul, transpose or all (default all)" },
+    { "sizes", 0, OPT_SIZES, "LIST", CMD_BENCH, "comma-separated sizes: N (square) or MxNxK / RxC" },
+    { "bench-out", 0, OPT_BENCH_OUT, "PREFIX", CMD_BENCH, "write PREFIX-OP.csv, .json and .svg" },
+    { "auto-table", 0, OPT_AUTO_TABLE, "FILE", CMD_BENCH, "write auto's choices as C (kernels/auto_table.c)" },
+    { "json", 0, OPT_JSON, NULL, RUNS | CMD_INFO | CMD_KERNELS, "print the summary as one JSON object" },
+    { "quiet", 'q', OPT_QUIET, NULL, RUNS | CMD_CONVERT | CMD_BENCH, "print no timing summary" },
+    { "help", 'h', OPT_HELP, NULL, ALL, "show this help and exit" },
+};
+#define N_OPTS (sizeof opt_defs / sizeof opt_defs[0])
+
+void options_print_help(FILE *f, unsigned command)
+{
+    for (size_t i = 0; i < N_OPTS; i++) {
+        const struct opt_def *d = &opt_defs[i];
+        if (!(d->commands & command))
+            continue;
+        char left[64];
+        if (d->short_name)
+            snprintf(left, sizeof left, "-%c, --%s%s%s", d->short_name, d->name,
+                     d->arg ? " " : "", d->arg ? d->arg : "");
+        else
+            snprintf(left, sizeof left, "    --%s%s%s", d->name,
+                     d->arg ? " " : "", d->arg ? d->arg : "");
+        fprintf(f, "  %-26s %s\n", left, d->help);
+    }
+}
+
+int options_parse_shape(const char *s, size_t *rows, size_t *cols)
+{
+    char *end;
+    errno = 0;
+    if (*s < '0' || *s > '9')
+        return -1;
+    unsigned long long r = strtoull(s, &end, 10);
+    if (errno || (*end != 'x' && *end != 'X') || end[1] < '0' || end[1] > '9')
+        return -1;
+    unsigned long long c = strtoull(end + 1, &end, 10);
+    if (errno || *end || r > SIZE_MAX || c > SIZE_MAX)
+        return -1;
+    *rows = (size_t)r;
+    *cols = (size_t)c;
+    return 0;
+}
+
+static int parse_int(const char *opt, const char *s, long lo, long hi, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return gc_fail(GC_EXIT_USAGE, "--%s: expected an integer from %ld to %ld, got '%s'",
+                       opt, lo, hi, s);
+    *out = (int)v;
+    return 0;
+}
+
+static int parse_real(const char *opt, const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !isfinite(v))
+        return gc_fail(GC_EXIT_USAGE, "--%s: expected a finite number, got '%s'", opt, s);
+    *out = v;
+    return 0;
+}
+
+static int parse_format(const char *opt, const char *s, int *out)
+{
+    int f = format_by_name(s);
+    if (f < 0)
+        return gc_fail(GC_EXIT_USAGE, "--%s: unknown format '%s' (npy, raw, csv, csv.gz)", opt, s);
+    *out = f;
+    return 0;
+}
+
+static int apply(struct gc_opts *o, const struct opt_def *d, const char *arg)
+{
+    double x;
+    int rc = 0;
+    switch (d->key) {
+    case OPT_OUTPUT: o->output = arg; break;
+    case OPT_C0: o->c0_path = arg; break;
+    case OPT_KERNEL: o->kernel = arg; break;
+    case OPT_QUIET: o->quiet = 1; break;
+    case OPT_JSON: o->json = 1; break;
+    case OPT_VERIFY: o->verify = 1; break;
+    case OPT_DETAILS: o->details = 1; break;
+    case OPT_HEADER: o->read.header = 1; break;
+    case OPT_REPEAT: rc = parse_int(d->name, arg, 1, 1000000, &o->repeat); break;
+    case OPT_THREADS: rc = parse_int(d->name, arg, 1, 4096, &o->threads); break;
+    case OPT_DEVICE: rc = parse_int(d->name, arg, 0, 1024, &o->device); break;
+    case OPT_PRECISION: rc = parse_int(d->name, arg, 1, 17, &o->write.precision); break;
+    case OPT_LEVEL: rc = parse_int(d->name, arg, 1, 12, &o->write.level); break;
+    case OPT_ALPHA:
+        if (!(rc = parse_real(d->name, arg, &x)))
+            o->alpha = (float)x;
+        break;
+    case OPT_BETA:
+        if (!(rc = parse_real(d->name, arg, &x)))
+            o->beta = (float)x;
+        break;
+    case OPT_TOL:
+        if (!(rc = parse_real(d->name, arg, &x)) && x < 0)
+            rc = gc_fail(GC_EXIT_USAGE, "--tol: must not be negative");
+        o->tol = x;
+        break;
+    case OPT_FORMAT: rc = parse_format(d->name, arg, &o->out_format); break;
+    case OPT_IN_FORMAT: rc = parse_format(d->name, arg, &o->in_format); break;
+    case OPT_DTYPE: {
+        int t = gc_dtype_parse(arg);
+        if (t != GC_F32 && t != GC_F64 && t != GC_F16)
+            return gc_fail(GC_EXIT_USAGE, "--dtype: expected f32, f64 or f16, got '%s'", arg);
+        o->out_dtype = t;
+        o->read.dtype = t;
+        break;
+    }
+    case OPT_SHAPE:
+        if (o->n_shapes == GC_MAX_SHAPES)
+            return gc_fail(GC_EXIT_USAGE, "--shape: given more than %d times", GC_MAX_SHAPES);
+        if (options_parse_shape(arg, &o->shapes[o->n_shapes][0], &o->shapes[o->n_shapes][1]))
+            return gc_fail(GC_EXIT_USAGE, "--shape: expected ROWSxCOLS, got '%s'", arg);
+        o->n_shapes++;
+        break;
+    case OPT_ORDER:
+        if (strcmp(arg, "C") == 0 || strcmp(arg, "c") == 0)
+            o->read.fortran_order = 0;
+        else if (strcmp(arg, "F") == 0 || strcmp(arg, "f") == 0)
+            o->read.fortran_order = 1;
+        else
+            return gc_fail(GC_EXIT_USAGE, "--order: expected C or F, got '%s'", arg);
+        break;
+    case OPT_DELIMITER: {
+        char c;
+        if (strcmp(arg, "space") == 0 || strcmp(arg, "whitespace") == 0 || strcmp(arg, " ") == 0)
+            c = ' ';
+        else if (strcmp(arg, "tab") == 0 || strcmp(arg, "\\t") == 0 || strcmp(arg, "\t") == 0)
+            c = '\t';
+        else if (strlen(arg) == 1 && arg[0] != '"' && arg[0] != '\n' && arg[0] != '\r'
+                 && !(arg[0] >= '0' && arg[0] <= '9') && arg[0] != '.' && arg[0] != '-'
+                 && arg[0] != '+' && arg[0] != '#')
+            c = arg[0];
+        else
+            return gc_fail(GC_EXIT_USAGE, "--delimiter: expected one character that cannot "
+                           "be part of a number (or 'space', 'tab'), got '%s'", arg);
+        o->read.delimiter = c;
+        o->write.delimiter = c;
+        break;
+    }
+    case OPT_OP:
+        if (strcmp(arg, "mul") && strcmp(arg, "transpose") && strcmp(arg, "all"))
+            return gc_fail(GC_EXIT_USAGE, "--op: expected mul, transpose or all, got '%s'", arg);
+        o->bench_op = arg;
+        break;
+    case OPT_SIZES: o->bench_sizes = arg; break;
+    case OPT_BENCH_OUT: o->bench_out = arg; break;
+    case OPT_AUTO_TABLE: o->auto_table = arg; break;
+    }
+    return rc;
+}
+
+static void set_defaults(struct gc_opts *o, unsigned command)
+{
+    memset(o, 0, sizeof *o);
+    o->command = command;
+    o->alpha = 1.0f;
+    o->kernel = "auto";
+    o->tol = 1e-4;
+    o->repeat = 1;
+    o->out_format = GC_FMT_AUTO;
+    o->in_format = GC_FMT_AUTO;
+    o->out_dtype = -1;
+    o->read.dtype = -1;
+    o->read.delimiter = ',';
+    o->write.delimiter = ',';
+    o->write.level = -1;
+    o->bench_op = "all";
+    const char *dev = getenv("GEMMCLI_DEVICE");
+    if (dev && *dev)
+        o->device = atoi(dev);
+}
+
+int options_parse(struct gc_opts *o, unsigned command, const char *usage,
+                  int argc, char **argv)
+{
+    struct option longs[N_OPTS + 1];
+    char shorts[2 * N_OPTS + 2];
+    size_t nl = 0, ns = 0;
+
+    set_defaults(o, command);
+    shorts[ns++] = ':';   /* report a missing argument as ':' */
+    for (size_t i = 0; i < N_OPTS; i++) {
+        const struct opt_def *d = &opt_defs[i];
+        if (!(d->commands & command))
+            continue;
+        longs[nl++] = (struct option){ d->name, d->arg ? required_argument : no_argument,
+                                       NULL, d->key };
+        if (d->short_name) {
+            shorts[ns++] = (char)d->short_name;
+            if (d->arg)
+                shorts[ns++] = ':';
+        }
+    }
+    longs[nl] = (struct option){ 0, 0, 0, 0 };
+    shorts[ns] = '\0';
+
+    /* GNU getopt permutes operands behind the options, so options may follow
+     * operands ("mul a.npy b.npy -o c.npy"); "--" ends option parsing. */
+    optind = 0;
+    opterr = 0;
+    for (;;) {
+        int idx = -1;
+        int c = getopt_long(argc, argv, shorts, longs, &idx);
+        if (c == -1)
+            break;
+        if (c == '?') {
+            if (optopt)
+                return gc_fail(GC_EXIT_USAGE, "unknown option '-%c' (see '%s')", optopt, usage);
+            return gc_fail(GC_EXIT_USAGE, "unknown option '%s' (see '%s')",
+                           argv[optind - 1], usage);
+        }
+        if (c == ':')
+            return gc_fail(GC_EXIT_USAGE, "option '%s' needs an argument", argv[optind - 1]);
+        if (c == OPT_HELP)
+            return -1;
+        const struct opt_def *d = NULL;
+        for (size_t i = 0; i < N_OPTS; i++)
+            if (opt_defs[i].key == c && (opt_defs[i].commands & command))
+                d = &opt_defs[i];
+        if (!d)
+            return gc_fail(GC_EXIT_USAGE, "unexpected option (see '%s')", usage);
+        int rc = apply(o, d, optarg);
+        if (rc)
+            return rc;
+    }
+    for (int i = optind; i < argc; i++) {
+        if (o->n_operands == GC_MAX_OPERANDS)
+            return gc_fail(GC_EXIT_USAGE, "too many operands (see '%s')", usage);
+        o->operands[o->n_operands++] = argv[i];
+    }
+    return 0;
+}

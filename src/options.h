@@ -1,0 +1,64 @@
+/* Command-line options: one table (options.c) that drives getopt_long,
+ * each command's --help and the manual's OPTIONS list, and one struct that
+ * carries the parsed values to the command. */
+#ifndef GC_OPTIONS_H
+#define GC_OPTIONS_H
+
+#include <stddef.h>
+#include "../formats/format.h"
+
+enum gc_command_bit {
+    CMD_MUL = 1 << 0,
+    CMD_TRANSPOSE = 1 << 1,
+    CMD_CONVERT = 1 << 2,
+    CMD_INFO = 1 << 3,
+    CMD_KERNELS = 1 << 4,
+    CMD_BENCH = 1 << 5,
+};
+
+#define GC_MAX_OPERANDS 16
+#define GC_MAX_SHAPES 3
+#define GC_MAX_SIZES 32
+
+struct gc_opts {
+    unsigned command;               /* one CMD_* bit */
+    const char *operands[GC_MAX_OPERANDS];
+    int n_operands;
+
+    const char *output;             /* -o; NULL: none given */
+    const char *c0_path;            /* -c: C0 for beta */
+    float alpha, beta;
+    const char *kernel;             /* --kernel; "auto" by default */
+    int verify;
+    double tol;                     /* relative Frobenius error allowed */
+    int repeat;
+    int quiet, json, details;
+    int threads;                    /* host threads; 0: all cores */
+    int device;                     /* CUDA device ordinal */
+
+    int out_format;                 /* --format; GC_FMT_AUTO: from -o */
+    int in_format;                  /* --in-format; GC_FMT_AUTO: detect */
+    int out_dtype;                  /* --dtype; -1: the command's default */
+    size_t shapes[GC_MAX_SHAPES][2];/* --shape, in operand order */
+    int n_shapes;
+    struct gc_read_opts read;
+    struct gc_write_opts write;
+
+    const char *bench_op;           /* bench: "mul", "transpose", "all" */
+    const char *bench_sizes;        /* bench: size list as given */
+    const char *bench_out;          /* bench: prefix for .csv/.json/.svg */
+    const char *auto_table;         /* bench: where to write auto's table */
+};
+
+/* Parses argv (argv[0] is the command name) for `command`; returns 0,
+ * GC_EXIT_USAGE on a bad option, or -1 when --help was printed. */
+int options_parse(struct gc_opts *o, unsigned command, const char *usage,
+                  int argc, char **argv);
+
+/* Prints the options that `command` accepts, one per line, to `f`. */
+void options_print_help(FILE *f, unsigned command);
+
+/* "RxC" -> rows, cols; returns 0 or -1. */
+int options_parse_shape(const char *s, size_t *rows, size_t *cols);
+
+#endif

@@ -1,0 +1,43 @@
+#!/bin/sh
+# Every GPU test in one go, for a machine with a CUDA device: the kernel
+# tests at all shapes, compute-sanitizer memcheck and racecheck on small
+# shapes, the CLI end to end on the GPU, and the benchmark.  Logs go to
+# tests/out/gpu, and as one archive to $OUT when that is set; a short table
+# comes last.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+LOGS=tests/out/gpu
+rm -rf "$LOGS"
+mkdir -p "$LOGS"
+B=build/tests
+SAN=${CUDA_HOME:-/usr/local/cuda}/bin/compute-sanitizer
+command -v compute-sanitizer >/dev/null 2>&1 && SAN=compute-sanitizer
+rows=""
+status=0
+
+step() {   # step NAME COMMAND...: runs it, logs to $LOGS/NAME.log, adds a row
+    name=$1
+    shift
+    start=$(date +%s)
+    if "$@" >"$LOGS/$name.log" 2>&1; then res=ok; else res=FAILED; status=1; fi
+    secs=$(($(date +%s) - start))
+    summary=$(grep -E "passed|ERROR SUMMARY|skipped" "$LOGS/$name.log" | tail -n 1)
+    rows="$rows$(printf '%-22s %-7s %4ss  %s' "$name" "$res" "$secs" "$summary")
+"
+    echo "== $name: $res ($secs s)" >&2
+}
+
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$LOGS/device.txt" 2>&1
+step gpu-kernels      $B/gpu_kernels
+step memcheck         "$SAN" --tool memcheck --error-exitcode 9 $B/gpu_kernels --small
+step racecheck        "$SAN" --tool racecheck --error-exitcode 9 $B/gpu_kernels --small
+step cli-gpu          python3 tests/cli_gpu.py ./gemmcli
+step samples          sh -c 'sh samples/run.sh ./gemmcli && sh samples/pipeline.sh ./gemmcli'
+step bench            ./gemmcli bench --bench-out "$LOGS/bench" --auto-table "$LOGS/auto_table.c"
+
+grep -v '^bench:' "$LOGS/bench.log"
+echo
+echo "check-gpu on $(cat "$LOGS/device.txt"), $(date -u +%Y-%m-%d)"
+printf '%s' "$rows"
+[ -n "${OUT:-}" ] && tar czf "$OUT/check-gpu.tgz" -C tests/out gpu
+exit $status

@@ -1,0 +1,280 @@
+#!/usr/bin/env python3
+"""CLI tests: drive the real gemmcli binary with the CPU kernel (no GPU
+needed) and check results with NumPy, every exit status, pipelines through
+stdin/stdout, and that failed runs leave no output file behind.
+
+usage: cli_test.py [path/to/gemmcli]     (prints 'cli: N passed, M failed')
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+GEMMCLI = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "./gemmcli")
+SAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "samples")
+passed = failed = 0
+rng = np.random.default_rng(7)
+
+
+def run(*args, stdin=None, env=None):
+    return subprocess.run([GEMMCLI, *map(str, args)], input=stdin, capture_output=True,
+                          env=env, timeout=120)
+
+
+def check(name, cond, detail=""):
+    global passed, failed
+    if cond:
+        passed += 1
+    else:
+        failed += 1
+        print(f"FAIL {name}: {detail}", file=sys.stderr)
+
+
+def expect_status(name, proc, status, stderr_has=()):
+    err = proc.stderr.decode(errors="replace")
+    ok = proc.returncode == status and all(s in err for s in stderr_has)
+    check(name, ok, f"exit {proc.returncode} (wanted {status}), stderr: {err.strip()[:400]}")
+    if status != 0:
+        check(name + " (message prefix)",
+              any(line.startswith("gemmcli: ") for line in err.splitlines()), err[:200])
+
+
+def rel_err(got, ref):
+    ref = np.asarray(ref, np.float64)
+    return np.linalg.norm(np.asarray(got, np.float64) - ref) / max(np.linalg.norm(ref), 1e-300)
+
+
+def tmp(d, name):
+    return os.path.join(d, name)
+
+
+def test_mul(d):
+    for m, n, k in [(1, 1, 1), (7, 13, 5), (33, 65, 17), (127, 129, 255), (2, 3, 1)]:
+        a = rng.standard_normal((m, k)).astype(np.float32)
+        b = rng.standard_normal((k, n)).astype(np.float32)
+        np.save(tmp(d, "a.npy"), a)
+        np.save(tmp(d, "b.npy"), b)
+        p = run("mul", tmp(d, "a.npy"), tmp(d, "b.npy"), "-o", tmp(d, "c.npy"), "--kernel", "cpu",
+                "--verify")
+        expect_status(f"mul {m}x{n}x{k}", p, 0, ["verify against cpu-fp64"])
+        if p.returncode == 0:
+            c = np.load(tmp(d, "c.npy"))
+            ref = a.astype(np.float64) @ b.astype(np.float64)
+            check(f"mul {m}x{n}x{k} shape", c.shape == (m, n) and c.dtype == np.float32, c.shape)
+            check(f"mul {m}x{n}x{k} values", rel_err(c, ref) < 1e-5, rel_err(c, ref))
+
+    # alpha, beta and C0
+    a = rng.standard_normal((20, 30)).astype(np.float32)
+    b = rng.standard_normal((30, 10)).astype(np.float32)
+    c0 = rng.standard_normal((20, 10)).astype(np.float32)
+    for name, arr in (("a", a), ("b", b), ("c0", c0)):
+        np.save(tmp(d, name + ".npy"), arr)
+    p = run("mul", tmp(d, "a.npy"), tmp(d, "b.npy"), "-c", tmp(d, "c0.npy"), "--alpha", "0.5",
+            "--beta", "-2", "-o", tmp(d, "c.npy"), "--kernel", "cpu", "--quiet")
+    expect_status("mul alpha beta", p, 0)
+    if p.returncode == 0:
+        ref = 0.5 * (a.astype(np.float64) @ b) - 2 * c0.astype(np.float64)
+        check("mul alpha beta values", rel_err(np.load(tmp(d, "c.npy")), ref) < 1e-5)
+    check("mul --quiet prints nothing", p.stderr == b"" and p.stdout == b"", p.stderr[:200])
+
+    # NumPy's empty products: (m,0)@(0,n) is an m x n matrix of zeros
+    np.save(tmp(d, "e1.npy"), np.zeros((3, 0), np.float32))
+    np.save(tmp(d, "e2.npy"), np.zeros((0, 4), np.float32))
+    p = run("mul", tmp(d, "e1.npy"), tmp(d, "e2.npy"), "-o", tmp(d, "e.npy"), "--kernel", "cpu")
+    expect_status("mul empty K", p, 0)
+    if p.returncode == 0:
+        e = np.load(tmp(d, "e.npy"))
+        check("mul empty K result", e.shape == (3, 4) and not e.any(), e)
+
+    # inputs in other formats and dtypes: raw with --shape, CSV, gzip CSV, f64, Fortran order
+    s = SAMPLES
+    A = np.load(os.path.join(s, "a.npy")).astype(np.float64)
+    B = np.load(os.path.join(s, "b.npy")).astype(np.float64)
+    for label, args in [
+        ("raw", [os.path.join(s, "a.bin"), os.path.join(s, "b.bin"), "--shape", "96x64",
+                 "--shape", "64x80"]),
+        ("csv+gz", [os.path.join(s, "a.csv"), os.path.join(s, "b.csv.gz")]),
+        ("fortran+f64", [os.path.join(s, "a_fortran.npy"), os.path.join(s, "b_f64.npy")]),
+    ]:
+        p = run("mul", *args, "-o", tmp(d, "c.npy"), "--kernel", "cpu", "--quiet")
+        expect_status(f"mul {label} inputs", p, 0)
+        if p.returncode == 0:
+            check(f"mul {label} values", rel_err(np.load(tmp(d, "c.npy")), A @ B) < 1e-5)
+
+    # output dtype
+    p = run("mul", os.path.join(s, "a.npy"), os.path.join(s, "b.npy"), "-o", tmp(d, "c64.npy"),
+            "--kernel", "cpu", "--dtype", "f64", "--quiet")
+    expect_status("mul --dtype f64", p, 0)
+    if p.returncode == 0:
+        check("mul --dtype f64 dtype", np.load(tmp(d, "c64.npy")).dtype == np.float64)
+
+
+def test_transpose(d):
+    for dtype in (np.float32, np.float64, np.float16, np.int32, np.int64, np.int16):
+        x = (rng.standard_normal((37, 11)) * 100).astype(dtype)
+        np.save(tmp(d, "x.npy"), x)
+        p = run("transpose", tmp(d, "x.npy"), tmp(d, "y.npy"), "--kernel", "cpu", "--verify")
+        expect_status(f"transpose {np.dtype(dtype).name}", p, 0)
+        if p.returncode == 0:
+            y = np.load(tmp(d, "y.npy"))
+            check(f"transpose {np.dtype(dtype).name} keeps dtype and bits",
+                  y.dtype == x.dtype and np.array_equal(y, x.T), (y.dtype, y.shape))
+    # square raw input, shape inferred (the brief's own example)
+    sq = np.fromfile(os.path.join(SAMPLES, "square.bin"), np.float32).reshape(64, 64)
+    p = run("transpose", os.path.join(SAMPLES, "square.bin"), tmp(d, "sq.bin"), "--kernel", "cpu")
+    expect_status("transpose raw square", p, 0)
+    if p.returncode == 0:
+        got = np.fromfile(tmp(d, "sq.bin"), np.float32).reshape(64, 64)
+        check("transpose raw square values", np.array_equal(got, sq.T))
+    # in place: the input is the output
+    x = rng.standard_normal((5, 9)).astype(np.float32)
+    np.save(tmp(d, "inplace.npy"), x)
+    p = run("transpose", tmp(d, "inplace.npy"), "-o", tmp(d, "inplace.npy"), "--kernel", "cpu")
+    expect_status("transpose x.npy -o x.npy", p, 0)
+    check("transpose x.npy -o x.npy values", np.array_equal(np.load(tmp(d, "inplace.npy")), x.T))
+
+
+def test_pipelines(d):
+    x = rng.standard_normal((6, 4)).astype(np.float32)
+    text = "\n".join(",".join(repr(float(v)) for v in row) for row in x).encode() + b"\n"
+    p = run("transpose", "-", "-o", "-", "--format", "csv", "--kernel", "cpu", stdin=text)
+    expect_status("csv stdin -> stdout", p, 0)
+    if p.returncode == 0:
+        got = np.loadtxt(p.stdout.decode().splitlines(), delimiter=",", ndmin=2)
+        check("csv stdin -> stdout values", np.array_equal(got.astype(np.float32), x.T), got)
+    import gzip
+    p = run("transpose", "-", "-o", "-", "--format", "csv", "--kernel", "cpu",
+            stdin=gzip.compress(text))
+    expect_status("gzip csv stdin -> stdout", p, 0)
+    # .npy through stdin and stdout
+    import io
+    buf = io.BytesIO()
+    np.save(buf, x)
+    p = run("transpose", "-", "-o", "-", "--format", "npy", "--kernel", "cpu", "--json",
+            stdin=buf.getvalue())
+    expect_status("npy stdin -> stdout", p, 0)
+    if p.returncode == 0:
+        y = np.load(io.BytesIO(p.stdout))
+        check("npy stdout carries only the matrix", np.array_equal(y, x.T))
+        check("--json goes to stderr when stdout carries the matrix",
+              p.stderr.decode().lstrip().startswith("{\"command\": \"transpose\""), p.stderr[:100])
+    p = run("mul", "-", os.path.join(SAMPLES, "b.npy"), "-o", "-", "--format", "csv",
+            "--kernel", "cpu", "--quiet",
+            stdin=open(os.path.join(SAMPLES, "a.npy"), "rb").read())
+    expect_status("mul A from stdin", p, 0)
+    # convert both ways through the text formats
+    np.save(tmp(d, "x.npy"), x)
+    for ext in ("csv", "csv.gz", "bin", "npy"):
+        p = run("convert", tmp(d, "x.npy"), "-o", tmp(d, "x." + ext), "--quiet")
+        expect_status(f"convert npy -> {ext}", p, 0)
+        back = ["--shape", "6x4"] if ext == "bin" else []
+        p = run("convert", tmp(d, "x." + ext), "-o", tmp(d, "back.npy"), "--quiet", *back)
+        expect_status(f"convert {ext} -> npy", p, 0)
+        if p.returncode == 0:
+            check(f"convert round trip via {ext}", np.array_equal(np.load(tmp(d, "back.npy")), x))
+    p = run("info", tmp(d, "x.npy"), tmp(d, "x.csv"))
+    expect_status("info", p, 0)
+    check("info shows shape and dtype", b"6x4" in p.stdout and b"f32" in p.stdout, p.stdout)
+
+
+def test_errors(d):
+    s = SAMPLES
+    a, b = os.path.join(s, "a.npy"), os.path.join(s, "b.npy")
+    out = tmp(d, "never.npy")
+    # usage errors: 2
+    expect_status("no command", run(), 2)
+    expect_status("unknown command", run("frobnicate"), 2, ["unknown command"])
+    expect_status("unknown option", run("mul", a, b, "-o", out, "--nope"), 2, ["--nope"])
+    expect_status("missing -o", run("mul", a, b), 2, ["-o"])
+    expect_status("one operand", run("mul", a, "-o", out), 2)
+    expect_status("bad --repeat", run("mul", a, b, "-o", out, "--repeat", "0"), 2, ["--repeat"])
+    expect_status("unknown kernel", run("mul", a, b, "-o", out, "--kernel", "nope"), 2, ["nope"])
+    expect_status("bad --shape", run("transpose", a, out, "--shape", "3by4"), 2, ["--shape"])
+    expect_status("unknown output extension", run("mul", a, b, "-o", tmp(d, "c.xyz"),
+                                                  "--kernel", "cpu"), 2, ["c.xyz"])
+    expect_status("--beta without C0", run("mul", a, b, "-o", out, "--beta", "1"), 2, ["-c"])
+    # bad input: 3
+    expect_status("inner dimensions", run("mul", a, a, "-o", out, "--kernel", "cpu"), 3,
+                  ["96x64", "inner dimensions"])
+    expect_status("missing input", run("mul", tmp(d, "none.npy"), b, "-o", out), 3, ["none.npy"])
+    with open(tmp(d, "trunc.npy"), "wb") as f:
+        f.write(open(a, "rb").read()[:1000])
+    expect_status("truncated npy", run("mul", tmp(d, "trunc.npy"), b, "-o", out, "--kernel", "cpu"),
+                  3, ["trunc.npy"])
+    with open(tmp(d, "ragged.csv"), "w") as f:
+        f.write("1,2,3\n4,5\n")
+    expect_status("ragged csv", run("transpose", tmp(d, "ragged.csv"), out, "--kernel", "cpu"), 3,
+                  ["ragged.csv:2"])
+    expect_status("raw size mismatch", run("transpose", os.path.join(s, "a.bin"), out,
+                                           "--shape", "10x10", "--kernel", "cpu"), 3, ["a.bin"])
+    # output errors: 4
+    expect_status("missing output directory", run("mul", a, b, "-o", tmp(d, "no/such/c.npy"),
+                                                  "--kernel", "cpu"), 4, ["no/such"])
+    if os.path.exists("/dev/full"):
+        expect_status("/dev/full", run("mul", a, b, "-o", "/dev/full", "--format", "npy",
+                                       "--kernel", "cpu", "--quiet"), 4, ["/dev/full"])
+    r, w = os.pipe()
+    os.close(r)
+    p = subprocess.run([GEMMCLI, "convert", a, "-o", "-", "--format", "csv", "--quiet"],
+                       stdout=w, stderr=subprocess.PIPE, timeout=60)
+    os.close(w)
+    check("closed stdout pipe", p.returncode == 4 and b"<stdout>" in p.stderr,
+          (p.returncode, p.stderr[:200]))
+    # verification failure: 1, and the result is not written
+    p = run("mul", a, b, "-o", out, "--kernel", "cpu", "--verify", "--tol", "0")
+    expect_status("--verify above --tol", p, 1, ["verification failed"])
+    # no GPU (or an unusable device ordinal): 5, with a hint
+    p = run("mul", a, b, "-o", out, "--device", "1000")
+    expect_status("no such device", p, 5, ["CUDA device"])
+    check("no output file after any failure", not os.path.exists(out), out)
+
+    # a failed run leaves an existing file alone, and leaves no temporary file
+    keep = tmp(d, "keep.npy")
+    with open(keep, "wb") as f:
+        f.write(b"precious")
+    run("mul", a, a, "-o", keep, "--kernel", "cpu")
+    check("failed run keeps the existing output", open(keep, "rb").read() == b"precious")
+    leftovers = [f for f in os.listdir(d) if f.startswith(".gemmcli-")]
+    check("no temporary files left", not leftovers, leftovers)
+
+
+def test_help():
+    p = run("--help")
+    expect_status("--help", p, 0)
+    check("--help lists commands and exit statuses",
+          all(w in p.stdout for w in (b"mul", b"transpose", b"convert", b"info", b"kernels",
+                                      b"Exit status")), p.stdout[:200])
+    for cmd in ("mul", "transpose", "convert", "info", "kernels", "bench"):
+        p = run(cmd, "--help")
+        expect_status(f"{cmd} --help", p, 0)
+        check(f"{cmd} --help shows usage", p.stdout.startswith(b"usage: gemmcli " + cmd.encode()))
+    p = run("--version")
+    check("--version", p.returncode == 0 and p.stdout.startswith(b"gemmcli "), p.stdout)
+    p = run("kernels")
+    check("kernels lists the ladder", all(w in p.stdout for w in
+                                          (b"naive", b"coalesced", b"smem", b"cublas", b"cpu",
+                                           b"geam")), p.stdout[:300])
+    p = run("kernels", "--json")
+    import json
+    try:
+        rows = json.loads(p.stdout)
+        check("kernels --json", any(r["name"] == "cublas" for r in rows))
+    except ValueError as e:
+        check("kernels --json parses", False, e)
+
+
+def main():
+    with tempfile.TemporaryDirectory() as d:
+        test_help()
+        test_mul(d)
+        test_transpose(d)
+        test_pipelines(d)
+        test_errors(d)
+    print(f"cli: {passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

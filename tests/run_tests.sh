@@ -1,0 +1,45 @@
+#!/bin/sh
+# Runs every test that needs no GPU, suite by suite, and prints one line a
+# suite and a last line 'tests: N passed, M failed, K skipped' (suites).
+# GPU suites run too: with no device they report themselves skipped.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+B=build/tests
+mkdir -p tests/out
+passed=0 failed=0 skipped=0
+
+suite() {   # suite NAME COMMAND...: a suite passes when its command exits 0
+    name=$1
+    shift
+    log=tests/out/$name.log
+    if "$@" >"$log" 2>&1; then
+        if grep -q "^skipped" "$log"; then
+            skipped=$((skipped + 1))
+            printf '%-18s skipped: %s\n' "$name" "$(grep -m1 '^skipped' "$log" | cut -c10-)"
+        else
+            passed=$((passed + 1))
+            printf '%-18s ok    %s\n' "$name" "$(tail -n 1 "$log")"
+        fi
+    else
+        failed=$((failed + 1))
+        printf '%-18s FAILED (log: %s)\n' "$name" "$log"
+        tail -n 25 "$log" | sed 's/^/    /'
+    fi
+}
+
+export ASAN_OPTIONS=detect_leaks=1:protect_shadow_gap=0
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+suite formats         $B/test_formats
+suite formats-asan    $B/test_formats_san
+suite cli             python3 tests/cli_test.py ./gemmcli
+suite cli-asan        python3 tests/cli_test.py $B/gemmcli_san
+suite interop         python3 tests/interop.py ./gemmcli
+suite malformed       sh tests/malformed.sh ./gemmcli
+suite man             sh -c 'mandoc -Tlint -W warning man/gemmcli.1 && echo "mandoc: 0 warnings"'
+suite samples         sh -c 'sh samples/run.sh ./gemmcli && sh samples/pipeline.sh ./gemmcli'
+suite fuzz-short      sh tests/fuzz/run.sh 10
+suite gpu-kernels     $B/gpu_kernels --small
+
+echo "tests: $passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]

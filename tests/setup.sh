@@ -1,0 +1,38 @@
+#!/bin/sh
+# Installs what building or testing gemmcli needs beyond the CUDA toolkit,
+# when it is missing: Debian packages through apt-get (as root), NumPy from
+# PyPI.  Usage: tests/setup.sh build|test|fuzz
+set -eu
+mode=${1:-build}
+
+need_pkgs=""
+have_header() { [ -f "/usr/include/$1" ] || [ -f "/usr/include/x86_64-linux-gnu/$1" ]; }
+
+have_header zlib.h || need_pkgs="$need_pkgs zlib1g-dev"
+have_header libdeflate.h || need_pkgs="$need_pkgs libdeflate-dev"
+if [ "$mode" = test ] || [ "$mode" = fuzz ]; then
+    command -v mandoc >/dev/null 2>&1 || need_pkgs="$need_pkgs mandoc"
+    command -v clang >/dev/null 2>&1 || need_pkgs="$need_pkgs clang"
+fi
+
+if [ -n "$need_pkgs" ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "setup: installing$need_pkgs" >&2
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq >/dev/null
+        # shellcheck disable=SC2086
+        apt-get install -y -qq $need_pkgs >/dev/null
+    else
+        echo "setup: missing packages:$need_pkgs (install them, e.g. apt-get install$need_pkgs)" >&2
+        exit 1
+    fi
+fi
+
+if [ "$mode" = test ]; then
+    if ! python3 -c 'import numpy' >/dev/null 2>&1; then
+        echo "setup: installing numpy from PyPI" >&2
+        python3 -m pip install -q numpy >/dev/null 2>&1 ||
+            python3 -m pip install -q --break-system-packages numpy
+    fi
+fi
+exit 0

@@ -1,0 +1,933 @@
+/* Unit tests of the format layer (src/matrix.c and every formats/ file),
+ * no GPU.  Build with all of formats/'s C files:
+ *
+ *   cc -I. -D_GNU_SOURCE tests/test_formats.c src/matrix.c src/error.c
+ *      formats/[a-z]*.c -ldeflate -lz -lm -o test_formats && ./test_formats
+ *
+ * Each check prints only when it fails; the last line counts them. */
+#include <errno.h>
+#include <fcntl.h>
+#include <libdeflate.h>
+#include <locale.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "formats/decimal.h"
+#include "formats/format.h"
+#include "src/error.h"
+#include "src/matrix.h"
+
+struct tally {
+    int passed, failed;
+};
+
+static struct tally *tally_of(void)
+{
+    static struct tally t;     /* the test binary's one counter */
+    return &t;
+}
+
+#define CHECK(cond, ...) check_at((cond), __FILE__, __LINE__, #cond, __VA_ARGS__)
+
+static int check_at(int ok, const char *file, int line, const char *expr, const char *fmt, ...)
+{
+    if (ok) {
+        tally_of()->passed++;
+        return 1;
+    }
+    tally_of()->failed++;
+    fprintf(stdout, "FAIL %s:%d: %s: ", file, line, expr);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stdout, fmt, ap);
+    va_end(ap);
+    fputc('\n', stdout);
+    return 0;
+}
+
+/* ---- scaffolding: temporary files, pipes, captured stderr ---- */
+
+static char tmp_dir[] = "/tmp/test_formats.XXXXXX";
+
+static const char *tmp_path(const char *name)
+{
+    static char path[4][512];
+    static int next;
+    char *p = path[next++ % 4];
+    snprintf(p, sizeof path[0], "%s/%s", tmp_dir, name);
+    return p;
+}
+
+static void write_file(const char *path, const void *data, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(data, 1, n, f) != n || fclose(f) != 0) {
+        perror(path);
+        exit(2);
+    }
+}
+
+static char captured[4096];
+static int saved_stderr = -1;
+
+static void capture_begin(void)
+{
+    fflush(stderr);
+    saved_stderr = dup(STDERR_FILENO);
+    int fd = open(tmp_path("stderr.txt"), O_RDWR | O_CREAT | O_TRUNC, 0600);
+    dup2(fd, STDERR_FILENO);
+    close(fd);
+}
+
+static void capture_end(void)
+{
+    fflush(stderr);
+    dup2(saved_stderr, STDERR_FILENO);
+    close(saved_stderr);
+    FILE *f = fopen(tmp_path("stderr.txt"), "rb");
+    size_t n = f ? fread(captured, 1, sizeof captured - 1, f) : 0;
+    captured[n] = 0;
+    if (f)
+        fclose(f);
+}
+
+/* Reads `data` as format `fmt` (GC_FMT_AUTO: detected) from a file named
+ * `name`, or through a pipe when `pipe_it`; stderr is captured. */
+static int read_bytes(int fmt, const char *name, const void *data, size_t n,
+                      const struct gc_read_opts *o, struct gc_matrix *m, int pipe_it)
+{
+    struct gc_input in;
+    char path[600];
+    pid_t child = -1;
+    int status;
+    if (pipe_it) {
+        int fds[2];
+        if (pipe(fds) != 0)
+            return -1;
+        child = fork();
+        if (child == 0) {
+            close(fds[0]);
+            size_t done = 0;
+            while (done < n) {
+                ssize_t w = write(fds[1], (const char *)data + done, n - done);
+                if (w <= 0)
+                    _exit(1);
+                done += (size_t)w;
+            }
+            _exit(0);
+        }
+        close(fds[1]);
+        snprintf(path, sizeof path, "/dev/fd/%d", fds[0]);
+        capture_begin();
+        status = input_open(&in, path);
+        close(fds[0]);
+    } else {
+        snprintf(path, sizeof path, "%s", tmp_path(name));
+        write_file(path, data, n);
+        capture_begin();
+        status = input_open(&in, path);
+    }
+    if (!status) {
+        if (fmt == GC_FMT_AUTO)
+            fmt = format_detect(&in);
+        status = fmt < 0 ? -1 : gc_formats[fmt].read(&in, o, m);
+        input_close(&in);
+    }
+    capture_end();
+    if (child > 0)
+        waitpid(child, NULL, 0);
+    return status;
+}
+
+static struct gc_read_opts default_read(void)
+{
+    return (struct gc_read_opts){ .dtype = -1, .delimiter = ',' };
+}
+
+/* Writes m in format fmt and returns the bytes (malloc'd). */
+static unsigned char *write_bytes(int fmt, const struct gc_matrix *m,
+                                  const struct gc_write_opts *o, size_t *n, int *status)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    *status = gc_formats[fmt].write(f, "out", m, o);
+    fclose(f);
+    *n = len;
+    return (unsigned char *)buf;
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+/* ---- src/matrix.c ---- */
+
+static void test_dtypes_and_sizes(void)
+{
+    CHECK(gc_dtype_parse("f32") == GC_F32, "f32");
+    CHECK(gc_dtype_parse("float64") == GC_F64, "float64");
+    CHECK(gc_dtype_parse("F2") == GC_F16, "F2");
+    CHECK(gc_dtype_parse("i8") == GC_I8, "i8 means int8 here");
+    CHECK(gc_dtype_parse("uint64") == GC_U64, "uint64");
+    CHECK(gc_dtype_parse("complex64") == -1, "complex64");
+    size_t out = 7;
+    CHECK(gc_size_mul(SIZE_MAX / 2 + 1, 2, &out) == 0, "overflow");
+    CHECK(gc_size_mul(3, 5, &out) == 1 && out == 15, "3*5");
+    CHECK(gc_matrix_bytes((size_t)1 << 62, 2, GC_F32, &out) == 0, "bytes overflow");
+    CHECK(gc_matrix_bytes(3, 4, GC_F64, &out) == 1 && out == 96, "3x4 f64");
+    struct gc_matrix m = { (size_t)1 << 40, (size_t)1 << 40, GC_F32, 0, NULL, NULL };
+    CHECK(gc_matrix_alloc(&m, NULL) == -1, "huge allocation refused");
+    struct gc_matrix z = { 0, 5, GC_F32, 0, NULL, NULL };
+    CHECK(gc_matrix_alloc(&z, NULL) == 0 && z.data == NULL, "empty matrix");
+    gc_matrix_free(&z);
+}
+
+static void test_half(void)
+{
+    int bad = 0;
+    for (uint32_t h = 0; h < 0x10000; h++) {
+        float f = gc_half_to_float((uint16_t)h);
+        if (isnan(f))
+            continue;
+        if (gc_float_to_half(f) != h)
+            bad++;
+        /* Halfway to the next half up rounds to the even one of the two. */
+        uint16_t next = (uint16_t)(h + 1);
+        if ((h & 0x7fff) < 0x7bff && !(h & 0x8000)) {
+            float g = gc_half_to_float(next);
+            float mid = (f + g) / 2;     /* exact: both have few bits */
+            uint16_t want = (h & 1) ? next : (uint16_t)h;
+            if (gc_float_to_half(mid) != want)
+                bad++;
+            if (gc_float_to_half(nextafterf(mid, INFINITY)) != next)
+                bad++;
+            if (gc_float_to_half(nextafterf(mid, 0)) != h)
+                bad++;
+        }
+    }
+    CHECK(bad == 0, "%d half conversions wrong", bad);
+    CHECK(gc_float_to_half(65520.0f) == 0x7c00, "65520 overflows to inf");
+    CHECK(gc_float_to_half(65519.0f) == 0x7bff, "65519 rounds to max");
+    CHECK(gc_float_to_half(0x1p-25f) == 0, "half of the smallest subnormal ties to 0");
+    CHECK(gc_float_to_half(0x1.000002p-25f) == 1, "just above rounds up");
+    CHECK(gc_float_to_half(-INFINITY) == 0xfc00, "-inf");
+    CHECK((gc_float_to_half(NAN) & 0x7e00) == 0x7e00, "nan stays nan");
+}
+
+static void test_convert(void)
+{
+    float cm[6] = { 1, 4, 2, 5, 3, 6 };     /* [[1 2 3] [4 5 6]] column-major */
+    struct gc_matrix src = { 2, 3, GC_F32, 1, cm, NULL }, dst;
+    CHECK(gc_matrix_convert(&src, GC_F32, NULL, &dst) == 0, "convert");
+    const float *d = dst.data;
+    CHECK(d[0] == 1 && d[1] == 2 && d[2] == 3 && d[3] == 4 && d[5] == 6 && !dst.fortran_order,
+          "F to C order");
+    CHECK(gc_matrix_get(&src, 1, 2) == 6, "get from F order");
+    gc_matrix_free(&dst);
+
+    double v[6] = { 300.5, -129, NAN, 2.5, 3.5, -0.5 };
+    struct gc_matrix vs = { 2, 3, GC_F64, 0, v, NULL };
+    CHECK(gc_matrix_convert(&vs, GC_I8, NULL, &dst) == 0, "to i8");
+    const int8_t *i8 = dst.data;
+    CHECK(i8[0] == 127 && i8[1] == -128 && i8[2] == 0 && i8[3] == 2 && i8[4] == 4 && i8[5] == 0,
+          "saturate, NaN to 0, ties to even: %d %d %d %d %d %d", i8[0], i8[1], i8[2], i8[3],
+          i8[4], i8[5]);
+    gc_matrix_free(&dst);
+
+    int64_t big[2] = { (1LL << 24) + 1, INT64_MAX };
+    struct gc_matrix bs = { 1, 2, GC_I64, 0, big, NULL };
+    CHECK(gc_matrix_convert(&bs, GC_F32, NULL, &dst) == 0, "i64 to f32");
+    const float *bf = dst.data;
+    CHECK(bf[0] == 16777216.0f && bf[1] == 0x1p63f, "one rounding from i64");
+    gc_matrix_free(&dst);
+
+    uint64_t um[1] = { (1ULL << 53) + 1 };
+    struct gc_matrix us = { 1, 1, GC_U64, 0, um, NULL };
+    CHECK(gc_matrix_convert(&us, GC_F64, NULL, &dst) == 0 &&
+          ((double *)dst.data)[0] == 0x1p53, "u64 to f64");
+    gc_matrix_free(&dst);
+
+    double hd[1] = { 1.0 + 0x1p-11 + 0x1p-40 };   /* just above a half midpoint */
+    struct gc_matrix hs = { 1, 1, GC_F64, 0, hd, NULL };
+    CHECK(gc_matrix_convert(&hs, GC_F16, NULL, &dst) == 0 &&
+          ((uint16_t *)dst.data)[0] == 0x3c01, "f64 to f16 rounds once");
+    gc_matrix_free(&dst);
+}
+
+/* ---- formats/decimal.c ---- */
+
+static void test_decimal_parse(locale_t loc)
+{
+    static const char *const ok[] = {
+        "0", "-0", "1", "+1", "1.", ".5", "-.5e-3", "1e10", "1E+10", "3.4028235e38",
+        "3.4028236e38", "1e39", "1e-45", "7e-46", "1.17549435e-38", "0.000001",
+        "123456789012345678901234567890", "1.00000005960464477539062500",
+        "1.0000000596046447753906250001", "16777217", "9007199254740993", "1e-400",
+        "0.1", "0.30000001192092896", "4.9406564584124654e-324", "2.2250738585072011e-308",
+        "00000000000000000000000000001.5", "1.5e0000000000000000000000", "1e22", "1e23",
+        "8.589973e9", "1.00000000000000011102230246251565404236316680908203125",
+    };
+    int bad = 0;
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        float f;
+        double d;
+        const char *e1 = dec_parse_f32(ok[i], loc, &f);
+        const char *e2 = dec_parse_f64(ok[i], loc, &d);
+        float rf = strtof(ok[i], NULL);
+        double rd = strtod(ok[i], NULL);
+        if (!e1 || *e1 || memcmp(&f, &rf, 4) != 0 || !e2 || *e2 || memcmp(&d, &rd, 8) != 0) {
+            bad++;
+            printf("  parse '%s': %a vs %a, %a vs %a\n", ok[i], f, rf, d, rd);
+        }
+    }
+    CHECK(bad == 0, "%d decimal strings misparsed", bad);
+
+    static const char *const specials[] = { "nan", "NaN", "-nan", "inf", "-INF", "+Infinity",
+                                            "infinity" };
+    for (size_t i = 0; i < sizeof specials / sizeof specials[0]; i++) {
+        float f;
+        const char *e = dec_parse_f32(specials[i], loc, &f);
+        CHECK(e && !*e && (isnan(f) || isinf(f)), "special '%s'", specials[i]);
+    }
+    static const char *const not_numbers[] = { "", "-", ".", "e5", "1e", "1e+", "+-1", "nan1x",
+                                               "0x10", "in", "--1", " 1", "+.inf", ".nan" };
+    for (size_t i = 0; i < sizeof not_numbers / sizeof not_numbers[0]; i++) {
+        float f;
+        const char *e = dec_parse_f32(not_numbers[i], loc, &f);
+        CHECK(!e || *e, "'%s' must not parse whole", not_numbers[i]);
+    }
+
+    /* Random decimal strings near float boundaries: 9-10 digits, any exponent. */
+    uint64_t s = 12345;
+    bad = 0;
+    for (int i = 0; i < 300000; i++) {
+        char buf[64];
+        uint64_t r = rng_next(&s);
+        int digits = 1 + (int)(r % 19), e = (int)((r >> 8) % 90) - 50;
+        uint64_t mant = rng_next(&s) % 10000000000000000000ULL;
+        snprintf(buf, sizeof buf, "%.*llue%d", digits, (unsigned long long)mant, e);
+        buf[digits] = buf[digits] ? buf[digits] : 0;
+        float f, rf = strtof(buf, NULL);
+        double d, rd = strtod(buf, NULL);
+        if (!dec_parse_f32(buf, loc, &f) || memcmp(&f, &rf, 4) != 0 ||
+            !dec_parse_f64(buf, loc, &d) || memcmp(&d, &rd, 8) != 0) {
+            if (bad++ < 5)
+                printf("  parse '%s': %a vs %a\n", buf, f, rf);
+        }
+    }
+    CHECK(bad == 0, "%d random decimals misparsed", bad);
+
+    /* Exact float midpoints, and one unit either side in the 30th digit. */
+    bad = 0;
+    for (int i = 0; i < 20000; i++) {
+        uint32_t b = (uint32_t)rng_next(&s) & 0x7effffff;
+        float lo;
+        memcpy(&lo, &b, 4);
+        if (!isfinite(lo) || lo == 0)
+            continue;
+        double mid = ((double)lo + (double)nextafterf(lo, INFINITY)) / 2;
+        char buf[80];
+        snprintf(buf, sizeof buf, "%.40e", mid);
+        float f, rf = strtof(buf, NULL);
+        if (!dec_parse_f32(buf, loc, &f) || memcmp(&f, &rf, 4) != 0)
+            bad++;
+    }
+    CHECK(bad == 0, "%d midpoints misparsed", bad);
+}
+
+/* Digits in a formatted number, to compare lengths with the shortest. */
+static int count_sig_digits(const char *s)
+{
+    int n = 0, started = 0;
+    const char *last_nonzero = NULL;
+    for (const char *p = s; *p && *p != 'e'; p++) {
+        if (*p >= '1' && *p <= '9')
+            started = 1;
+        if (started && *p >= '0' && *p <= '9') {
+            n++;
+            if (*p != '0')
+                last_nonzero = p;
+        }
+    }
+    if (!last_nonzero)
+        return 1;
+    int trailing = 0;
+    for (const char *p = last_nonzero + 1; *p && *p != 'e'; p++)
+        if (*p >= '0' && *p <= '9')
+            trailing++;
+    return n - trailing;
+}
+
+static void test_decimal_format(locale_t loc)
+{
+    char buf[DEC_MAX_TEXT + 1];
+    uint64_t s = 987654321;
+    int bad = 0, longer = 0;
+    for (int i = 0; i < 400000; i++) {
+        uint32_t b = (uint32_t)rng_next(&s);
+        if (i % 2)
+            b = (b & 0x807fffff) | (uint32_t)(100 + (b >> 23) % 60) << 23;  /* ordinary range */
+        float v;
+        memcpy(&v, &b, 4);
+        size_t n = dec_format_f32(v, 0, loc, buf);
+        buf[n] = 0;
+        float back = strtof(buf, NULL);
+        if (isnan(v) ? !isnan(back) : memcmp(&back, &v, 4) != 0) {
+            if (bad++ < 5)
+                printf("  format %a -> '%s'\n", v, buf);
+            continue;
+        }
+        if (!isfinite(v) || v == 0)
+            continue;
+        int k = 1;
+        for (; k < 9; k++) {
+            char ref[48];
+            snprintf(ref, sizeof ref, "%.*e", k - 1, v);
+            if (strtof(ref, NULL) == v)
+                break;
+        }
+        if (count_sig_digits(buf) > k && longer++ < 5)
+            printf("  not shortest: %a -> '%s', %d digits do\n", v, buf, k);
+    }
+    CHECK(bad == 0, "%d floats did not round-trip", bad);
+    CHECK(longer == 0, "%d floats not shortest", longer);
+
+    bad = 0;
+    for (int i = 0; i < 100000; i++) {
+        uint64_t b = rng_next(&s);
+        double v;
+        memcpy(&v, &b, 8);
+        size_t n = dec_format_f64(v, 0, loc, buf);
+        buf[n] = 0;
+        double back = strtod(buf, NULL);
+        if (isnan(v) ? !isnan(back) : memcmp(&back, &v, 8) != 0)
+            if (bad++ < 5)
+                printf("  format %a -> '%s'\n", v, buf);
+    }
+    CHECK(bad == 0, "%d doubles did not round-trip", bad);
+
+    struct { double v; int prec; const char *want; } fixed[] = {
+        { 0.125, 2, "0.12" }, { 0.375, 2, "0.38" }, { 123456, 3, "123000" },
+        { 9.9999, 3, "10" }, { 1e-7, 2, "1e-7" }, { -2.5, 1, "-2" }, { 1.0 / 3, 5, "0.33333" },
+        { 1e300, 4, "1e300" }, { 100, 1, "100" },
+    };
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
+        size_t n = dec_format_f64(fixed[i].v, fixed[i].prec, loc, buf);
+        buf[n] = 0;
+        CHECK(strcmp(buf, fixed[i].want) == 0, "%.17g at %d digits: '%s', want '%s'",
+              fixed[i].v, fixed[i].prec, buf, fixed[i].want);
+    }
+    bad = 0;
+    for (int i = 0; i < 100000; i++) {
+        uint64_t b = rng_next(&s);
+        double v;
+        memcpy(&v, &b, 8);
+        if (!isfinite(v))
+            continue;
+        int prec = 1 + (int)(b % 17);
+        size_t n = dec_format_f64(v, prec, loc, buf);
+        buf[n] = 0;
+        char ref[64];
+        snprintf(ref, sizeof ref, "%.*e", prec - 1, v);
+        if (strtod(buf, NULL) != strtod(ref, NULL) && bad++ < 5)
+            printf("  %%.%de of %a: '%s' vs '%s'\n", prec, v, buf, ref);
+    }
+    CHECK(bad == 0, "%d fixed-precision values differ from printf", bad);
+
+    CHECK(dec_format_f32(-0.0f, 0, loc, buf) == 2 && memcmp(buf, "-0", 2) == 0, "-0");
+    CHECK(dec_format_f32(INFINITY, 0, loc, buf) == 3 && memcmp(buf, "inf", 3) == 0, "inf");
+    CHECK(dec_format_f32(-INFINITY, 0, loc, buf) == 4 && memcmp(buf, "-inf", 4) == 0, "-inf");
+    CHECK(dec_format_f32(NAN, 0, loc, buf) == 3 && memcmp(buf, "nan", 3) == 0, "nan");
+    size_t n = dec_format_f32(1e-5f, 0, loc, buf);
+    CHECK(n == 4 && memcmp(buf, "1e-5", 4) == 0, "1e-5 is short: %.*s", (int)n, buf);
+    n = dec_format_f32(0.1f, 0, loc, buf);
+    CHECK(n == 3 && memcmp(buf, "0.1", 3) == 0, "0.1: %.*s", (int)n, buf);
+    n = dec_format_f32(123.5f, 0, loc, buf);
+    CHECK(n == 5 && memcmp(buf, "123.5", 5) == 0, "123.5: %.*s", (int)n, buf);
+}
+
+/* ---- .npy ---- */
+
+static size_t npy_make(unsigned char *out, unsigned major, const char *dict, size_t pad,
+                       const void *payload, size_t payload_len)
+{
+    size_t dlen = strlen(dict), hlen = dlen + pad + 1, pre = major == 1 ? 10 : 12;
+    memcpy(out, "\x93NUMPY", 6);
+    out[6] = (unsigned char)major;
+    out[7] = 0;
+    for (size_t i = 0; i < pre - 8; i++)
+        out[8 + i] = (unsigned char)(hlen >> (8 * i));
+    memcpy(out + pre, dict, dlen);
+    memset(out + pre + dlen, ' ', pad);
+    out[pre + dlen + pad] = '\n';
+    if (payload_len)
+        memcpy(out + pre + hlen, payload, payload_len);
+    return pre + hlen + payload_len;
+}
+
+static void test_npy_header_bytes(void)
+{
+    /* What np.save writes (NumPy 2.x: 64-byte alignment, growth padding). */
+    static const char want_34[] =
+        "\x93NUMPY\x01\x00v\x00{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }";
+    static const char want_t[] =
+        "\x93NUMPY\x01\x00v\x00{'descr': '<f4', 'fortran_order': True, 'shape': (4, 3), }";
+    float data[12] = { 0 };
+    struct gc_matrix m = { 3, 4, GC_F32, 0, data, NULL };
+    size_t n;
+    int status;
+    unsigned char *b = write_bytes(GC_FMT_NPY, &m, NULL, &n, &status);
+    CHECK(status == 0 && n == 128 + 48, "size %zu", n);
+    CHECK(memcmp(b, want_34, sizeof want_34 - 1) == 0 && b[127] == '\n' && b[126] == ' ',
+          "header like np.save");
+    free(b);
+    struct gc_matrix t = { 4, 3, GC_F32, 1, data, NULL };
+    b = write_bytes(GC_FMT_NPY, &t, NULL, &n, &status);
+    CHECK(status == 0 && n == 176 && memcmp(b, want_t, sizeof want_t - 1) == 0,
+          "fortran header like np.save(a.T)");
+    free(b);
+    uint8_t u[5] = { 1, 2, 3, 4, 5 };
+    struct gc_matrix um = { 1, 5, GC_U8, 1, u, NULL };
+    b = write_bytes(GC_FMT_NPY, &um, NULL, &n, &status);
+    CHECK(status == 0 && memmem(b, n, "'descr': '|u1', 'fortran_order': False", 38) != NULL,
+          "u8 descr, a vector is C order");
+    free(b);
+}
+
+static void test_npy_read(void)
+{
+    unsigned char file[4096];
+    struct gc_read_opts o = default_read();
+    struct gc_matrix m;
+    float payload[6] = { 1, 2, 3, 4, 5, 6 };
+    size_t n;
+
+    struct { unsigned major; const char *dict; size_t pad; } good[] = {
+        { 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", 0 },
+        { 1, "{'shape': (2, 3), 'fortran_order': False, 'descr': '<f4'}", 5 },
+        { 2, "{\"descr\": \"<f4\", \"shape\": (2,3), \"fortran_order\": False}", 1000 },
+        { 3, "{'descr':'f4','fortran_order':False,'shape':(2L, 3L),}", 16 },
+        { 1, "{'descr': '=f4', 'fortran_order': False, 'shape': (2, 3)}", 40 },
+    };
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        n = npy_make(file, good[i].major, good[i].dict, good[i].pad, payload, sizeof payload);
+        for (int pipe_it = 0; pipe_it < 2; pipe_it++) {
+            int st = read_bytes(GC_FMT_AUTO, "g.npy", file, n, &o, &m, pipe_it);
+            CHECK(st == 0 && m.rows == 2 && m.cols == 3 && m.dtype == GC_F32 &&
+                  ((float *)m.data)[5] == 6, "good header %zu (pipe %d): %s", i, pipe_it,
+                  captured);
+            if (st == 0)
+                gc_matrix_free(&m);
+        }
+    }
+
+    /* Big-endian doubles, Fortran order, 1-D. */
+    double be[6];
+    for (int i = 0; i < 6; i++) {
+        double v = i + 0.5;
+        uint64_t b;
+        memcpy(&b, &v, 8);
+        b = __builtin_bswap64(b);
+        memcpy(&be[i], &b, 8);
+    }
+    n = npy_make(file, 1, "{'descr': '>f8', 'fortran_order': True, 'shape': (2, 3), }", 3, be,
+                 sizeof be);
+    CHECK(read_bytes(GC_FMT_NPY, "be.npy", file, n, &o, &m, 0) == 0 && m.dtype == GC_F64 &&
+          m.fortran_order == 1 && gc_matrix_get(&m, 1, 0) == 1.5 && gc_matrix_get(&m, 0, 2) == 4.5,
+          "big-endian Fortran f64: %s", captured);
+    gc_matrix_free(&m);
+    n = npy_make(file, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (6,), }", 3,
+                 payload, sizeof payload);
+    CHECK(read_bytes(GC_FMT_NPY, "v.npy", file, n, &o, &m, 0) == 0 && m.rows == 1 && m.cols == 6,
+          "1-D reads as one row");
+    gc_matrix_free(&m);
+    n = npy_make(file, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (0, 3), }", 3,
+                 NULL, 0);
+    CHECK(read_bytes(GC_FMT_NPY, "e.npy", file, n, &o, &m, 0) == 0 && m.rows == 0 && m.cols == 3,
+          "empty matrix");
+    gc_matrix_free(&m);
+    int16_t i16[6] = { -1, 2, -3, 4, -5, 6 };
+    n = npy_make(file, 1, "{'descr': '<i2', 'fortran_order': False, 'shape': (3, 2), }", 3,
+                 i16, sizeof i16);
+    CHECK(read_bytes(GC_FMT_NPY, "i.npy", file, n, &o, &m, 0) == 0 && m.dtype == GC_I16 &&
+          gc_matrix_get(&m, 2, 0) == -5, "int16 kept as int16");
+    gc_matrix_free(&m);
+
+    struct { const char *dict; const char *why; } bad[] = {
+        { "{'descr': '<f4', 'fortran_order': False}", "key 'shape' missing" },
+        { "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), 'x': 1}", "unexpected key" },
+        { "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (2, 3)}", "repeated" },
+        { "{'descr': '<c8', 'fortran_order': False, 'shape': (2, 3)}", "complex" },
+        { "{'descr': '|O', 'fortran_order': False, 'shape': (2, 3)}", "object" },
+        { "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2, 3)}", "structured" },
+        { "{'descr': '<f4', 'fortran_order': False, 'shape': ()}", "0-d" },
+        { "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2, 3)}", "more than 2" },
+        { "{'descr': '<f4', 'fortran_order': False, 'shape': (2, -3)}", "negative" },
+        { "{'descr': '<f4', 'fortran_order': False, 'shape': [2, 3]}", "not a tuple" },
+        { "{'descr': '<f4', 'fortran_order': 0, 'shape': (2, 3)}", "neither True" },
+        { "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999, 3)}",
+          "too large" },
+        { "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296)}",
+          "too large" },
+        { "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3)} x", "after the dict" },
+        { "{'descr': '<b1', 'fortran_order': False, 'shape': (2, 3)}", "unsupported dtype" },
+        { "{'descr': '<f4', 'fortran_order': False, 'shape': (2)}", "comma" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        n = npy_make(file, 1, bad[i].dict, 3, payload, sizeof payload);
+        int st = read_bytes(GC_FMT_NPY, "bad.npy", file, n, &o, &m, 0);
+        CHECK(st == GC_EXIT_INPUT && strstr(captured, bad[i].why) && strstr(captured, "bad.npy"),
+              "bad header %zu: status %d, message %s", i, st, captured);
+    }
+
+    const char *ok_dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }";
+    n = npy_make(file, 1, ok_dict, 3, payload, sizeof payload);
+    for (int pipe_it = 0; pipe_it < 2; pipe_it++) {
+        CHECK(read_bytes(GC_FMT_NPY, "short.npy", file, n - 1, &o, &m, pipe_it) == GC_EXIT_INPUT &&
+              strstr(captured, "truncated"), "one byte short: %s", captured);
+        file[n] = 0;
+        CHECK(read_bytes(GC_FMT_NPY, "long.npy", file, n + 1, &o, &m, pipe_it) == GC_EXIT_INPUT &&
+              strstr(captured, "trailing"), "one byte long: %s", captured);
+    }
+    file[6] = 4;
+    CHECK(read_bytes(GC_FMT_NPY, "v4.npy", file, n, &o, &m, 0) == GC_EXIT_INPUT &&
+          strstr(captured, "version 4.0"), "version 4: %s", captured);
+    file[6] = 1;
+    file[8] = 0xff;
+    file[9] = 0xff;
+    CHECK(read_bytes(GC_FMT_NPY, "len.npy", file, n, &o, &m, 0) == GC_EXIT_INPUT &&
+          strstr(captured, "past the end"), "header length past the end: %s", captured);
+    CHECK(read_bytes(GC_FMT_NPY, "magic.npy", "\x93NUMPZ\x01\x00", 8, &o, &m, 0) ==
+          GC_EXIT_INPUT && strstr(captured, "magic"), "bad magic: %s", captured);
+    memcpy(file, "\x93NUMPY\x02\x00\xff\xff\xff\x7f", 12);
+    CHECK(read_bytes(GC_FMT_NPY, "huge.npy", file, 12, &o, &m, 1) == GC_EXIT_INPUT &&
+          strstr(captured, "limit"), "oversized header from a pipe: %s", captured);
+}
+
+static void test_npy_roundtrip_all_dtypes(void)
+{
+    unsigned char data[8 * 12];
+    for (size_t i = 0; i < sizeof data; i++)
+        data[i] = (unsigned char)(i * 37 + 11);
+    for (int dt = 0; dt < GC_DTYPE_COUNT; dt++)
+        for (int fo = 0; fo < 2; fo++) {
+            struct gc_matrix m = { 3, 4, (enum gc_dtype)dt, fo, data, NULL }, r;
+            size_t n;
+            int st;
+            unsigned char *b = write_bytes(GC_FMT_NPY, &m, NULL, &n, &st);
+            struct gc_read_opts o = default_read();
+            int rs = read_bytes(GC_FMT_AUTO, "rt.npy", b, n, &o, &r, 0);
+            CHECK(st == 0 && rs == 0 && r.dtype == m.dtype && r.fortran_order == fo &&
+                  memcmp(r.data, data, 12 * gc_dtypes[dt].size) == 0,
+                  "npy round trip %s order %d", gc_dtypes[dt].name, fo);
+            if (rs == 0)
+                gc_matrix_free(&r);
+            free(b);
+        }
+}
+
+/* ---- raw ---- */
+
+static void test_raw(void)
+{
+    float v[16];
+    for (int i = 0; i < 16; i++)
+        v[i] = (float)i;
+    struct gc_read_opts o = default_read();
+    struct gc_matrix m;
+    CHECK(read_bytes(GC_FMT_AUTO, "sq.bin", v, 9 * 4, &o, &m, 0) == 0 && m.rows == 3 &&
+          m.cols == 3, "square inferred: %s", captured);
+    gc_matrix_free(&m);
+    CHECK(read_bytes(GC_FMT_RAW, "sq", v, 9 * 4, &o, &m, 1) == 0 && m.rows == 3,
+          "square inferred from a pipe: %s", captured);
+    gc_matrix_free(&m);
+    CHECK(read_bytes(GC_FMT_RAW, "ns.bin", v, 12 * 4, &o, &m, 0) == GC_EXIT_INPUT &&
+          strstr(captured, "not a square"), "12 elements: %s", captured);
+    o.rows = 3;
+    o.cols = 4;
+    CHECK(read_bytes(GC_FMT_RAW, "s.bin", v, 12 * 4, &o, &m, 0) == 0 && m.cols == 4 &&
+          gc_matrix_get(&m, 2, 1) == 9, "--shape 3x4");
+    gc_matrix_free(&m);
+    o.fortran_order = 1;
+    CHECK(read_bytes(GC_FMT_RAW, "f.bin", v, 12 * 4, &o, &m, 1) == 0 && m.fortran_order &&
+          gc_matrix_get(&m, 2, 1) == 5, "--order F from a pipe");
+    gc_matrix_free(&m);
+    o.fortran_order = 0;
+    CHECK(read_bytes(GC_FMT_RAW, "m.bin", v, 11 * 4, &o, &m, 0) == GC_EXIT_INPUT &&
+          strstr(captured, "3x4") && strstr(captured, "48") && strstr(captured, "44"),
+          "size and shape both stated: %s", captured);
+    CHECK(read_bytes(GC_FMT_RAW, "m", v, 13 * 4 - 2, &o, &m, 1) == GC_EXIT_INPUT &&
+          strstr(captured, "trailing"), "pipe too long: %s", captured);
+    o.rows = o.cols = 0;
+    o.dtype = GC_F64;
+    CHECK(read_bytes(GC_FMT_RAW, "d.bin", v, 12 * 4, &o, &m, 0) == GC_EXIT_INPUT,
+          "6 doubles are not square");
+    o.dtype = GC_F16;
+    CHECK(read_bytes(GC_FMT_RAW, "h.bin", v, 8, &o, &m, 0) == 0 && m.rows == 2 &&
+          m.dtype == GC_F16, "f16 2x2");
+    gc_matrix_free(&m);
+    o.dtype = -1;
+    CHECK(read_bytes(GC_FMT_RAW, "z.bin", v, 0, &o, &m, 0) == GC_EXIT_INPUT &&
+          strstr(captured, "empty"), "empty raw: %s", captured);
+
+    float cm[6] = { 1, 4, 2, 5, 3, 6 };
+    struct gc_matrix f = { 2, 3, GC_F32, 1, cm, NULL };
+    size_t n;
+    int st;
+    unsigned char *b = write_bytes(GC_FMT_RAW, &f, NULL, &n, &st);
+    float want[6] = { 1, 2, 3, 4, 5, 6 };
+    CHECK(st == 0 && n == 24 && memcmp(b, want, 24) == 0, "raw output is row-major");
+    free(b);
+}
+
+/* ---- CSV ---- */
+
+static int csv_read_str(const char *text, const struct gc_read_opts *o, struct gc_matrix *m)
+{
+    return read_bytes(GC_FMT_CSV, "t.csv", text, strlen(text), o, m, 0);
+}
+
+static void test_csv_read(void)
+{
+    struct gc_read_opts o = default_read();
+    struct gc_matrix m;
+    CHECK(csv_read_str("\xef\xbb\xbf# c\n1, 2 ,3\r\n\n  4,5,6 # x\r\n# end\n", &o, &m) == 0 &&
+          m.rows == 2 && m.cols == 3 && gc_matrix_get(&m, 1, 2) == 6, "BOM, CRLF, comments: %s",
+          captured);
+    gc_matrix_free(&m);
+    CHECK(csv_read_str("nan,-INF,+Infinity\n1e-3,.5,-0\n", &o, &m) == 0 &&
+          isnan(gc_matrix_get(&m, 0, 0)) && gc_matrix_get(&m, 0, 1) == -INFINITY &&
+          gc_matrix_get(&m, 1, 0) == 0.001f && signbit(gc_matrix_get(&m, 1, 2)), "specials");
+    gc_matrix_free(&m);
+    CHECK(csv_read_str("1,2", &o, &m) == 0 && m.rows == 1 && m.cols == 2, "no final newline");
+    gc_matrix_free(&m);
+    o.header = 1;
+    CHECK(csv_read_str("# c\na,b\n1,2\n", &o, &m) == 0 && m.rows == 1, "--header");
+    gc_matrix_free(&m);
+    o.header = 0;
+    o.delimiter = ' ';
+    CHECK(csv_read_str("  1 \t 2   3\n4 5 6  \n", &o, &m) == 0 && m.cols == 3 && m.rows == 2,
+          "whitespace: %s", captured);
+    gc_matrix_free(&m);
+    o.delimiter = '\t';
+    CHECK(csv_read_str("1\t2\n3\t4\n", &o, &m) == 0 && m.cols == 2, "tab");
+    gc_matrix_free(&m);
+    o.delimiter = ',';
+    o.dtype = GC_F64;
+    CHECK(csv_read_str("0.1,1e-320\n", &o, &m) == 0 && m.dtype == GC_F64 &&
+          gc_matrix_get(&m, 0, 0) == 0.1 && gc_matrix_get(&m, 0, 1) == 1e-320, "f64");
+    gc_matrix_free(&m);
+    o.dtype = -1;
+
+    struct { const char *text; const char *want; size_t len; } bad[] = {
+        { "", "no data", 0 },
+        { "# only\n\n", "no data", 0 },
+        { "1,2\n3\n", "t.csv:2:2: 1 fields where line 1 has 2", 0 },
+        { "1,2\n3,4,5\n", "t.csv:2:5: more than 2 fields", 0 },
+        { "1,,2\n", "t.csv:1:3: empty field", 0 },
+        { "1,2,\n", "t.csv:1:5: trailing delimiter", 0 },
+        { "1,2\n3,x\n", "t.csv:2:3: not a number: 'x'", 0 },
+        { "1,\"2\"\n", "t.csv:1:3: quoted", 0 },
+        { "1,2\n3,4.5.6\n", "t.csv:2:3: not a number: '4.5.6'", 0 },
+        { "1,2\n3,4 5\n", "t.csv:2:3: not a number: '4 5'", 0 },
+        { "1;2\n", "t.csv:1:1: not a number: '1;2'", 0 },
+        { ",1\n", "t.csv:1:1: empty field", 0 },
+        { "1,0x10\n", "not a number: '0x10'", 0 },
+        { "1,1e\n", "not a number: '1e'", 0 },
+        { "1,2\n3,4\0\n", "t.csv:2:3: not a number", 9 },
+        { "1,1_000\n", "not a number", 0 },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        size_t len = bad[i].len ? bad[i].len : strlen(bad[i].text);
+        int st = read_bytes(GC_FMT_CSV, "t.csv", bad[i].text, len, &o, &m, 0);
+        CHECK(st == GC_EXIT_INPUT && strstr(captured, bad[i].want), "csv '%s': %d %s",
+              bad[i].text, st, captured);
+    }
+    o.header = 1;
+    CHECK(csv_read_str("a,b\n", &o, &m) == GC_EXIT_INPUT && strstr(captured, "header"),
+          "header only: %s", captured);
+}
+
+static void test_csv_locale_independent(void)
+{
+    /* A locale with a decimal comma must change nothing. */
+    const char *names[] = { "de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8", NULL };
+    const char *set = NULL;
+    for (int i = 0; names[i] && !set; i++)
+        set = setlocale(LC_ALL, names[i]);
+    struct gc_read_opts o = default_read();
+    struct gc_matrix m;
+    CHECK(csv_read_str("1.5,2.25e-30\n", &o, &m) == 0 && gc_matrix_get(&m, 0, 0) == 1.5 &&
+          (float)gc_matrix_get(&m, 0, 1) == 2.25e-30f, "parse under %s", set ? set : "C");
+    size_t n;
+    int st;
+    unsigned char *b = write_bytes(GC_FMT_CSV, &m, NULL, &n, &st);
+    CHECK(st == 0 && n == 13 && memcmp(b, "1.5,2.25e-30\n", 13) == 0, "write under %s: %.*s",
+          set ? set : "C", (int)n, b);
+    struct gc_write_opts wo = { 20, ',', -1 };
+    free(b);
+    b = write_bytes(GC_FMT_CSV, &m, &wo, &n, &st);
+    CHECK(st == 0 && !memchr(b, ' ', n) && memchr(b, '.', n), "precision path: %.*s", (int)n, b);
+    free(b);
+    gc_matrix_free(&m);
+    setlocale(LC_ALL, "C");
+}
+
+static void test_csv_roundtrip(void)
+{
+    uint64_t s = 42;
+    float v[7 * 5];
+    for (int i = 0; i < 35; i++) {
+        uint32_t b = (uint32_t)rng_next(&s);
+        memcpy(&v[i], &b, 4);
+    }
+    v[0] = NAN;
+    v[1] = -INFINITY;
+    v[2] = -0.0f;
+    for (int fo = 0; fo < 2; fo++)
+        for (int gz = 0; gz < 2; gz++) {
+            struct gc_matrix m = { 7, 5, GC_F32, fo, v, NULL }, r;
+            size_t n;
+            int st;
+            int fmt = gz ? GC_FMT_CSV_GZ : GC_FMT_CSV;
+            unsigned char *b = write_bytes(fmt, &m, NULL, &n, &st);
+            struct gc_read_opts o = default_read();
+            int rs = read_bytes(GC_FMT_AUTO, gz ? "rt.csv.gz" : "rt.csv", b, n, &o, &r, gz);
+            int same = rs == 0 && r.rows == 7 && r.cols == 5;
+            for (size_t i = 0; same && i < 7; i++)
+                for (size_t j = 0; j < 5; j++) {
+                    float a = (float)gc_matrix_get(&m, i, j), c = (float)gc_matrix_get(&r, i, j);
+                    same &= isnan(a) ? isnan(c) : memcmp(&a, &c, 4) == 0;
+                }
+            CHECK(st == 0 && same, "csv round trip fortran %d gzip %d: %s", fo, gz, captured);
+            if (rs == 0)
+                gc_matrix_free(&r);
+            free(b);
+        }
+    int32_t iv[4] = { -2147483647 - 1, 0, 7, 2147483647 };
+    struct gc_matrix im = { 2, 2, GC_I32, 0, iv, NULL };
+    size_t n;
+    int st;
+    unsigned char *b = write_bytes(GC_FMT_CSV, &im, NULL, &n, &st);
+    CHECK(st == 0 && n == 27 && memcmp(b, "-2147483648,0\n7,2147483647\n", 27) == 0,
+          "int32 as integers");
+    free(b);
+    uint16_t hv[2] = { 0x3555, 0xfbff };
+    struct gc_matrix hm = { 1, 2, GC_F16, 0, hv, NULL };
+    b = write_bytes(GC_FMT_CSV, &hm, NULL, &n, &st);
+    CHECK(st == 0 && n == 18 && memcmp(b, "0.33325195,-65504\n", 18) == 0, "f16: %.*s",
+          (int)n, b);
+    free(b);
+}
+
+/* ---- gzip ---- */
+
+static size_t gz_member(const char *text, unsigned char *out, size_t cap)
+{
+    struct libdeflate_compressor *c = libdeflate_alloc_compressor(6);
+    size_t n = libdeflate_gzip_compress(c, text, strlen(text), out, cap);
+    libdeflate_free_compressor(c);
+    return n;
+}
+
+static void test_gzip(void)
+{
+    unsigned char buf[4096];
+    struct gc_read_opts o = default_read();
+    struct gc_matrix m;
+    size_t a = gz_member("1,2\n3,4\n", buf, sizeof buf);
+    size_t b = gz_member("5,6\n", buf + a, sizeof buf - a);
+    for (int pipe_it = 0; pipe_it < 2; pipe_it++) {
+        CHECK(read_bytes(GC_FMT_AUTO, "mm.csv.gz", buf, a + b, &o, &m, pipe_it) == 0 &&
+              m.rows == 3 && gc_matrix_get(&m, 2, 1) == 6, "multi-member (pipe %d): %s",
+              pipe_it, captured);
+        gc_matrix_free(&m);
+    }
+    CHECK(read_bytes(GC_FMT_AUTO, "trunc.csv.gz", buf, a - 5, &o, &m, 0) == GC_EXIT_INPUT &&
+          strstr(captured, "truncated"), "truncated: %s", captured);
+    unsigned char bad[4096];
+    memcpy(bad, buf, a);
+    bad[a - 6] ^= 1;
+    CHECK(read_bytes(GC_FMT_AUTO, "crc.csv.gz", bad, a, &o, &m, 0) == GC_EXIT_INPUT &&
+          strstr(captured, "CRC"), "bad CRC: %s", captured);
+    memcpy(bad, buf, a);
+    bad[a - 2] ^= 1;
+    CHECK(read_bytes(GC_FMT_AUTO, "len.csv.gz", bad, a, &o, &m, 0) == GC_EXIT_INPUT &&
+          strstr(captured, "length"), "bad length: %s", captured);
+    memcpy(bad, buf, a);
+    memcpy(bad + a, "\0\0junk", 6);
+    CHECK(read_bytes(GC_FMT_AUTO, "junk.csv.gz", bad, a + 6, &o, &m, 0) == GC_EXIT_INPUT &&
+          strstr(captured, "trailing garbage"), "trailing garbage: %s", captured);
+    CHECK(read_bytes(GC_FMT_CSV_GZ, "plain.csv.gz", "1,2\n", 4, &o, &m, 0) == GC_EXIT_INPUT &&
+          strstr(captured, "not gzip"), "not gzip: %s", captured);
+    size_t e = gz_member("1,x\n", buf, sizeof buf);
+    CHECK(read_bytes(GC_FMT_AUTO, "x.csv.gz", buf, e, &o, &m, 0) == GC_EXIT_INPUT &&
+          strstr(captured, "x.csv.gz:1:3: not a number"), "position inside gzip: %s", captured);
+}
+
+static void test_detect(void)
+{
+    CHECK(format_by_extension("a/b.CSV.GZ") == GC_FMT_CSV_GZ, "csv.gz");
+    CHECK(format_by_extension("x.csv") == GC_FMT_CSV, "csv");
+    CHECK(format_by_extension("x.bin") == GC_FMT_RAW && format_by_extension("x.raw") == GC_FMT_RAW,
+          "raw");
+    CHECK(format_by_extension("x.npy") == GC_FMT_NPY, "npy");
+    CHECK(format_by_extension("x.txt") == -1, "unknown");
+    CHECK(format_by_name("bin") == GC_FMT_RAW && format_by_name("csv.gz") == GC_FMT_CSV_GZ &&
+          format_by_name("npy") == GC_FMT_NPY && format_by_name("xls") == -1, "names");
+    struct gc_read_opts o = default_read();
+    struct gc_matrix m;
+    /* Text through a pipe is CSV; a .npy named .csv is still .npy. */
+    CHECK(read_bytes(GC_FMT_AUTO, "p", "1,2\n3,4\n", 8, &o, &m, 1) == 0 && m.rows == 2 &&
+          m.dtype == GC_F32, "CSV on a pipe");
+    gc_matrix_free(&m);
+    float payload[4] = { 1, 2, 3, 4 };
+    unsigned char file[256];
+    size_t n = npy_make(file, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }",
+                        3, payload, sizeof payload);
+    CHECK(read_bytes(GC_FMT_AUTO, "lies.csv", file, n, &o, &m, 0) == 0 && m.rows == 2,
+          "magic before extension");
+    gc_matrix_free(&m);
+}
+
+int main(void)
+{
+    if (!mkdtemp(tmp_dir)) {
+        perror("mkdtemp");
+        return 2;
+    }
+    locale_t loc = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+    test_dtypes_and_sizes();
+    test_half();
+    test_convert();
+    test_decimal_parse(loc);
+    test_decimal_format(loc);
+    test_npy_header_bytes();
+    test_npy_read();
+    test_npy_roundtrip_all_dtypes();
+    test_raw();
+    test_csv_read();
+    test_csv_locale_independent();
+    test_csv_roundtrip();
+    test_gzip();
+    test_detect();
+    freelocale(loc);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "test_formats: could not remove %s\n", tmp_dir);
+    printf("test_formats: %d passed, %d failed\n", tally_of()->passed, tally_of()->failed);
+    return tally_of()->failed ? 1 : 0;
+}

@@ -31,8 +31,9 @@ NVCCFLAGS += -std=c++17 -I. -MMD -MP \
              -gencode arch=compute_$(ARCH),code=compute_$(ARCH) \
              -Xcompiler -Wall,-Wextra
 # cuBLAS is not linked: src/cublas_lazy.c loads it on first use.  The CUDA
-# runtime is linked statically, so that starting costs no library loading.
-LDLIBS   := -L$(CUDA_HOME)/lib64 -lcudart_static -ldeflate -lz -lpthread -ldl -lrt -lm -lstdc++
+# runtime and libdeflate are linked statically: starting costs no library
+# loading, and the binary runs where libdeflate is not installed.
+LDLIBS   := -L$(CUDA_HOME)/lib64 -lcudart_static -Wl,-Bstatic -ldeflate -Wl,-Bdynamic -lz -lpthread -ldl -lrt -lm -lstdc++
 
 SRC_C     := $(filter-out src/main.c,$(wildcard src/*.c))
 FORMAT_C  := $(wildcard formats/*.c)

@@ -8,7 +8,12 @@
  * version is a flat vector copy rather than the seed's tiled one, so that the
  * reference is the device's own limit, not that of one access pattern).
  *
- * Figure: not yet measured. */
+ * Figures (NVIDIA H200, 2026-11-21, float32, GB/s read + written, against
+ * cudaMemcpy device-to-device in the same process): 3430 at 4096^2 (95.6%),
+ * 3904 at 8192^2 (96.0%), 4050 at 16384^2 (96.0%), 3487 at 7001x3000
+ * (100.1%).  The first version, a grid of 8 long-lived blocks per
+ * multiprocessor striding over the buffer, reached 3723 and 3822 (90.9% and
+ * 89.9%) at 8192^2 and 16384^2. */
 #include <limits.h>
 #include <stdint.h>
 #include "common.cuh"
@@ -21,7 +26,7 @@ static constexpr int copy_unroll = 4;
  * outstanding before the first store.  The grid covers the whole buffer, so
  * blocks start in address order and the blocks in flight at any moment
  * work on one compact stretch of memory (a grid of long-lived blocks
- * striding over the buffer measured about 10% slower on an H200); the loop
+ * striding over the buffer measured about 5% slower on an H200); the loop
  * only matters past the grid-size limit. */
 template <typename V>
 __global__ void __launch_bounds__(copy_threads)

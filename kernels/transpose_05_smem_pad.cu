@@ -7,7 +7,11 @@
  * half-warp; 2-byte elements share words, which costs nothing).  Everything
  * else is as in smem.  Seed 001, matrixTranspos_3.
  *
- * Figure: not yet measured. */
+ * Figures (NVIDIA H200, 2026-11-21, float32, GB/s read + written, same
+ * process): 4096^2 3226 (101.2% of cublasSgeam), 8192^2 3491 (85.9% of
+ * cudaMemcpy device-to-device, 89.4% of copy, 93.6% of geam), 16384^2 3499
+ * (88.7% of geam), 7001x3000 2322 (79.2% of geam), 3000x7001 3221 (103.3%
+ * of geam); 2.2 times smem at 8192^2. */
 #include "common.cuh"
 #include "transpose.h"
 

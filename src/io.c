@@ -1,6 +1,7 @@
 #include "io.h"
 
 #include <string.h>
+#include <sys/stat.h>
 
 #include "error.h"
 #include "output.h"
@@ -29,6 +30,9 @@ int io_output_format(const struct gc_opts *o, int fallback)
             return fallback;
         return -gc_fail(GC_EXIT_USAGE, "<stdout>: say which format to write with --format");
     }
+    struct stat st;
+    if (stat(o->output, &st) == 0 && S_ISDIR(st.st_mode))
+        return -gc_fail(GC_EXIT_OUTPUT, "%s: is a directory", o->output);
     int f = format_by_extension(o->output);
     if (f < 0)
         return -gc_fail(GC_EXIT_USAGE, "%s: cannot tell the output format from the file name "

@@ -13,9 +13,10 @@ suite() {   # suite NAME COMMAND...: a suite passes when its command exits 0
     shift
     log=tests/out/$name.log
     if "$@" >"$log" 2>&1; then
-        if grep -q "^skipped" "$log"; then
+        if grep -qE "(^|: )skipped:" "$log"; then
             skipped=$((skipped + 1))
-            printf '%-18s skipped: %s\n' "$name" "$(grep -m1 '^skipped' "$log" | cut -c10-)"
+            printf '%-18s skipped: %s\n' "$name" \
+                "$(grep -m1 -E '(^|: )skipped:' "$log" | sed 's/.*skipped: //')"
         else
             passed=$((passed + 1))
             printf '%-18s ok    %s\n' "$name" "$(tail -n 1 "$log")"

@@ -36,9 +36,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         float rf = strtof_l(text, &ref_end, loc);
         if (ref_end != e || !same_f32(f, rf))
             abort();
-        *(char *)e = saved;
-        if (!dec_parse_f64(text, loc, &d) || !same_f64(d, strtod_l(text, NULL, loc)))
+        if (dec_parse_f64(text, loc, &d) != e || !same_f64(d, strtod_l(text, NULL, loc)))
             abort();
+        *(char *)e = saved;
     }
     if (size >= 9) {
         char buf[DEC_MAX_TEXT + 1];

@@ -170,8 +170,8 @@ static int csv_parse_row(struct csv_parser *ps, void *out, size_t max, size_t ex
                      first_line);
             return csv_error(ps, q, what);
         }
-        const char *after = ps->is_f64 ? dec_parse_f64(q, ps->loc, (double *)out + n)
-                                       : dec_parse_f32(q, ps->loc, (float *)out + n);
+        const char *after = ps->is_f64 ? dec_parse_f64(q, ps->end, ps->loc, (double *)out + n)
+                                       : dec_parse_f32(q, ps->end, ps->loc, (float *)out + n);
         if (!after)
             return csv_bad_field(ps, q, "not a number");
         const char *field = q;

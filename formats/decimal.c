@@ -49,6 +49,16 @@ static const uint64_t pow10_u64[20] = {
     100000000000000000ULL, 1000000000000000000ULL, 10000000000000000000ULL,
 };
 
+/* The nearest doubles to 10^-0..10^-64, for the float fast path. */
+static const double scale_p10_neg[65] = {
+    1e-0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11, 1e-12,
+    1e-13, 1e-14, 1e-15, 1e-16, 1e-17, 1e-18, 1e-19, 1e-20, 1e-21, 1e-22, 1e-23, 1e-24,
+    1e-25, 1e-26, 1e-27, 1e-28, 1e-29, 1e-30, 1e-31, 1e-32, 1e-33, 1e-34, 1e-35, 1e-36,
+    1e-37, 1e-38, 1e-39, 1e-40, 1e-41, 1e-42, 1e-43, 1e-44, 1e-45, 1e-46, 1e-47, 1e-48,
+    1e-49, 1e-50, 1e-51, 1e-52, 1e-53, 1e-54, 1e-55, 1e-56, 1e-57, 1e-58, 1e-59, 1e-60,
+    1e-61, 1e-62, 1e-63, 1e-64
+};
+
 #define MANT_EXACT (UINT64_C(1) << 53)
 
 struct dec_scan {
@@ -152,7 +162,7 @@ static const char *dec_scan(const char *p, struct dec_scan *s)
 }
 
 /* Clinger's fast path: exact operands, one rounding. */
-static int dec_fast(uint64_t m, long e, double *out)
+static inline int dec_fast(uint64_t m, long e, double *out)
 {
     if (m > MANT_EXACT)
         return 0;
@@ -206,10 +216,91 @@ static int dec_slow(const char *start, const char *end, int as_float, locale_t l
     return ok;
 }
 
-const char *dec_parse_f64(const char *p, locale_t loc, double *out)
+/* Eight ASCII digits at once (little-endian loads): all of them digits? */
+static int all_digits8(uint64_t w)
+{
+    return ((w & 0xf0f0f0f0f0f0f0f0ULL) |
+            (((w + 0x0606060606060606ULL) & 0xf0f0f0f0f0f0f0f0ULL) >> 4)) ==
+           0x3333333333333333ULL;
+}
+
+/* Their value: pairs, then quads, then the eight, by multiply-and-shift. */
+static uint64_t parse_digits8(uint64_t w)
+{
+    w -= 0x3030303030303030ULL;
+    w = w * 10 + (w >> 8);
+    w = ((w & 0x000000ff000000ffULL) * (100 + (1000000ULL << 32)) +
+         ((w >> 16) & 0x000000ff000000ffULL) * (1 + (10000ULL << 32))) >> 32;
+    return w;
+}
+
+/* Appends the digits at p to *m, eight at a time while they last, and
+ * counts them into *nd.  *m wraps when more than 19 are taken; callers then
+ * give up on the result. */
+static inline const char *scan_digits(const char *p, const char *end, uint64_t *m, int *nd)
+{
+    const char *start = p;
+    uint64_t v = *m;
+    while (end - p >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        if (!all_digits8(w))
+            break;
+        v = v * 100000000 + parse_digits8(w);
+        p += 8;
+    }
+    for (; is_digit(*p); p++)
+        v = v * 10 + (uint64_t)(*p - '0');
+    *m = v;
+    *nd += (int)(p - start);
+    return p;
+}
+
+/* The common case quickly: at most 19 digits in all and a short exponent.
+ * NULL sends everything else (nan, inf, long numbers, errors) to dec_scan. */
+static inline const char *dec_scan_short(const char *p, const char *end, struct dec_scan *s)
+{
+    uint64_t m = 0;
+    int nd = 0, frac = 0;
+    s->negative = 0;
+    if (*p == '+' || *p == '-')
+        s->negative = *p++ == '-';
+    p = scan_digits(p, end, &m, &nd);
+    if (*p == '.') {
+        const char *f = ++p;
+        p = scan_digits(p, end, &m, &nd);
+        frac = (int)(p - f);
+    }
+    if (nd == 0 || nd > 19)
+        return NULL;
+    long e = -frac;
+    if ((*p | 0x20) == 'e') {
+        const char *q = p + 1;
+        int eneg = 0;
+        long x = 0;
+        if (*q == '+' || *q == '-')
+            eneg = *q++ == '-';
+        const char *digits = q;
+        for (; is_digit(*q); q++)
+            x = x * 10 + (*q - '0');
+        if (q == digits || q - digits > 5)
+            return NULL;
+        e += eneg ? -x : x;
+        p = q;
+    }
+    s->mant = m;
+    s->exp10 = e;
+    s->truncated = 0;
+    s->kind = DEC_FINITE;
+    return p;
+}
+
+const char *dec_parse_f64(const char *p, const char *text_end, locale_t loc, double *out)
 {
     struct dec_scan s;
-    const char *end = dec_scan(p, &s);
+    const char *end = dec_scan_short(p, text_end, &s);
+    if (!end)
+        end = dec_scan(p, &s);
     double d;
     if (!end)
         return NULL;
@@ -225,10 +316,34 @@ const char *dec_parse_f64(const char *p, locale_t loc, double *out)
     return end;
 }
 
-const char *dec_parse_f32(const char *p, locale_t loc, float *out)
+/* A float from m * 10^e through a double with at most two roundings (the
+ * power's and the product's), off by at most 2 units in the last place.
+ * Unless that lands within a few units of a float rounding midpoint, the
+ * float it rounds to is the correctly rounded one.  Returns 0 when it
+ * cannot tell, and in float's subnormal range, where midpoints lie
+ * elsewhere. */
+static inline int dec_float_by_product(uint64_t m, long e, float *out)
+{
+    if (m > MANT_EXACT || e < -64 || e > 38)
+        return 0;
+    double d = (double)m * (e >= 0 ? scale_p10[e] : scale_p10_neg[-e]);
+    uint64_t b;
+    memcpy(&b, &d, 8);
+    int64_t off = (int64_t)(b & 0x1fffffff) - 0x10000000;
+    if (off >= -8 && off <= 8)
+        return 0;
+    if (d < 0x1p-126)
+        return 0;
+    *out = (float)d;
+    return 1;
+}
+
+const char *dec_parse_f32(const char *p, const char *text_end, locale_t loc, float *out)
 {
     struct dec_scan s;
-    const char *end = dec_scan(p, &s);
+    const char *end = dec_scan_short(p, text_end, &s);
+    if (!end)
+        end = dec_scan(p, &s);
     float f;
     if (!end)
         return NULL;
@@ -238,7 +353,7 @@ const char *dec_parse_f32(const char *p, locale_t loc, float *out)
         f = INFINITY;
     } else if (s.mant == 0) {
         f = 0;
-    } else {
+    } else if (s.truncated || !dec_float_by_product(s.mant, s.exp10, &f)) {
         double d;
         if (s.truncated || !dec_fast(s.mant, s.exp10, &d) || on_float_midpoint(d))
             return dec_slow(p, end, 1, loc, NULL, out) ? end : NULL;

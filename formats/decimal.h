@@ -20,11 +20,11 @@
 
 /* Parses one number at p: [+-]digits[.digits][e[+-]digits], or nan, inf,
  * infinity in any case.  Returns the end of the number, or NULL if p does
- * not start one.  The text must be NUL-terminated somewhere after p (the
- * parser looks one byte past the number's end); `loc` is a "C" locale for
- * the slow path. */
-const char *dec_parse_f32(const char *p, locale_t loc, float *out);
-const char *dec_parse_f64(const char *p, locale_t loc, double *out);
+ * not start one.  The text runs to `end`, where a NUL must be readable (the
+ * parser looks one byte past a number; it reads up to `end` in blocks of
+ * eight); `loc` is a "C" locale for the slow path. */
+const char *dec_parse_f32(const char *p, const char *end, locale_t loc, float *out);
+const char *dec_parse_f64(const char *p, const char *end, locale_t loc, double *out);
 
 /* Write into buf (DEC_MAX_TEXT bytes) and return the length, no NUL.
  * precision 0: shortest round-trip text; 1..17: that many significant

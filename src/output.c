@@ -92,12 +92,11 @@ int output_commit(struct gc_output *o)
             return gc_fail(GC_EXIT_OUTPUT, "%s: write error: %s", o->name, strerror(e));
         return 0;
     }
+    /* No fsync: the rename already makes the output appear whole or not at
+     * all to other processes, as with sort -o or gzip; syncing would add the
+     * disk's latency to every run for protection only against power loss. */
     int failed = fflush(o->f) != 0 || ferror(o->f);
     int e = errno;
-    if (!failed && fsync(fileno(o->f)) != 0 && errno != EINVAL && errno != EROFS) {
-        failed = 1;
-        e = errno;
-    }
     if (fclose(o->f) != 0 && !failed) {
         failed = 1;
         e = errno;

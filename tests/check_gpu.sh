@@ -25,6 +25,7 @@ step() {   # step NAME COMMAND...: runs it, logs to $LOGS/NAME.log, adds a row
     rows="$rows$(printf '%-22s %-7s %4ss  %s' "$name" "$res" "$secs" "$summary")
 "
     echo "== $name: $res ($secs s)" >&2
+    [ -n "${OUT:-}" ] && tar czf "$OUT/check-gpu.tgz" -C tests/out gpu
 }
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$LOGS/device.txt" 2>&1
@@ -39,5 +40,4 @@ grep -v '^bench:' "$LOGS/bench.log"
 echo
 echo "check-gpu on $(cat "$LOGS/device.txt"), $(date -u +%Y-%m-%d)"
 printf '%s' "$rows"
-[ -n "${OUT:-}" ] && tar czf "$OUT/check-gpu.tgz" -C tests/out gpu
 exit $status

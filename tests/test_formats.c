@@ -283,8 +283,8 @@ static void test_decimal_parse(locale_t loc)
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
         float f;
         double d;
-        const char *e1 = dec_parse_f32(ok[i], loc, &f);
-        const char *e2 = dec_parse_f64(ok[i], loc, &d);
+        const char *e1 = dec_parse_f32(ok[i], ok[i] + strlen(ok[i]), loc, &f);
+        const char *e2 = dec_parse_f64(ok[i], ok[i] + strlen(ok[i]), loc, &d);
         float rf = strtof(ok[i], NULL);
         double rd = strtod(ok[i], NULL);
         if (!e1 || *e1 || memcmp(&f, &rf, 4) != 0 || !e2 || *e2 || memcmp(&d, &rd, 8) != 0) {
@@ -298,14 +298,14 @@ static void test_decimal_parse(locale_t loc)
                                             "infinity" };
     for (size_t i = 0; i < sizeof specials / sizeof specials[0]; i++) {
         float f;
-        const char *e = dec_parse_f32(specials[i], loc, &f);
+        const char *e = dec_parse_f32(specials[i], specials[i] + strlen(specials[i]), loc, &f);
         CHECK(e && !*e && (isnan(f) || isinf(f)), "special '%s'", specials[i]);
     }
     static const char *const not_numbers[] = { "", "-", ".", "e5", "1e", "1e+", "+-1", "nan1x",
                                                "0x10", "in", "--1", " 1", "+.inf", ".nan" };
     for (size_t i = 0; i < sizeof not_numbers / sizeof not_numbers[0]; i++) {
         float f;
-        const char *e = dec_parse_f32(not_numbers[i], loc, &f);
+        const char *e = dec_parse_f32(not_numbers[i], not_numbers[i] + strlen(not_numbers[i]), loc, &f);
         CHECK(!e || *e, "'%s' must not parse whole", not_numbers[i]);
     }
 
@@ -321,8 +321,8 @@ static void test_decimal_parse(locale_t loc)
         buf[digits] = buf[digits] ? buf[digits] : 0;
         float f, rf = strtof(buf, NULL);
         double d, rd = strtod(buf, NULL);
-        if (!dec_parse_f32(buf, loc, &f) || memcmp(&f, &rf, 4) != 0 ||
-            !dec_parse_f64(buf, loc, &d) || memcmp(&d, &rd, 8) != 0) {
+        if (!dec_parse_f32(buf, buf + strlen(buf), loc, &f) || memcmp(&f, &rf, 4) != 0 ||
+            !dec_parse_f64(buf, buf + strlen(buf), loc, &d) || memcmp(&d, &rd, 8) != 0) {
             if (bad++ < 5)
                 printf("  parse '%s': %a vs %a\n", buf, f, rf);
         }
@@ -341,7 +341,7 @@ static void test_decimal_parse(locale_t loc)
         char buf[80];
         snprintf(buf, sizeof buf, "%.40e", mid);
         float f, rf = strtof(buf, NULL);
-        if (!dec_parse_f32(buf, loc, &f) || memcmp(&f, &rf, 4) != 0)
+        if (!dec_parse_f32(buf, buf + strlen(buf), loc, &f) || memcmp(&f, &rf, 4) != 0)
             bad++;
     }
     CHECK(bad == 0, "%d midpoints misparsed", bad);

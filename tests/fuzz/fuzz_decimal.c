@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     text[size] = 0;
     float f;
     double d;
-    const char *e = dec_parse_f32(text, loc, &f);
+    const char *e = dec_parse_f32(text, text + size, loc, &f);
     if (e) {
         char *ref_end;
         char saved = *e;
@@ -36,7 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         float rf = strtof_l(text, &ref_end, loc);
         if (ref_end != e || !same_f32(f, rf))
             abort();
-        if (dec_parse_f64(text, loc, &d) != e || !same_f64(d, strtod_l(text, NULL, loc)))
+        if (dec_parse_f64(text, text + size, loc, &d) != e || !same_f64(d, strtod_l(text, NULL, loc)))
             abort();
         *(char *)e = saved;
     }

@@ -637,10 +637,10 @@ static uint32_t round_down_pow10(uint32_t v, int j)
 /* Shortest digits for a float from its rounding interval, in double.
  *
  * Every decimal strictly between the midpoints to the neighbouring floats
- * reads back as v.  Scaled so that v has 9 or 10 integer digits, the
- * interval's ends carry an error far below eps; a multiple of 10^j inside
- * the interval shrunk by eps certainly reads back, and none inside it grown
- * by eps certainly means that no j-fold shorter decimal exists.  When the
+ * reads back as v.  Scaled so that v has 9 integer digits, the interval's
+ * ends carry an error far below eps; a multiple of 10^j inside the interval
+ * shrunk by eps certainly reads back, and none inside it grown by eps
+ * certainly means that no decimal j digits shorter exists.  When the
  * two tests disagree the value is too close to call and the checked search
  * takes over (returns 0). */
 static int shortest_f32_interval(float v, uint64_t *d_out, int *p_out)

@@ -135,6 +135,65 @@ int payload_read_exact(struct gc_input *in, void *dst, size_t bytes, const char 
     return 0;
 }
 
+/* Above this, a payload from a pipe is read before it is trusted. */
+#define PIPE_TRUST_BYTES ((size_t)64 << 20)
+
+int payload_read_matrix(struct gc_input *in, struct gc_matrix *m, const struct gc_alloc *alloc,
+                        const char *what)
+{
+    size_t bytes;
+    int status;
+    if (!gc_matrix_bytes(m->rows, m->cols, m->dtype, &bytes))
+        return gc_fail(GC_EXIT_INPUT, "%s: %s is too large", in->name, what);
+    if ((status = payload_check_left(in, bytes, what)))
+        return status;
+    if (input_remaining(in) >= 0 || bytes <= PIPE_TRUST_BYTES) {
+        if (gc_matrix_alloc(m, alloc) != 0)
+            return gc_fail(GC_EXIT_INPUT, "%s: cannot allocate %zu bytes for %s", in->name,
+                           bytes, what);
+        if ((status = payload_read_exact(in, m->data, bytes, what)))
+            gc_matrix_free(m);
+        return status;
+    }
+    unsigned char *buf = NULL;
+    size_t have = 0, cap = 0;
+    while (have < bytes) {
+        size_t next = cap == 0 ? PIPE_TRUST_BYTES : cap <= bytes / 2 ? cap * 2 : bytes;
+        unsigned char *nb = realloc(buf, next);
+        if (!nb) {
+            status = gc_fail(GC_EXIT_INPUT, "%s: cannot allocate %zu bytes for %s", in->name,
+                             next, what);
+            break;
+        }
+        buf = nb;
+        cap = next;
+        size_t got;
+        if ((status = input_read(in, buf + have, cap - have, &got)))
+            break;
+        have += got;
+        if (have < cap) {
+            status = gc_fail(GC_EXIT_INPUT, "%s: truncated: %s needs %zu bytes of data, "
+                             "found %zu", in->name, what, bytes, have);
+            break;
+        }
+    }
+    /* Nothing more may follow. */
+    if (!status)
+        status = payload_read_exact(in, NULL, 0, what);
+    if (!status && (!alloc || alloc == &gc_alloc_malloc)) {
+        m->data = buf;
+        m->alloc = &gc_alloc_malloc;
+        return 0;
+    }
+    if (!status && gc_matrix_alloc(m, alloc) != 0)
+        status = gc_fail(GC_EXIT_INPUT, "%s: cannot allocate %zu bytes for %s", in->name,
+                         bytes, what);
+    if (!status)
+        memcpy(m->data, buf, bytes);
+    free(buf);
+    return status;
+}
+
 int write_all(FILE *f, const char *name, const void *p, size_t n)
 {
     if (n && fwrite(p, 1, n, f) != n)

@@ -41,6 +41,13 @@ int payload_check_left(struct gc_input *in, size_t bytes, const char *what);
  * there; `what` names the expected layout in the error messages. */
 int payload_read_exact(struct gc_input *in, void *dst, size_t bytes, const char *what);
 
+/* Allocates m's payload (m already shaped) from `alloc` and reads it with
+ * payload_read_exact.  On a pipe a large payload is first read into a
+ * buffer that grows with the data, so that a header claiming terabytes
+ * fails as truncated instead of allocating them. */
+int payload_read_matrix(struct gc_input *in, struct gc_matrix *m, const struct gc_alloc *alloc,
+                        const char *what);
+
 /* Writes `n` bytes, reporting a failure as an output error naming `name`. */
 int write_all(FILE *f, const char *name, const void *p, size_t n);
 

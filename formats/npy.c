@@ -16,7 +16,6 @@
  * no extra host copy. */
 #include "format_impl.h"
 
-#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -348,24 +347,13 @@ int npy_read(struct gc_input *in, const struct gc_read_opts *o, struct gc_matrix
 {
     struct npy_header h;
     char what[96];
-    size_t bytes;
     int status = npy_read_header(in, &h);
     if (status)
         return status;
     npy_describe(&h, what, sizeof what);
-    if (!gc_matrix_bytes(h.rows, h.cols, h.dtype, &bytes))
-        return gc_fail(GC_EXIT_INPUT, "%s: %s is too large", in->name, what);
-    if ((status = payload_check_left(in, bytes, what)))
-        return status;
     struct gc_matrix r = { h.rows, h.cols, h.dtype, h.fortran_order, NULL, NULL };
-    if (gc_matrix_alloc(&r, o ? o->alloc : NULL) != 0)
-        return gc_fail(GC_EXIT_INPUT, "%s: cannot allocate %zu bytes for %s", in->name, bytes,
-                       what);
-    status = payload_read_exact(in, r.data, bytes, what);
-    if (status) {
-        gc_matrix_free(&r);
+    if ((status = payload_read_matrix(in, &r, o ? o->alloc : NULL, what)))
         return status;
-    }
     if (h.big_endian)
         npy_byteswap(r.data, h.rows * h.cols, gc_dtypes[h.dtype].size);
     *m = r;

@@ -77,16 +77,9 @@ int raw_read(struct gc_input *in, const struct gc_read_opts *o, struct gc_matrix
     if (shape_given || left >= 0) {
         if ((status = raw_layout(in->name, o, left, &l)))
             return status;
-        if ((status = payload_check_left(in, l.bytes, l.what)))
-            return status;
         struct gc_matrix r = { l.rows, l.cols, l.dtype, order_f, NULL, NULL };
-        if (gc_matrix_alloc(&r, alloc) != 0)
-            return gc_fail(GC_EXIT_INPUT, "%s: cannot allocate %zu bytes for %s", in->name,
-                           l.bytes, l.what);
-        if ((status = payload_read_exact(in, r.data, l.bytes, l.what))) {
-            gc_matrix_free(&r);
+        if ((status = payload_read_matrix(in, &r, alloc, l.what)))
             return status;
-        }
         if (r.rows <= 1 || r.cols <= 1)
             r.fortran_order = 0;
         *m = r;

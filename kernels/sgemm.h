@@ -34,6 +34,11 @@ SGEMM_STAGE(cp_async)
 SGEMM_STAGE(swizzle)
 SGEMM_STAGE(swizzle_64x128)
 SGEMM_STAGE(splitk)
+SGEMM_STAGE(thread_8x16)
+SGEMM_STAGE(stream_k)
+SGEMM_STAGE(x_bk32)
+SGEMM_STAGE(x_128x256)
+SGEMM_STAGE(x_256x128)
 
 #undef SGEMM_STAGE
 
@@ -51,6 +56,26 @@ void sgemm_cpu(const struct sgemm_problem *p, int threads);
 cudaError_t ref_dgemm(int m, int n, int k, double alpha, const float *a,
                       const float *b, double beta, const float *c0,
                       double *out, cudaStream_t stream);
+
+/* The tile of sgemm_17_thread_8x16.cu's kernel, which sgemm_18_stream_k.cu
+ * plans for, and the height in tiles of the bands its blocks walk. */
+enum { SGEMM_WIDE_BM = 128, SGEMM_WIDE_BN = 128, SGEMM_WIDE_BK = 16, SGEMM_WIDE_GROUP = 8 };
+
+/* How that kernel's blocks share the tiles of C, numbered in its band
+ * order: block b < dp_tiles computes tile b whole; the other sk_workers
+ * blocks split the k-steps of the remaining tiles, laid end to end, into
+ * equal runs.  Worker w's run of tile t (t counted from dp_tiles) leaves its
+ * raw sums, a dense BM x BN tile, at slab w + t of partial, which holds
+ * sk_workers + (tiles - dp_tiles) - 1 slabs. */
+struct sgemm_sk_plan {
+    int dp_tiles;
+    int sk_workers;
+    float *partial;
+};
+
+/* Runs that kernel over a plan, on env->stream. */
+cudaError_t sgemm_wide_run(const struct sgemm_problem *p, const struct launch_env *env,
+                           const struct sgemm_sk_plan *plan);
 
 #ifdef __cplusplus
 }

@@ -61,10 +61,18 @@ static constexpr int vec_threads = 256;
  * columns (an input row piece of 16 * micro_cols bytes). */
 static constexpr int micro_rows = 16;
 static constexpr int micro_cols = 16;
+/* Output rows that do not start on a 16-byte boundary are written in
+ * windows aligned to this many bytes (one 32-byte sector), shifted left of
+ * the tile by the row's skew; the head_chunks 16-byte chunks of input rows
+ * just above the tile fill the shift. */
+static constexpr int out_align = 32;
+static constexpr int head_chunks = out_align / 16;
 static_assert(micro_rows % 8 == 0,
               "the swizzle permutes groups of 8 chunks (128 bytes, all 32 banks) of a tile row");
 static_assert(micro_cols % 4 == 0, "a warp loads 4 micro-block columns of 8 micro-block rows");
 static_assert((micro_rows * micro_cols) % vec_threads == 0, "each thread takes whole micro-blocks");
+static_assert(micro_rows % head_chunks == 0, "tiles start on out_align boundaries of an output row");
+static_assert(head_chunks * micro_cols <= vec_threads, "one head micro-block per thread at most");
 
 /* Resident blocks per multiprocessor the register allocation must allow:
  * 4 x 256 threads keep about 64 KB of loads in flight per multiprocessor;
@@ -89,15 +97,59 @@ static __device__ __forceinline__ int swizzle(int row, int chunk)
     return row * micro_rows + (chunk ^ (row & 7));
 }
 
-/* Input tile (r0, c0) into the transposed tile s.  GUARD: the tile crosses
- * the matrix's edge; elements outside are skipped (their slots in s are
- * never written out). */
-template <typename T, bool VEC_IN, bool GUARD>
+/* Where head chunk `chunk` of transposed-tile row `row` lives, in 16-byte
+ * units past the tile of `rows` rows.  Head chunks are stored column by
+ * column; the XOR spreads the 8 rows that one store phase writes (rows
+ * V apart) over all 32 banks. */
+static __device__ __forceinline__ int head_slot(int row, int chunk, int rows)
+{
+    return rows * micro_rows + chunk * rows + (row ^ ((row >> 3) & 7));
+}
+
+/* Chunk `chunk` of a transposed-tile row extended on the left by its head:
+ * chunks 0 .. head_chunks - 1 are the head, the rest the tile. */
+template <typename T>
+static __device__ __forceinline__ int padded_slot(int row, int chunk)
+{
+    constexpr int tile_cols = micro_cols * 16 / sizeof(T);
+    return chunk < head_chunks ? head_slot(row, chunk, tile_cols)
+                               : swizzle(row, chunk - head_chunks);
+}
+
+/* Elements d .. d + V - 1 of the 2V elements of a followed by b: a barrel
+ * shift by words, then by half words for 2-byte elements. */
+template <typename T>
+static __device__ __forceinline__ uint4 shift_pair(uint4 a, uint4 b, int d)
+{
+    const int bytes = d * (int)sizeof(T);
+    const unsigned x[8] = { a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w };
+    unsigned y[6], z[5];
+#pragma unroll
+    for (int i = 0; i < 6; i++)
+        y[i] = (bytes & 8) ? x[i + 2] : x[i];
+#pragma unroll
+    for (int i = 0; i < 5; i++)
+        z[i] = (bytes & 4) ? y[i + 1] : y[i];
+    if constexpr (sizeof(T) == 2) {
+        const unsigned bits = (bytes & 2) * 8;
+        return make_uint4(__funnelshift_r(z[0], z[1], bits), __funnelshift_r(z[1], z[2], bits),
+                          __funnelshift_r(z[2], z[3], bits), __funnelshift_r(z[3], z[4], bits));
+    } else {
+        return make_uint4(z[0], z[1], z[2], z[3]);
+    }
+}
+
+/* Input tile (r0, c0) into the transposed tile s, and with HEAD the
+ * out_align bytes of input rows above it into the head.  GUARD: the tile
+ * crosses the matrix's edge; elements outside are skipped (their slots in s
+ * are never written out). */
+template <typename T, bool VEC_IN, bool HEAD, bool GUARD>
 static __device__ __forceinline__ void
 tile_in(const T *__restrict__ in, uint4 *s, int rows, int cols, int r0, int c0)
 {
     constexpr int V = 16 / sizeof(T);
     constexpr int tile_cols = micro_cols * V;
+    constexpr int head_rows = HEAD ? head_chunks * V : 0;
     if constexpr (VEC_IN) {
 #pragma unroll
         for (int m = 0; m < micro_rows * micro_cols / vec_threads; m++) {
@@ -127,6 +179,28 @@ tile_in(const T *__restrict__ in, uint4 *s, int rows, int cols, int r0, int c0)
                 s[swizzle(a * V + e, b)] = col.v;
             }
         }
+        /* The head: one micro-block per thread of the first head_chunks
+         * warps' worth of lanes; a store phase covers 8 micro-block columns. */
+        if (HEAD && threadIdx.x < head_chunks * micro_cols && (!GUARD || r0 > 0)) {
+            const int a = threadIdx.x % micro_cols, p = threadIdx.x / micro_cols;
+            const int c = c0 + a * V;
+            if (!GUARD || c < cols) {
+                pack16<T> blk[V];
+#pragma unroll
+                for (int k = 0; k < V; k++) {
+                    const int r = r0 - head_rows + p * V + k;
+                    blk[k].v = __ldcs((const uint4 *)(in + (size_t)r * cols + c));
+                }
+#pragma unroll
+                for (int e = 0; e < V; e++) {
+                    pack16<T> col;
+#pragma unroll
+                    for (int k = 0; k < V; k++)
+                        col.e[k] = blk[k].e[e];
+                    s[head_slot(a * V + e, p, tile_cols)] = col.v;
+                }
+            }
+        }
     } else {
         /* A warp reads 32 consecutive elements of one input row: one
          * coalesced access however the rows are aligned.  Lanes 8 apart
@@ -139,43 +213,102 @@ tile_in(const T *__restrict__ in, uint4 *s, int rows, int cols, int r0, int c0)
         const int c = c0 + cl;
         T *se = (T *)s;
 #pragma unroll 8
-        for (int rl = threadIdx.x / tile_cols; rl < micro_rows * V; rl += rows_per_pass) {
+        for (int rl = threadIdx.x / tile_cols - head_rows; rl < micro_rows * V;
+             rl += rows_per_pass) {
             const int r = r0 + rl;
-            if (!GUARD || (r < rows && c < cols))
-                se[swizzle(cl, rl / V) * V + rl % V] = __ldcs(in + (size_t)r * cols + c);
+            if (!GUARD || (r >= 0 && r < rows && c < cols)) {
+                const T x = __ldcs(in + (size_t)r * cols + c);
+                if (rl >= 0) {
+                    se[swizzle(cl, rl / V) * V + rl % V] = x;
+                } else {
+                    const int h = rl + head_rows;
+                    se[head_slot(cl, h / V, tile_cols) * V + h % V] = x;
+                }
+            }
         }
     }
 }
 
-/* The transposed tile s out to rows c0.. and columns r0.. of `out`. */
-template <typename T, bool VEC_OUT, bool GUARD>
+/* The transposed tile s out to rows c0.. and columns r0.. of `out`, whose
+ * rows start 16-byte aligned. */
+template <typename T, bool GUARD>
 static __device__ __forceinline__ void
-tile_out(const uint4 *s, T *__restrict__ out, int rows, int cols, int r0, int c0)
+tile_out_aligned(const uint4 *s, T *__restrict__ out, int rows, int cols, int r0, int c0)
+{
+    constexpr int V = 16 / sizeof(T);
+    constexpr int tile_cols = micro_cols * V;
+#pragma unroll
+    for (int m = 0; m < tile_cols * micro_rows / vec_threads; m++) {
+        const int g = threadIdx.x + vec_threads * m;
+        const int j = g / micro_rows, q = g % micro_rows;
+        const int orow = c0 + j, ocol = r0 + q * V;
+        if (!GUARD || (orow < cols && ocol < rows))
+            __stcs((uint4 *)(out + (size_t)orow * rows + ocol), s[swizzle(j, q)]);
+    }
+}
+
+/* Output row `row` starts `skew` elements past an out_align boundary, so
+ * its aligned windows begin `skew` elements left of each tile: chunk q of
+ * the window, from the head-extended tile row j. */
+template <typename T>
+static __device__ __forceinline__ uint4 window_chunk(const uint4 *s, int j, int skew, int q)
+{
+    constexpr int V = 16 / sizeof(T);
+    constexpr int last = head_chunks + micro_rows - 1;
+    const int lead = head_chunks * V - skew;
+    const int lo = lead / V + q;
+    return shift_pair<T>(s[padded_slot<T>(j, min(lo, last))],
+                         s[padded_slot<T>(j, min(lo + 1, last))], lead % V);
+}
+
+template <typename T>
+static __device__ __forceinline__ int skew_of(const T *row)
+{
+    return (int)((uintptr_t)row % out_align / sizeof(T));
+}
+
+/* The transposed tile s out to rows c0.. of `out`, whose rows are not
+ * 16-byte aligned: each row in out_align-aligned 16-byte stores, the window
+ * shifted left by the row's skew.  The last tile of a row also writes the
+ * row's end; single elements only where a window crosses the row's ends. */
+template <typename T, bool GUARD>
+static __device__ __forceinline__ void
+tile_out_shifted(const uint4 *s, T *__restrict__ out, int rows, int cols, int r0, int c0)
 {
     constexpr int V = 16 / sizeof(T);
     constexpr int tile_rows = micro_rows * V;
     constexpr int tile_cols = micro_cols * V;
-    if constexpr (VEC_OUT) {
+    if constexpr (!GUARD) {
 #pragma unroll
         for (int m = 0; m < tile_cols * micro_rows / vec_threads; m++) {
             const int g = threadIdx.x + vec_threads * m;
             const int j = g / micro_rows, q = g % micro_rows;
-            const int orow = c0 + j, ocol = r0 + q * V;
-            if (!GUARD || (orow < cols && ocol < rows))
-                __stcs((uint4 *)(out + (size_t)orow * rows + ocol), s[swizzle(j, q)]);
+            T *row = out + (size_t)(c0 + j) * rows;
+            const int skew = skew_of(row);
+            __stcs((uint4 *)(row + r0 - skew + q * V), window_chunk<T>(s, j, skew, q));
         }
     } else {
-        /* A warp writes 32 consecutive elements of one output row. */
-        constexpr int rows_per_pass = vec_threads / tile_rows;
-        static_assert(vec_threads % tile_rows == 0, "whole output rows per pass");
-        const int i = threadIdx.x % tile_rows;
-        const int ocol = r0 + i;
-        const T *se = (const T *)s;
-#pragma unroll 8
-        for (int j = threadIdx.x / tile_rows; j < tile_cols; j += rows_per_pass) {
-            const int orow = c0 + j;
-            if (!GUARD || (orow < cols && ocol < rows))
-                __stcs(out + (size_t)orow * rows + ocol, se[swizzle(j, i / V) * V + i % V]);
+        constexpr int span = micro_rows + head_chunks;
+        const int chunks = rows - r0 <= tile_rows ? span : micro_rows;
+        for (int g = threadIdx.x; g < tile_cols * span; g += vec_threads) {
+            const int j = g / span, q = g % span;
+            if (c0 + j >= cols || q >= chunks)
+                continue;
+            T *row = out + (size_t)(c0 + j) * rows;
+            const int skew = skew_of(row);
+            const int first = r0 - skew + q * V;
+            if (first + V <= 0 || first >= rows)
+                continue;
+            pack16<T> v;
+            v.v = window_chunk<T>(s, j, skew, q);
+            if (first >= 0 && first + V <= rows) {
+                __stcs((uint4 *)(row + first), v.v);
+            } else {
+#pragma unroll
+                for (int k = 0; k < V; k++)
+                    if (first + k >= 0 && first + k < rows)
+                        __stcs(row + first + k, v.e[k]);
+            }
         }
     }
 }
@@ -188,22 +321,37 @@ vec_kernel(const T *__restrict__ in, T *__restrict__ out, int rows, int cols, in
     constexpr int V = 16 / sizeof(T);
     constexpr int tile_rows = micro_rows * V;
     constexpr int tile_cols = micro_cols * V;
-    __shared__ uint4 s[tile_cols * micro_rows];
+    __shared__ uint4 s[tile_cols * (micro_rows + (VEC_OUT ? 0 : head_chunks))];
 
     /* One tile per block; the loop only matters past the grid-size limit. */
     for (long long t = blockIdx.x; t < tiles; t += gridDim.x) {
         const int r0 = (int)(t % tiles_y) * tile_rows;
         const int c0 = (int)(t / tiles_y) * tile_cols;
-        const bool full = rows - r0 >= tile_rows && cols - c0 >= tile_cols;
-        if (full)
-            tile_in<T, VEC_IN, false>(in, s, rows, cols, r0, c0);
-        else
-            tile_in<T, VEC_IN, true>(in, s, rows, cols, r0, c0);
-        __syncthreads();
-        if (full)
-            tile_out<T, VEC_OUT, false>(s, out, rows, cols, r0, c0);
-        else
-            tile_out<T, VEC_OUT, true>(s, out, rows, cols, r0, c0);
+        if constexpr (VEC_OUT) {
+            const bool full = rows - r0 >= tile_rows && cols - c0 >= tile_cols;
+            if (full)
+                tile_in<T, VEC_IN, false, false>(in, s, rows, cols, r0, c0);
+            else
+                tile_in<T, VEC_IN, false, true>(in, s, rows, cols, r0, c0);
+            __syncthreads();
+            if (full)
+                tile_out_aligned<T, false>(s, out, rows, cols, r0, c0);
+            else
+                tile_out_aligned<T, true>(s, out, rows, cols, r0, c0);
+        } else {
+            /* The first tile of a row has no head, the last writes the
+             * row's end: both take the guarded path. */
+            const bool full = r0 > 0 && rows - r0 > tile_rows && cols - c0 >= tile_cols;
+            if (full)
+                tile_in<T, VEC_IN, true, false>(in, s, rows, cols, r0, c0);
+            else
+                tile_in<T, VEC_IN, true, true>(in, s, rows, cols, r0, c0);
+            __syncthreads();
+            if (full)
+                tile_out_shifted<T, false>(s, out, rows, cols, r0, c0);
+            else
+                tile_out_shifted<T, true>(s, out, rows, cols, r0, c0);
+        }
         __syncthreads();
     }
 }

@@ -48,6 +48,14 @@ static int time_kernel(struct gc_device *dev, struct launch_arg *l, int repeat, 
     return device_time_runs(dev, run_gemm, l->p.beta != 0 ? restore_c : NULL, l, repeat, ms);
 }
 
+static int alloc_result(struct mul_job *j)
+{
+    j->c = (struct gc_matrix){ .rows = j->m, .cols = j->n, .dtype = GC_F32 };
+    if (gc_matrix_alloc(&j->c, NULL))
+        return gc_fail(GC_EXIT_INPUT, "out of host memory for a %zux%zu result", j->m, j->n);
+    return 0;
+}
+
 static int mul_device(struct mul_job *j)
 {
     const struct gc_opts *o = j->o;
@@ -84,6 +92,14 @@ static int mul_device(struct mul_job *j)
         (rc = CUDA_CALL(cudaStreamSynchronize(dev.stream))))
         goto out;
     j->rep.h2d_ms = now_ms() - t;
+    /* The host copies of the inputs are not needed again: freeing them
+     * before the result is allocated keeps the peak at inputs or output,
+     * not both. */
+    gc_matrix_free(&j->a);
+    gc_matrix_free(&j->b);
+    gc_matrix_free(&j->c0);
+    if ((rc = alloc_result(j)))
+        goto out;
 
     if ((j->kern->flags & KERNEL_REFERENCE) || o->verify)
         if ((rc = device_cublas(&dev)))
@@ -144,6 +160,9 @@ static void mul_empty(struct mul_job *j)
 
 static int mul_host(struct mul_job *j)
 {
+    int rc = alloc_result(j);
+    if (rc)
+        return rc;
     struct sgemm_problem p = { (int)j->m, (int)j->n, (int)j->k, j->o->alpha, j->o->beta,
                                j->a.data, j->b.data, j->c.data };
     if (j->o->beta != 0)
@@ -219,14 +238,12 @@ int cmd_mul(const struct gc_opts *o)
     enum gc_dtype out_dtype = o->out_dtype >= 0 ? (enum gc_dtype)o->out_dtype : GC_F32;
     j.rep.dtype = gc_dtypes[out_dtype].name;
     double t0 = now_ms();
-    int rc = io_read_operand(o, 0, o->operands[0], NULL, &j.a);
-    if (!rc)
-        rc = io_read_operand(o, 1, o->operands[1], NULL, &j.b);
-    if (!rc && o->beta != 0)
-        rc = io_read_operand(o, 2, o->c0_path, NULL, &j.c0);
-    if (!rc && !(rc = io_to_c_order(&j.a, GC_F32, NULL)) &&
-        !(rc = io_to_c_order(&j.b, GC_F32, NULL)) && o->beta != 0)
-        rc = io_to_c_order(&j.c0, GC_F32, NULL);
+    const char *paths[3] = { o->operands[0], o->operands[1], o->c0_path };
+    struct gc_matrix in[3] = { { 0 } };
+    int rc = io_read_operands(o, o->beta != 0 ? 3 : 2, paths, GC_F32, in);
+    j.a = in[0];
+    j.b = in[1];
+    j.c0 = in[2];
     if (!rc)
         rc = check_shapes(&j);
     if (rc)
@@ -237,14 +254,10 @@ int cmd_mul(const struct gc_opts *o)
     j.rep.k = j.k;
     j.rep.work = 2.0 * j.m * j.n * j.k;
 
-    j.c = (struct gc_matrix){ .rows = j.m, .cols = j.n, .dtype = GC_F32 };
-    if (gc_matrix_alloc(&j.c, NULL)) {
-        rc = gc_fail(GC_EXIT_INPUT, "out of host memory for a %zux%zu result", j.m, j.n);
-        goto out;
-    }
-
     if (j.m == 0 || j.n == 0 || j.k == 0) {
         j.rep.kernel = "none (empty product)";
+        if ((rc = alloc_result(&j)))
+            goto out;
         mul_empty(&j);
     } else {
         j.kern = select_gemm(o->kernel, j.m, j.n, j.k, &j.rep.kernel_auto, &rc);

@@ -1,5 +1,6 @@
 #include "io.h"
 
+#include <pthread.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -19,6 +20,51 @@ int io_read_operand(const struct gc_opts *o, int index, const char *path,
         ro.cols = o->shapes[index][1];
     }
     return format_read_path(path, o->in_format, &ro, m);
+}
+
+struct read_job {
+    const struct gc_opts *o;
+    int index;
+    const char *path;
+    enum gc_dtype dtype;
+    struct gc_matrix *m;
+    int status;
+};
+
+static void *read_one(void *arg)
+{
+    struct read_job *j = arg;
+    j->status = io_read_operand(j->o, j->index, j->path, NULL, j->m);
+    if (!j->status)
+        j->status = io_to_c_order(j->m, j->dtype, NULL);
+    return NULL;
+}
+
+int io_read_operands(const struct gc_opts *o, int count, const char *const *paths,
+                     enum gc_dtype dtype, struct gc_matrix *out)
+{
+    struct read_job jobs[GC_MAX_OPERANDS];
+    pthread_t threads[GC_MAX_OPERANDS];
+    int started[GC_MAX_OPERANDS] = { 0 };
+    /* Page faults on the fresh buffers and format decoding, not the disk,
+     * bound reading from the page cache, so the operands are read side by
+     * side. */
+    for (int i = 0; i < count; i++) {
+        jobs[i] = (struct read_job){ o, i, paths[i], dtype, &out[i], 0 };
+        if (i > 0)
+            started[i] = pthread_create(&threads[i], NULL, read_one, &jobs[i]) == 0;
+    }
+    read_one(&jobs[0]);
+    for (int i = 1; i < count; i++) {
+        if (started[i])
+            pthread_join(threads[i], NULL);
+        else
+            read_one(&jobs[i]);
+    }
+    for (int i = 0; i < count; i++)
+        if (jobs[i].status)
+            return jobs[i].status;
+    return 0;
 }
 
 int io_output_format(const struct gc_opts *o, int fallback)

@@ -45,21 +45,27 @@ best() {
 # shellcheck disable=SC2086
 g_load=$(best $pin "$bin" convert -q a.csv.gz -o g.npy)
 # shellcheck disable=SC2086
-n_load=$(best $pin python3 -c "import numpy as np; np.save('n.npy', np.loadtxt('a.csv.gz', delimiter=',', dtype=np.float32))")
-python3 -c "import numpy as np, sys; sys.exit(0 if np.array_equal(np.load('g.npy'), np.load('n.npy')) else 1)" ||
+n_load=$(best $pin python3 -c "import numpy as np
+np.save('n.npy', np.loadtxt('a.csv.gz', delimiter=',', dtype=np.float32))")
+python3 -c "import numpy as np, sys
+sys.exit(0 if np.array_equal(np.load('g.npy'), np.load('n.npy')) else 1)" ||
     { echo "bench_formats: gemmcli and NumPy read different values" >&2; exit 1; }
 # shellcheck disable=SC2086
 g_save=$(best $pin "$bin" convert -q a.npy -o g.csv.gz)
 # shellcheck disable=SC2086
-n_save=$(best $pin python3 -c "import numpy as np; np.savetxt('n.csv.gz', np.load('a.npy'), fmt='%.9g', delimiter=',')")
-python3 -c "import numpy as np, sys; sys.exit(0 if np.array_equal(np.loadtxt('g.csv.gz', delimiter=',', dtype=np.float32), np.load('a.npy')) else 1)" ||
+n_save=$(best $pin python3 -c "import numpy as np
+np.savetxt('n.csv.gz', np.load('a.npy'), fmt='%.9g', delimiter=',')")
+python3 -c "import numpy as np, sys
+back = np.loadtxt('g.csv.gz', delimiter=',', dtype=np.float32)
+sys.exit(0 if np.array_equal(back, np.load('a.npy')) else 1)" ||
     { echo "bench_formats: gemmcli's .csv.gz does not read back" >&2; exit 1; }
 # shellcheck disable=SC2086
 g_csv=$(best $pin "$bin" convert -q a.csv -o c.npy)
 
 csv_mb=$(awk -v b="$(wc -c <a.csv)" 'BEGIN { printf "%.1f", b / 1e6 }')
 gz_mb=$(awk -v b="$(wc -c <a.csv.gz)" 'BEGIN { printf "%.1f", b / 1e6 }')
-out_mb=$(awk -v b="$(wc -c <g.csv.gz)" -v c="$(wc -c <n.csv.gz)" 'BEGIN { printf "%.1f MB (NumPy %.1f MB)", b / 1e6, c / 1e6 }')
+out_mb=$(awk -v b="$(wc -c <g.csv.gz)" -v c="$(wc -c <n.csv.gz)" \
+    'BEGIN { printf "%.1f MB (NumPy %.1f MB)", b / 1e6, c / 1e6 }')
 echo "bench_formats: ${n}x${n} float32, one core, best of $runs, $(date +%Y-%m-%d)"
 printf '  %-34s %8s %8s %8s\n' "" gemmcli NumPy speedup
 awk -v g="$g_load" -v p="$n_load" -v what=".csv.gz ($gz_mb MB) -> .npy" \
@@ -68,4 +74,5 @@ awk -v g="$g_save" -v p="$n_save" -v what=".npy -> .csv.gz" \
     'BEGIN { printf "  %-34s %7.3fs %7.3fs %7.1fx\n", what, g, p, p / g }'
 echo "  .csv.gz written: $out_mb"
 awk -v g="$g_csv" -v mb="$csv_mb" \
-    'BEGIN { printf "  .csv (%s MB) -> .npy: %.3fs, %.0f MB/s of text, whole process\n", mb, g, mb / g }'
+    'BEGIN { printf "  .csv (%s MB) -> .npy: %.3fs, %.0f MB/s of text, whole process\n",
+             mb, g, mb / g }'

@@ -12,7 +12,10 @@ trap 'rm -rf "$work"' EXIT INT TERM
 cases=$work/cases
 out=$work/out
 mkdir -p "$out"
-python3 "$here/make_malformed.py" "$cases" >/dev/null || { echo "malformed: cannot make the cases" >&2; exit 1; }
+if ! python3 "$here/make_malformed.py" "$cases" >/dev/null; then
+    echo "malformed: cannot make the cases" >&2
+    exit 1
+fi
 
 passed=0
 failed=0
@@ -45,7 +48,7 @@ expect() {
         fail "$what: wrote to stdout"
         ok=0
     elif [ -n "$(ls -A "$out")" ]; then
-        fail "$what: left $(ls -A "$out" | tr '\n' ' ')"
+        fail "$what: left $(find "$out" -mindepth 1 | tr '\n' ' ')"
         ok=0
         rm -rf "${out:?}"/* "$out"/.[!.]*
     fi
@@ -55,17 +58,20 @@ expect() {
 tab=$(printf '\t')
 while IFS=$tab read -r file status text opts; do
     # shellcheck disable=SC2086
-    expect "$status" "$text" "$cases/$file" -- "$bin" convert -q $opts "$cases/$file" -o "$out/result.npy"
+    expect "$status" "$text" "$cases/$file" -- \
+        "$bin" convert -q $opts "$cases/$file" -o "$out/result.npy"
     # shellcheck disable=SC2086
     expect "$status" "$text" "$cases/$file" -- "$bin" info $opts "$cases/$file"
     # The same bytes through stdin must fail the same way, naming <stdin>.
     case $file in
     *.csv.gz | *.npy | *.csv)
         fmt=${file#*.}
+        # shellcheck disable=SC2086
         (cd "$out" && "$bin" convert -q --in-format "$fmt" $opts - -o "$out/stdin.npy" \
             <"$cases/$file") >/dev/null 2>"$work/stderr"
         rc=$?
-        if [ "$rc" -ne "$status" ] || ! grep -q '<stdin>' "$work/stderr" || [ -e "$out/stdin.npy" ]; then
+        if [ "$rc" -ne "$status" ] || ! grep -q '<stdin>' "$work/stderr" ||
+            [ -e "$out/stdin.npy" ]; then
             fail "$file through stdin: exit $rc: $(cat "$work/stderr")"
         else
             passed=$((passed + 1))
@@ -78,7 +84,8 @@ good=$work/good.npy
 python3 -c "import numpy as np; np.save('$good', np.ones((2, 3), np.float32))"
 mkdir -p "$work/a_directory"
 expect 3 "cannot open" "$work/missing.npy" -- "$bin" convert -q "$work/missing.npy" -o "$out/x.npy"
-expect 3 "is a directory" "$work/a_directory" -- "$bin" convert -q "$work/a_directory" -o "$out/x.npy"
+expect 3 "is a directory" "$work/a_directory" -- \
+    "$bin" convert -q "$work/a_directory" -o "$out/x.npy"
 expect 3 "inner dimensions" "$good" -- "$bin" mul -q --kernel cpu "$good" "$good" -o "$out/c.npy"
 expect 4 "No such file or directory" "$out/no/such/dir/x.npy" -- \
     "$bin" convert -q "$good" -o "$out/no/such/dir/x.npy"

@@ -305,7 +305,7 @@ static void test_decimal_parse(locale_t loc)
                                                "0x10", "in", "--1", " 1", "+.inf", ".nan" };
     for (size_t i = 0; i < sizeof not_numbers / sizeof not_numbers[0]; i++) {
         float f;
-        const char *e = dec_parse_f32(not_numbers[i], not_numbers[i] + strlen(not_numbers[i]), loc, &f);
+        const char *s = not_numbers[i], *e = dec_parse_f32(s, s + strlen(s), loc, &f);
         CHECK(!e || *e, "'%s' must not parse whole", not_numbers[i]);
     }
 
@@ -498,6 +498,14 @@ static void test_npy_header_bytes(void)
     CHECK(status == 0 && n == 176 && memcmp(b, want_t, sizeof want_t - 1) == 0,
           "fortran header like np.save(a.T)");
     free(b);
+    /* Exactly np.save(np.zeros((0, 123456789012345678), np.float32)). */
+    static const char want_wide[] =
+        "\x93NUMPY\x01\x00v\x00{'descr': '<f4', 'fortran_order': False, "
+        "'shape': (0, 123456789012345678), }                                         \n";
+    struct gc_matrix w = { 0, 123456789012345678, GC_F32, 0, NULL, NULL };
+    b = write_bytes(GC_FMT_NPY, &w, NULL, &n, &status);
+    CHECK(status == 0 && n == 128 && memcmp(b, want_wide, 128) == 0, "wide empty header");
+    free(b);
     uint8_t u[5] = { 1, 2, 3, 4, 5 };
     struct gc_matrix um = { 1, 5, GC_U8, 1, u, NULL };
     b = write_bytes(GC_FMT_NPY, &um, NULL, &n, &status);
@@ -611,6 +619,30 @@ static void test_npy_read(void)
           strstr(captured, "past the end"), "header length past the end: %s", captured);
     CHECK(read_bytes(GC_FMT_NPY, "magic.npy", "\x93NUMPZ\x01\x00", 8, &o, &m, 0) ==
           GC_EXIT_INPUT && strstr(captured, "magic"), "bad magic: %s", captured);
+    n = npy_make(file, 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (100000, 100000)}",
+                 3, payload, sizeof payload);
+    CHECK(read_bytes(GC_FMT_NPY, "claims.npy", file, n, &o, &m, 1) == GC_EXIT_INPUT &&
+          strstr(captured, "truncated"), "80 GB claimed on a pipe: %s", captured);
+
+    /* Past the size a pipe's header is trusted with, in both directions. */
+    size_t big_n = 4200 * 4200, big_bytes = big_n * 4;
+    unsigned char *big = malloc(big_bytes + 256);
+    size_t pre = npy_make(big, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (4200, 4200)}",
+                          3, NULL, 0);
+    for (size_t i = 0; i < big_n; i++) {
+        float x = (float)i;
+        memcpy(big + pre + 4 * i, &x, 4);
+    }
+    CHECK(read_bytes(GC_FMT_NPY, "big", big, pre + big_bytes, &o, &m, 1) == 0 &&
+          gc_matrix_get(&m, 4199, 4199) == (float)(big_n - 1), "70 MB from a pipe: %s", captured);
+    gc_matrix_free(&m);
+    CHECK(read_bytes(GC_FMT_NPY, "big", big, pre + big_bytes - 1, &o, &m, 1) == GC_EXIT_INPUT &&
+          strstr(captured, "truncated"), "70 MB less a byte from a pipe: %s", captured);
+    big[pre + big_bytes] = 0;
+    CHECK(read_bytes(GC_FMT_NPY, "big", big, pre + big_bytes + 1, &o, &m, 1) == GC_EXIT_INPUT &&
+          strstr(captured, "trailing"), "70 MB and a byte from a pipe: %s", captured);
+    free(big);
+
     memcpy(file, "\x93NUMPY\x02\x00\xff\xff\xff\x7f", 12);
     CHECK(read_bytes(GC_FMT_NPY, "huge.npy", file, 12, &o, &m, 1) == GC_EXIT_INPUT &&
           strstr(captured, "limit"), "oversized header from a pipe: %s", captured);

@@ -36,7 +36,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         float rf = strtof_l(text, &ref_end, loc);
         if (ref_end != e || !same_f32(f, rf))
             abort();
-        if (dec_parse_f64(text, text + size, loc, &d) != e || !same_f64(d, strtod_l(text, NULL, loc)))
+        if (dec_parse_f64(text, text + size, loc, &d) != e ||
+            !same_f64(d, strtod_l(text, NULL, loc)))
             abort();
         *(char *)e = saved;
     }

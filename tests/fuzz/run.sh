@@ -29,6 +29,6 @@ for t in $targets; do
         echo "fuzz_$t: FAILED; the input is in $out/fuzz_$t-*" >&2
         exit 1
     fi
-    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
     echo "fuzz_$t: ${seconds}s, $runs runs, clean" >&2
 done

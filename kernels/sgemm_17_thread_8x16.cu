@@ -1,0 +1,232 @@
+/* thread_8x16: swizzle's cp.async pipeline with 64x64 warp tiles, 8x16
+ * results per thread, 128 threads per 128x128 block.
+ *
+ * Beyond the seeds.  Against swizzle (32x64 warp tiles, 8x8 per lane,
+ * 256 threads): each lane now multiplies 8 values of A by 16 of B per step
+ * of k, so 6 LDS.128 feed 128 FFMA where 4 fed 64; a warp reads 64 + 64
+ * floats of shared memory per 4096 products instead of 32 + 64 per 2048,
+ * and the issue slots that loads, address arithmetic and copies took shrink
+ * with them.  The lanes of a warp form 8 rows x 4 columns; lane (r, c) holds
+ * rows 4r..4r+3 and 32+4r..32+4r+3 and columns 4c + 16j (j < 4) of its
+ * warp's tile: an LDS.128 of A then covers 8 adjacent float4s and one of B
+ * 4 adjacent float4s, one pass each.  128 accumulators per thread need
+ * about 200 registers: two blocks of 128 threads share an SM, 8 warps.
+ *
+ * The kernel also walks the stream-K plan of sgemm_18_stream_k.cu: blocks
+ * past plan.dp_tiles share the k-steps of the remaining tiles evenly and
+ * leave raw sums in a workspace for that stage's fix-up.  This stage runs
+ * it with every tile whole. */
+#include "sgemm_pipeline.cuh"
+
+template <int WARPS_M, int WARPS_N, int BK, int STAGES>
+struct wide_cfg {
+    static constexpr int bm = WARPS_M * 64, bn = WARPS_N * 64, bk = BK, stages = STAGES;
+    static constexpr int threads = WARPS_M * WARPS_N * 32, warps = WARPS_M * WARPS_N;
+    /* 256 threads per SM at up to 255 registers each. */
+    static constexpr int min_blocks = 256 / threads > 0 ? 256 / threads : 1;
+    /* The copy layout of sgemm_pipeline.cuh's pipe_loader. */
+    static constexpr int a_ld = bm + 4;
+    static constexpr int a_floats = BK * a_ld, b_floats = BK * bn;
+    static constexpr size_t smem = (size_t)STAGES * (a_floats + b_floats) * sizeof(float);
+    static constexpr int a_copies = bm * BK / threads;
+    static constexpr int a_row_step = 32 * warps / BK;
+    static constexpr int b_copies16 = BK * bn / 4 / threads;
+    static constexpr int b_k_step16 = threads / (bn / 4);
+    static constexpr int b_copies4 = BK * bn / threads;
+    static constexpr int b_k_step4 = threads / bn;
+    static_assert(BK % 8 == 0 && warps % (BK / 8) == 0, "each warp copies one group of 8 values of k of A");
+    static_assert(bm * BK % threads == 0 && a_copies <= 32, "A copies split evenly, one bit each");
+    static_assert(threads % bn == 0 && BK * bn % threads == 0, "B copies split evenly over threads");
+    static_assert(STAGES >= 2, "a pipeline needs at least two stages");
+};
+
+typedef wide_cfg<2, 2, 16, 4> thread_8x16_cfg;
+static_assert(thread_8x16_cfg::bm == SGEMM_WIDE_BM && thread_8x16_cfg::bn == SGEMM_WIDE_BN &&
+              thread_8x16_cfg::bk == SGEMM_WIDE_BK, "sgemm.h states this tile");
+
+struct wide_args {
+    struct sgemm_problem p;
+    struct sgemm_sk_plan plan;
+};
+
+/* acc += the block's tile of A[:, kbeg:kend] * B[kbeg:kend, :]; kbeg is a
+ * multiple of BK.  Leaves shared memory free for the next call. */
+template <class C, bool VEC>
+static __device__ __forceinline__ void wide_mainloop(const struct sgemm_problem &p, int bm0, int bn0,
+                                                     int kbeg, int kend, float *smem, int m0, int n0,
+                                                     float (&acc)[8][16])
+{
+    float *as0 = smem;
+    float *bs0 = smem + C::stages * C::a_floats;
+    int tiles = ceil_div(kend - kbeg, C::bk);
+    pipe_loader<C, VEC> loader(p, bm0, bn0, kbeg, kend);
+    size_t b_tile_step = (size_t)C::bk * p.n;
+#pragma unroll
+    for (int s = 0; s < C::stages - 1; s++) {
+        if (s < tiles)
+            loader.load(as0 + s * C::a_floats, bs0 + s * C::b_floats, b_tile_step);
+        pipe_commit();
+    }
+    for (int t = 0; t < tiles; t++) {
+        pipe_wait<C::stages - 2>();
+        __syncthreads();
+        int next = t + C::stages - 1;
+        if (next < tiles) {
+            int s = next % C::stages;
+            loader.load(as0 + s * C::a_floats, bs0 + s * C::b_floats, b_tile_step);
+        }
+        pipe_commit();
+        const float *as = as0 + (t % C::stages) * C::a_floats;
+        const float *bs = bs0 + (t % C::stages) * C::b_floats;
+#pragma unroll
+        for (int k = 0; k < C::bk; k++) {
+            float ra[8], rb[16];
+            *reinterpret_cast<float4 *>(&ra[0]) = *reinterpret_cast<const float4 *>(&as[k * C::a_ld + m0]);
+            *reinterpret_cast<float4 *>(&ra[4]) = *reinterpret_cast<const float4 *>(&as[k * C::a_ld + m0 + 32]);
+#pragma unroll
+            for (int q = 0; q < 4; q++)
+                *reinterpret_cast<float4 *>(&rb[4 * q]) =
+                    *reinterpret_cast<const float4 *>(&bs[k * C::bn + n0 + 16 * q]);
+#pragma unroll
+            for (int i = 0; i < 8; i++)
+#pragma unroll
+                for (int j = 0; j < 16; j++)
+                    acc[i][j] += ra[i] * rb[j];
+        }
+    }
+    pipe_wait<0>();
+    __syncthreads();
+}
+
+template <class C, bool VEC>
+static __global__ void __launch_bounds__(C::threads, C::min_blocks) sgemm_wide_kernel(const struct wide_args args)
+{
+    extern __shared__ __align__(16) float wide_smem[];
+    const struct sgemm_problem &p = args.p;
+    int tiles_m = ceil_div(p.m, C::bm), tiles_n = ceil_div(p.n, C::bn);
+    int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    int m0 = warp / (C::bn / 64) * 64 + lane / 4 * 4;
+    int n0 = warp % (C::bn / 64) * 64 + lane % 4 * 4;
+    int kt = ceil_div(p.k, C::bk);
+
+    /* A whole tile, or the pieces [ib, ie) of the k-steps of the stream-K
+     * tiles laid end to end (kt steps each). */
+    bool whole = (int)blockIdx.x < args.plan.dp_tiles;
+    long long worker = (long long)blockIdx.x - args.plan.dp_tiles;
+    long long sk_steps = ((long long)tiles_m * tiles_n - args.plan.dp_tiles) * kt;
+    long long ib = whole ? 0 : worker * sk_steps / args.plan.sk_workers;
+    long long ie = whole ? kt : (worker + 1) * sk_steps / args.plan.sk_workers;
+    while (ib < ie) {
+        int sk_tile = (int)(ib / kt);
+        int k0 = (int)(ib % kt);
+        int k1 = (int)min((long long)kt, ie - (long long)sk_tile * kt);
+        int tm, tn;
+        pipe_tile_of(whole ? (int)blockIdx.x : args.plan.dp_tiles + sk_tile, tiles_m, tiles_n,
+                     SGEMM_WIDE_GROUP, &tm, &tn);
+        int bm0 = tm * C::bm, bn0 = tn * C::bn;
+        float acc[8][16];
+#pragma unroll
+        for (int i = 0; i < 8; i++)
+#pragma unroll
+            for (int j = 0; j < 16; j++)
+                acc[i][j] = 0.0f;
+        wide_mainloop<C, VEC>(p, bm0, bn0, k0 * C::bk, min(p.k, k1 * C::bk), wide_smem, m0, n0, acc);
+        if (whole) {
+#pragma unroll
+            for (int i = 0; i < 8; i++) {
+                int row = bm0 + m0 + (i / 4) * 32 + i % 4;
+#pragma unroll
+                for (int q = 0; q < 4; q++)
+                    sgemm_store4<VEC>(p, row, bn0 + n0 + 16 * q,
+                                      make_float4(acc[i][4 * q], acc[i][4 * q + 1],
+                                                  acc[i][4 * q + 2], acc[i][4 * q + 3]));
+            }
+            return;
+        }
+        /* Piece (worker, sk_tile) is the worker + sk_tile-th piece in k-step
+         * order: each new piece starts a new worker, a new tile or both. */
+        float *slab = args.plan.partial + (size_t)(worker + sk_tile) * C::bm * C::bn;
+#pragma unroll
+        for (int i = 0; i < 8; i++) {
+            int row = m0 + (i / 4) * 32 + i % 4;
+#pragma unroll
+            for (int q = 0; q < 4; q++)
+                *reinterpret_cast<float4 *>(&slab[row * C::bn + n0 + 16 * q]) =
+                    make_float4(acc[i][4 * q], acc[i][4 * q + 1], acc[i][4 * q + 2], acc[i][4 * q + 3]);
+        }
+        ib = (long long)sk_tile * kt + k1;
+    }
+}
+
+template <class C>
+static cudaError_t wide_run(const struct sgemm_problem *p, const struct launch_env *env,
+                            const struct sgemm_sk_plan *plan)
+{
+    struct wide_args args = { *p, *plan };
+    long blocks = (long)plan->dp_tiles + plan->sk_workers;
+    if (blocks > 0x7fffffff)
+        return cudaErrorInvalidConfiguration;
+    cudaError_t err;
+    if (pipe_vec_ok(p)) {
+        err = cudaFuncSetAttribute(sgemm_wide_kernel<C, true>,
+                                   cudaFuncAttributeMaxDynamicSharedMemorySize, (int)C::smem);
+        if (err != cudaSuccess)
+            return err;
+        sgemm_wide_kernel<C, true><<<(unsigned)blocks, C::threads, C::smem, env->stream>>>(args);
+    } else {
+        err = cudaFuncSetAttribute(sgemm_wide_kernel<C, false>,
+                                   cudaFuncAttributeMaxDynamicSharedMemorySize, (int)C::smem);
+        if (err != cudaSuccess)
+            return err;
+        sgemm_wide_kernel<C, false><<<(unsigned)blocks, C::threads, C::smem, env->stream>>>(args);
+    }
+    return launch_result();
+}
+
+/* Every tile whole, none shared. */
+template <class C>
+static cudaError_t wide_launch_whole(const struct sgemm_problem *p, const struct launch_env *env)
+{
+    long tiles = (long)ceil_div(p->m, C::bm) * ceil_div(p->n, C::bn);
+    if (tiles > 0x7fffffff)
+        return cudaErrorInvalidConfiguration;
+    struct sgemm_sk_plan plan = { (int)tiles, 0, NULL };
+    return wide_run<C>(p, env, &plan);
+}
+
+extern "C" cudaError_t sgemm_wide_run(const struct sgemm_problem *p, const struct launch_env *env,
+                                      const struct sgemm_sk_plan *plan)
+{
+    return wide_run<thread_8x16_cfg>(p, env, plan);
+}
+
+extern "C" cudaError_t sgemm_thread_8x16_launch(const struct sgemm_problem *p,
+                                                const struct launch_env *env)
+{
+    return wide_launch_whole<thread_8x16_cfg>(p, env);
+}
+
+extern "C" cudaError_t sgemm_thread_8x16_attr(struct kernel_attr *out)
+{
+    return kernel_attr_of(sgemm_wide_kernel<thread_8x16_cfg, true>, thread_8x16_cfg::threads,
+                          thread_8x16_cfg::smem, out);
+}
+
+/* TEMPORARY VARIANTS */
+typedef wide_cfg<2, 2, 32, 3> x_bk32_cfg;
+typedef wide_cfg<2, 4, 16, 3> x_128x256_cfg;
+typedef wide_cfg<4, 2, 16, 3> x_256x128_cfg;
+#define X_VARIANT(name)                                                                     \
+    extern "C" cudaError_t sgemm_##name##_launch(const struct sgemm_problem *p,             \
+                                                 const struct launch_env *env)              \
+    {                                                                                       \
+        return wide_launch_whole<name##_cfg>(p, env);                                       \
+    }                                                                                       \
+    extern "C" cudaError_t sgemm_##name##_attr(struct kernel_attr *out)                     \
+    {                                                                                       \
+        return kernel_attr_of(sgemm_wide_kernel<name##_cfg, true>, name##_cfg::threads,     \
+                              name##_cfg::smem, out);                                       \
+    }
+X_VARIANT(x_bk32)
+X_VARIANT(x_128x256)
+X_VARIANT(x_256x128)

@@ -281,9 +281,9 @@ static inline const char *dec_scan_short(const char *p, const char *end, struct 
         if (*q == '+' || *q == '-')
             eneg = *q++ == '-';
         const char *digits = q;
-        for (; is_digit(*q); q++)
+        for (; is_digit(*q) && q - digits < 5; q++)
             x = x * 10 + (*q - '0');
-        if (q == digits || q - digits > 5)
+        if (q == digits || is_digit(*q))
             return NULL;
         e += eneg ? -x : x;
         p = q;

@@ -79,6 +79,10 @@ struct gc_format {
                  const struct gc_write_opts *o);
     /* Fills `info` reading as little of the input as the format allows. */
     int (*info)(struct gc_input *in, const struct gc_read_opts *o, struct gc_info *info);
+    /* For formats whose payload is the elements in C order, as stored in
+     * memory: writes what comes before them (nothing, for raw), so that a
+     * caller can stream the payload itself.  NULL for other formats. */
+    int (*write_header)(FILE *f, const char *name, const struct gc_matrix *m);
 };
 
 extern const struct gc_format gc_formats[GC_FMT_COUNT];

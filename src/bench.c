@@ -288,7 +288,7 @@ static void print_table(const struct bench *b, FILE *f)
 
 static int write_files(const struct bench *b, const char *prefix)
 {
-    char path[4096];
+    char path[4200];
     long ref = find_kernel(b, b->is_mul ? "cublas" : "geam");
     double peak = device_fp32_peak_gflops(&b->dev) / 1e3;
     const char *unit = b->is_mul ? "tflops" : "gbps";

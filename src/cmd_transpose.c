@@ -12,6 +12,7 @@
 #include "io.h"
 #include "report.h"
 #include "select.h"
+#include "stream.h"
 
 struct transpose_job {
     const struct gc_opts *o;
@@ -19,7 +20,19 @@ struct transpose_job {
     struct gc_matrix in, out;
     struct gc_report rep;
     char device_name[256];
+    int out_format;
+    enum gc_dtype out_dtype;
+    int streamed;        /* the result went from the device to the output */
 };
+
+static int alloc_result(struct transpose_job *j)
+{
+    j->out = (struct gc_matrix){ .rows = j->in.cols, .cols = j->in.rows, .dtype = j->in.dtype };
+    if (gc_matrix_alloc(&j->out, NULL))
+        return gc_fail(GC_EXIT_INPUT, "out of host memory for a %zux%zu result", j->out.rows,
+                       j->out.cols);
+    return 0;
+}
 
 struct transpose_arg {
     const struct transpose_kernel *kern;
@@ -124,7 +137,7 @@ static int transpose_in_place(struct transpose_job *j, struct gc_device *dev, si
     int repeat = j->o->repeat % 2 ? j->o->repeat + 1 : j->o->repeat;
     j->rep.kernel = "inplace (too large to hold twice)";
     j->rep.repeat = repeat;
-    if ((rc = CUDA_CALL(cudaMalloc(&d, bytes))))
+    if ((rc = alloc_result(j)) || (rc = CUDA_CALL(cudaMalloc(&d, bytes))))
         return rc;
     double t = now_ms();
     if ((rc = CUDA_CALL(cudaMemcpy(d, j->in.data, bytes, cudaMemcpyHostToDevice))))
@@ -188,6 +201,9 @@ static int transpose_device(struct transpose_job *j, size_t elem, size_t bytes)
         (rc = CUDA_CALL(cudaStreamSynchronize(dev.stream))))
         goto out;
     j->rep.h2d_ms = now_ms() - t;
+    int stream = !o->verify && stream_can_write(j->out_format, j->in.dtype, j->out_dtype);
+    if (!stream && (rc = alloc_result(j)))
+        goto out;
 
     if (((j->kern->flags & KERNEL_REFERENCE) || ref_on_device) && (rc = device_cublas(&dev)))
         goto out;
@@ -196,6 +212,12 @@ static int transpose_device(struct transpose_job *j, size_t elem, size_t bytes)
     if ((rc = device_time_runs(&dev, run_transpose, NULL, &l, o->repeat, &j->rep.kernel_ms)))
         goto out;
 
+    if (stream) {
+        rc = stream_write_result(o, j->out_format, &dev, d_out, j->in.cols, j->in.rows,
+                                 j->in.dtype, &j->rep.d2h_ms, &j->rep.write_ms);
+        j->streamed = rc == 0;
+        goto out;
+    }
     t = now_ms();
     if ((rc = CUDA_CALL(cudaMemcpyAsync(j->out.data, d_out, bytes, cudaMemcpyDeviceToHost,
                                         dev.stream))) ||
@@ -252,7 +274,7 @@ int cmd_transpose(const struct gc_opts *o)
     if (fmt < 0)
         return -fmt;
 
-    struct transpose_job j = { .o = o };
+    struct transpose_job j = { .o = o, .out_format = fmt };
     const struct transpose_kernel *named = transpose_kernel_find(o->kernel);
     struct gc_device_warm warm = { 0 };
     if (!named || !(named->flags & KERNEL_HOST))
@@ -279,17 +301,13 @@ int cmd_transpose(const struct gc_opts *o)
     size_t bytes = j.in.rows * j.in.cols * elem;
     j.rep.work = 2.0 * (double)bytes;
     enum gc_dtype out_dtype = o->out_dtype >= 0 ? (enum gc_dtype)o->out_dtype : j.in.dtype;
+    j.out_dtype = out_dtype;
     j.rep.dtype = gc_dtypes[out_dtype].name;
-
-    j.out = (struct gc_matrix){ .rows = j.in.cols, .cols = j.in.rows, .dtype = j.in.dtype };
-    if (gc_matrix_alloc(&j.out, NULL)) {
-        rc = gc_fail(GC_EXIT_INPUT, "out of host memory for a %zux%zu result", j.out.rows,
-                     j.out.cols);
-        goto out;
-    }
 
     if (bytes == 0) {
         j.rep.kernel = "none (empty matrix)";
+        if ((rc = alloc_result(&j)))
+            goto out;
     } else {
         j.kern = select_transpose(o->kernel, j.in.rows, j.in.cols, elem, &j.rep.kernel_auto,
                                   &rc);
@@ -297,6 +315,8 @@ int cmd_transpose(const struct gc_opts *o)
             goto out;
         j.rep.kernel = j.kern->name;
         if (j.kern->flags & KERNEL_HOST) {
+            if ((rc = alloc_result(&j)))
+                goto out;
             struct transpose_problem p = { (int)j.in.rows, (int)j.in.cols, elem, j.in.data,
                                            j.out.data };
             double t = now_ms();
@@ -335,12 +355,14 @@ int cmd_transpose(const struct gc_opts *o)
         goto out;
     }
 
-    if ((rc = io_to_c_order(&j.out, out_dtype, NULL)))
-        goto out;
-    double t = now_ms();
-    if ((rc = io_write_result(o, fmt, &j.out)))
-        goto out;
-    j.rep.write_ms = now_ms() - t;
+    if (!j.streamed) {
+        if ((rc = io_to_c_order(&j.out, out_dtype, NULL)))
+            goto out;
+        double t = now_ms();
+        if ((rc = io_write_result(o, fmt, &j.out)))
+            goto out;
+        j.rep.write_ms = now_ms() - t;
+    }
     j.rep.total_ms = now_ms() - t0;
     cmd_emit_report(o, &j.rep);
 out:

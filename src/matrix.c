@@ -265,6 +265,16 @@ int gc_matrix_convert(const struct gc_matrix *src, enum gc_dtype dt,
         float *d = out.data;
         for (size_t i = 0; i < n; i++)
             d[i] = (float)s[i];
+    } else if (src->dtype == GC_F16 && dt == GC_F32 && !column_major) {
+        const uint16_t *s = src->data;
+        float *d = out.data;
+        for (size_t i = 0; i < n; i++)
+            d[i] = gc_half_to_float(s[i]);
+    } else if (src->dtype == GC_F32 && dt == GC_F16 && !column_major) {
+        const float *s = src->data;
+        uint16_t *d = out.data;
+        for (size_t i = 0; i < n; i++)
+            d[i] = gc_float_to_half(s[i]);
     } else {
         size_t i = 0;
         for (size_t r = 0; r < src->rows; r++)

@@ -2,7 +2,7 @@
 
 #include <math.h>
 
-enum { WIDTH = 960, HEIGHT = 540, LEFT = 70, RIGHT = 230, TOP = 50, BOTTOM = 60 };
+enum { WIDTH = 960, HEIGHT = 560, LEFT = 70, RIGHT = 230, TOP = 50, BOTTOM = 100 };
 
 /* Enough distinct colours for a ladder; they repeat with a dash pattern. */
 static const char *const colours[] = {
@@ -60,8 +60,9 @@ int plot_svg(FILE *f, const struct plot *p)
     text_escaped(f, p->y_label);
     fputs("</text>\n", f);
     for (int x = 0; x < p->n_x; x++) {
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", LEFT + x * dx,
-                TOP + ph + 20);
+        /* Slanted, so that long shape labels do not run into each other. */
+        fprintf(f, "<text text-anchor=\"end\" transform=\"translate(%.1f,%.1f) rotate(-35)\">",
+                LEFT + x * dx + 4, TOP + ph + 16);
         text_escaped(f, p->x_labels[x]);
         fputs("</text>\n", f);
     }

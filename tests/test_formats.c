@@ -259,6 +259,16 @@ static void test_convert(void)
           ((double *)dst.data)[0] == 0x1p53, "u64 to f64");
     gc_matrix_free(&dst);
 
+    uint16_t hv[4] = { 0x3c00, 0x0001, 0xfbff, 0x7c00 };
+    struct gc_matrix hm = { 2, 2, GC_F16, 0, hv, NULL };
+    CHECK(gc_matrix_convert(&hm, GC_F32, NULL, &dst) == 0 && ((float *)dst.data)[1] == 0x1p-24f &&
+          ((float *)dst.data)[2] == -65504.0f && isinf(((float *)dst.data)[3]), "f16 to f32");
+    struct gc_matrix back;
+    CHECK(gc_matrix_convert(&dst, GC_F16, NULL, &back) == 0 && memcmp(back.data, hv, 8) == 0,
+          "f32 to f16");
+    gc_matrix_free(&back);
+    gc_matrix_free(&dst);
+
     double hd[1] = { 1.0 + 0x1p-11 + 0x1p-40 };   /* just above a half midpoint */
     struct gc_matrix hs = { 1, 1, GC_F64, 0, hd, NULL };
     CHECK(gc_matrix_convert(&hs, GC_F16, NULL, &dst) == 0 &&
@@ -278,6 +288,7 @@ static void test_decimal_parse(locale_t loc)
         "0.1", "0.30000001192092896", "4.9406564584124654e-324", "2.2250738585072011e-308",
         "00000000000000000000000000001.5", "1.5e0000000000000000000000", "1e22", "1e23",
         "8.589973e9", "1.00000000000000011102230246251565404236316680908203125",
+        "18888e18888888888888888888888", "1e-18888888888888888888888", "1e00000000000000000000038",
     };
     int bad = 0;
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {

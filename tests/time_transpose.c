@@ -316,7 +316,8 @@ static void run_timing(char **only, int n_only, const struct env_bundle *eb)
     };
     static const struct case_ cases[] = {
         { 4096, 4096, 4 }, { 8192, 8192, 4 }, { 16384, 16384, 4 }, { 7001, 3000, 4 },
-        { 3000, 7001, 4 }, { 8192, 8192, 2 }, { 8192, 8192, 8 },
+        { 3000, 7001, 4 }, { 8192, 8192, 2 }, { 8192, 8192, 8 }, { 7001, 3000, 2 },
+        { 7001, 3000, 8 },
     };
     printf("\n%-10s %-12s %4s %9s %8s %7s %7s %7s\n", "kernel", "shape", "elem", "ms", "GB/s",
            "%memcpy", "%copy", "%geam");

@@ -1,0 +1,21 @@
+/* Writing a result straight from device memory: the matrix is copied to
+ * the host in chunks through two page-locked buffers, and each chunk is
+ * written to the output while the next one is on its way, so the copy
+ * hides behind the write and no host copy of the whole result exists. */
+#ifndef GC_STREAM_H
+#define GC_STREAM_H
+
+#include "device.h"
+#include "options.h"
+
+/* 1 if a result of dtype `dt` can be streamed to format `fmt` as it is. */
+int stream_can_write(int fmt, enum gc_dtype dt, enum gc_dtype wanted);
+
+/* Writes the rows x cols C-order matrix of dtype `dt` at device address
+ * `d` to o->output in `fmt`, safely (output.h).  Adds the time spent
+ * waiting for copies to *d2h_ms and the time spent writing to *write_ms. */
+int stream_write_result(const struct gc_opts *o, int fmt, struct gc_device *dev,
+                        const void *d, size_t rows, size_t cols, enum gc_dtype dt,
+                        double *d2h_ms, double *write_ms);
+
+#endif

@@ -35,10 +35,8 @@ SGEMM_STAGE(swizzle)
 SGEMM_STAGE(swizzle_64x128)
 SGEMM_STAGE(splitk)
 SGEMM_STAGE(thread_8x16)
+SGEMM_STAGE(narrow_256x64)
 SGEMM_STAGE(stream_k)
-SGEMM_STAGE(x_bk32)
-SGEMM_STAGE(x_128x256)
-SGEMM_STAGE(x_256x128)
 
 #undef SGEMM_STAGE
 
@@ -62,15 +60,13 @@ cudaError_t ref_dgemm(int m, int n, int k, double alpha, const float *a,
 enum { SGEMM_WIDE_BM = 128, SGEMM_WIDE_BN = 128, SGEMM_WIDE_BK = 16, SGEMM_WIDE_GROUP = 8 };
 
 /* How that kernel's blocks share the tiles of C, numbered in its band
- * order: block b < dp_tiles computes tile b whole; the other sk_workers
- * blocks split the k-steps of the remaining tiles, laid end to end, into
- * equal runs.  Worker w's run of tile t (t counted from dp_tiles) leaves its
- * raw sums, a dense BM x BN tile, at slab w + t of partial, which holds
- * sk_workers + (tiles - dp_tiles) - 1 slabs. */
+ * order: block b < dp_tiles computes tile b whole and writes it; the other
+ * sk_workers blocks split the k-steps of the remaining tiles, laid end to
+ * end, into equal runs and add alpha times each run's sums into C
+ * atomically, so those tiles of C must hold beta * C beforehand. */
 struct sgemm_sk_plan {
     int dp_tiles;
     int sk_workers;
-    float *partial;
 };
 
 /* Runs that kernel over a plan, on env->stream. */

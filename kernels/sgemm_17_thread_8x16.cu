@@ -1,21 +1,34 @@
 /* thread_8x16: swizzle's cp.async pipeline with 64x64 warp tiles, 8x16
- * results per thread, 128 threads per 128x128 block.
+ * results per thread, 128 threads per 128x128 block; and a 256x64 variant
+ * for narrow N.
  *
  * Beyond the seeds.  Against swizzle (32x64 warp tiles, 8x8 per lane,
  * 256 threads): each lane now multiplies 8 values of A by 16 of B per step
- * of k, so 6 LDS.128 feed 128 FFMA where 4 fed 64; a warp reads 64 + 64
- * floats of shared memory per 4096 products instead of 32 + 64 per 2048,
- * and the issue slots that loads, address arithmetic and copies took shrink
- * with them.  The lanes of a warp form 8 rows x 4 columns; lane (r, c) holds
- * rows 4r..4r+3 and 32+4r..32+4r+3 and columns 4c + 16j (j < 4) of its
- * warp's tile: an LDS.128 of A then covers 8 adjacent float4s and one of B
- * 4 adjacent float4s, one pass each.  128 accumulators per thread need
- * about 200 registers: two blocks of 128 threads share an SM, 8 warps.
+ * of k, so 6 LDS.128 feed 128 FFMA where 4 fed 64, and the issue slots that
+ * loads, address arithmetic and copies took shrink with them: the SASS of
+ * the main loop holds 2048 FFMA in 2254 instructions per 16 steps of k
+ * (90.9%), swizzle's 1024 in 1171 (87.4%).  The lanes of a warp form 8 rows
+ * x 4 columns; lane (r, c) holds rows 4r..4r+3 and 32+4r..32+4r+3 and
+ * columns 4c + 16j (j < 4) of its warp's tile, so an LDS.128 of A covers 8
+ * adjacent float4s and one of B 4 adjacent float4s: one pass each.  128
+ * accumulators per thread take 238 registers, no spills; two blocks of 128
+ * threads share an SM, 8 warps.  The copies are sgemm_pipeline.cuh's
+ * pipe_loader, 4 stages of BK 16.  narrow_256x64 stacks 4 warps
+ * vertically: at N = 64 the 128-wide tile computes half zeros.
  *
  * The kernel also walks the stream-K plan of sgemm_18_stream_k.cu: blocks
- * past plan.dp_tiles share the k-steps of the remaining tiles evenly and
- * leave raw sums in a workspace for that stage's fix-up.  This stage runs
- * it with every tile whole. */
+ * past plan.dp_tiles share out the k-steps of the remaining tiles and add
+ * their sums into C atomically.  Here every tile is whole.
+ *
+ * Figures (NVIDIA H200, 2026-11-21, cuBLAS FP32 in the same run, two runs):
+ * 4096^3 46.8 / 46.6 TFLOP/s (91.3% / 91.1% of cuBLAS), 8192^3 47.1 / 47.0
+ * (91.9%), 2048^3 45.6 (91.9%); 4097^3 34.6 (78.6%): 33 x 33 tiles on 264
+ * slots are 4 waves and an eighth, which stream_k fixes; 1000x3000x500 30.0
+ * (86%).  narrow_256x64 at 65536x64x1024: 34.6 (81.8% of cuBLAS's
+ * 42.3), against 23.6 for thread_8x16 and 22.4 for swizzle.  Measured and
+ * dropped at 4096^3 / 8192^3: BK 32 with 3 stages 43.6 / 43.8; 128x256
+ * blocks of 2x4 warps (one per SM) 46.8 / 47.1, no better; 256x128 of 4x2
+ * warps 44.5 / 44.8; at 65536x64x1024, 128x64 blocks of 2 warps 33.1. */
 #include "sgemm_pipeline.cuh"
 
 template <int WARPS_M, int WARPS_N, int BK, int STAGES>
@@ -41,6 +54,7 @@ struct wide_cfg {
 };
 
 typedef wide_cfg<2, 2, 16, 4> thread_8x16_cfg;
+typedef wide_cfg<4, 1, 16, 4> narrow_256x64_cfg;
 static_assert(thread_8x16_cfg::bm == SGEMM_WIDE_BM && thread_8x16_cfg::bn == SGEMM_WIDE_BN &&
               thread_8x16_cfg::bk == SGEMM_WIDE_BK, "sgemm.h states this tile");
 
@@ -143,16 +157,28 @@ static __global__ void __launch_bounds__(C::threads, C::min_blocks) sgemm_wide_k
             }
             return;
         }
-        /* Piece (worker, sk_tile) is the worker + sk_tile-th piece in k-step
-         * order: each new piece starts a new worker, a new tile or both. */
-        float *slab = args.plan.partial + (size_t)(worker + sk_tile) * C::bm * C::bn;
+        /* Other runs add into the same elements: atomically, onto the
+         * beta * C that sgemm_18_stream_k.cu's first kernel left. */
 #pragma unroll
         for (int i = 0; i < 8; i++) {
-            int row = m0 + (i / 4) * 32 + i % 4;
+            int row = bm0 + m0 + (i / 4) * 32 + i % 4;
 #pragma unroll
-            for (int q = 0; q < 4; q++)
-                *reinterpret_cast<float4 *>(&slab[row * C::bn + n0 + 16 * q]) =
-                    make_float4(acc[i][4 * q], acc[i][4 * q + 1], acc[i][4 * q + 2], acc[i][4 * q + 3]);
+            for (int q = 0; q < 4; q++) {
+                int col = bn0 + n0 + 16 * q;
+                if (row >= p.m || col >= p.n)
+                    continue;
+                float *c = p.c + (size_t)row * p.n + col;
+                if (VEC) {
+                    atomicAdd(reinterpret_cast<float4 *>(c),
+                              make_float4(p.alpha * acc[i][4 * q], p.alpha * acc[i][4 * q + 1],
+                                          p.alpha * acc[i][4 * q + 2], p.alpha * acc[i][4 * q + 3]));
+                } else {
+#pragma unroll
+                    for (int e = 0; e < 4; e++)
+                        if (col + e < p.n)
+                            atomicAdd(c + e, p.alpha * acc[i][4 * q + e]);
+                }
+            }
         }
         ib = (long long)sk_tile * kt + k1;
     }
@@ -190,7 +216,7 @@ static cudaError_t wide_launch_whole(const struct sgemm_problem *p, const struct
     long tiles = (long)ceil_div(p->m, C::bm) * ceil_div(p->n, C::bn);
     if (tiles > 0x7fffffff)
         return cudaErrorInvalidConfiguration;
-    struct sgemm_sk_plan plan = { (int)tiles, 0, NULL };
+    struct sgemm_sk_plan plan = { (int)tiles, 0 };
     return wide_run<C>(p, env, &plan);
 }
 
@@ -212,21 +238,15 @@ extern "C" cudaError_t sgemm_thread_8x16_attr(struct kernel_attr *out)
                           thread_8x16_cfg::smem, out);
 }
 
-/* TEMPORARY VARIANTS */
-typedef wide_cfg<2, 2, 32, 3> x_bk32_cfg;
-typedef wide_cfg<2, 4, 16, 3> x_128x256_cfg;
-typedef wide_cfg<4, 2, 16, 3> x_256x128_cfg;
-#define X_VARIANT(name)                                                                     \
-    extern "C" cudaError_t sgemm_##name##_launch(const struct sgemm_problem *p,             \
-                                                 const struct launch_env *env)              \
-    {                                                                                       \
-        return wide_launch_whole<name##_cfg>(p, env);                                       \
-    }                                                                                       \
-    extern "C" cudaError_t sgemm_##name##_attr(struct kernel_attr *out)                     \
-    {                                                                                       \
-        return kernel_attr_of(sgemm_wide_kernel<name##_cfg, true>, name##_cfg::threads,     \
-                              name##_cfg::smem, out);                                       \
-    }
-X_VARIANT(x_bk32)
-X_VARIANT(x_128x256)
-X_VARIANT(x_256x128)
+extern "C" cudaError_t sgemm_narrow_256x64_launch(const struct sgemm_problem *p,
+                                                       const struct launch_env *env)
+{
+    return wide_launch_whole<narrow_256x64_cfg>(p, env);
+}
+
+extern "C" cudaError_t sgemm_narrow_256x64_attr(struct kernel_attr *out)
+{
+    return kernel_attr_of(sgemm_wide_kernel<narrow_256x64_cfg, true>,
+                          narrow_256x64_cfg::threads, narrow_256x64_cfg::smem, out);
+}
+

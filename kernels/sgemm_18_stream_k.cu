@@ -4,62 +4,50 @@
  * Beyond the seeds (stream-K, Osama et al., 2023, in its hybrid form).
  * With S blocks resident at once, T tiles take ceil(T / S) waves, and the
  * last one is (T mod S) / S full: at 4097^3, 1089 tiles of 128 over 264
- * slots make 4 waves and a fifth an eighth full, most of the GPU idle for
- * a fifth of the run.  Here the first T - (T mod S) tiles run whole as in
- * thread_8x16; the k-steps of the other T mod S tiles, laid end to end, are
- * cut into S equal runs, one per block, so the tail costs (T mod S) / S of
- * a wave instead of a whole one.  A run that covers only part of a tile
- * leaves raw sums in a stream-ordered workspace; a fix-up kernel then adds
- * the runs of each shared tile in a fixed order (the result does not depend
- * on scheduling) and applies alpha and beta.  Shapes that fill whole waves
- * run as thread_8x16. */
+ * slots make 4 waves and a fifth an eighth full.  Here the first
+ * T - (T mod S) tiles run whole as in thread_8x16; the k-steps of the other
+ * T mod S tiles, laid end to end, are cut into S equal runs, one per block,
+ * so the tail costs (T mod S) / S of a wave instead of a whole one.  A
+ * first kernel sets those tiles of C to beta * C (to 0 when beta == 0,
+ * without reading C); each run then adds alpha times its sums atomically
+ * (float4 atomics where rows are 16-byte aligned).  The low bits of a
+ * shared tile depend on the order its runs finish; the error bound is the
+ * one of any order.  The same split makes splitk's case, M x N too small
+ * to fill the GPU, one partial wave shared out.
+ *
+ * Against a workspace of per-run slabs summed by a fix-up kernel in a fixed
+ * order (measured first): the stream-ordered allocation and the extra pass
+ * cost 256x256x65536 31.7 against 44.0 TFLOP/s, 1000x3000x500 19.2 against
+ * 31.7, 4097^3 40.0 against 40.6.  A last wave more than nine tenths full
+ * runs whole: sharing it measured slower at 2048^3 (43.9 against 45.6, 256
+ * tiles on 264 slots) and 65536x64x1024 (22.8 against 23.6).
+ *
+ * Figures (NVIDIA H200, 2026-11-21, cuBLAS FP32 in the same run): 4096^3
+ * 47.6 TFLOP/s (93.1% of cuBLAS), 8192^3 48.1 (94.1%), 4097^3 40.6 (92.2%
+ * of cuBLAS's 44.0), 1000x3000x500 31.7 (91.0%), 256x256x65536 44.0 (93.7%,
+ * splitk 35.3). */
 #include "sgemm_pipeline.cuh"
 
 enum {
-    SK_FIXUP_ROWS = 8,        /* rows of a shared tile per fix-up block */
+    SK_BETA_ROWS = 8,         /* rows of a shared tile per beta-pass block */
     /* A run shorter than this many k-steps spends more on filling the
-     * pipeline and writing its slab than on FFMAs. */
+     * pipeline than on FFMAs. */
     SK_MIN_STEPS = 8,
 };
 
-/* The block that owns k-step i (of sk_steps): the last w with
- * w * sk_steps / workers <= i, as the kernel splits them. */
-static __device__ __forceinline__ long long sk_worker_of(long long i, long long sk_steps, int workers)
-{
-    return ((i + 1) * workers - 1) / sk_steps;
-}
-
-/* One block per SK_FIXUP_ROWS rows of one shared tile; a thread per 4
- * columns.  Sums the slabs of the runs that cover the tile, worker by
- * worker, skipping workers that own no k-step. */
-static __global__ void __launch_bounds__(SK_FIXUP_ROWS * SGEMM_WIDE_BN / 4)
-sgemm_sk_fixup(const struct sgemm_problem p, const struct sgemm_sk_plan plan, int vec)
+/* C = beta * C over the tiles that the stream-K runs will add into. */
+static __global__ void __launch_bounds__(SK_BETA_ROWS * SGEMM_WIDE_BN)
+sgemm_sk_beta(const struct sgemm_problem p, int dp_tiles)
 {
     int tiles_m = ceil_div(p.m, SGEMM_WIDE_BM), tiles_n = ceil_div(p.n, SGEMM_WIDE_BN);
-    int kt = ceil_div(p.k, SGEMM_WIDE_BK);
-    int t = blockIdx.x;
-    long long sk_steps = ((long long)tiles_m * tiles_n - plan.dp_tiles) * kt;
-    long long w_lo = sk_worker_of((long long)t * kt, sk_steps, plan.sk_workers);
-    long long w_hi = sk_worker_of((long long)(t + 1) * kt - 1, sk_steps, plan.sk_workers);
-    int row = blockIdx.y * SK_FIXUP_ROWS + threadIdx.x / (SGEMM_WIDE_BN / 4);
-    int col = threadIdx.x % (SGEMM_WIDE_BN / 4) * 4;
-    float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    for (long long w = w_lo; w <= w_hi; w++) {
-        if (w * sk_steps / plan.sk_workers == (w + 1) * sk_steps / plan.sk_workers)
-            continue;
-        const float *slab = plan.partial + (size_t)(w + t) * SGEMM_WIDE_BM * SGEMM_WIDE_BN;
-        float4 v = *reinterpret_cast<const float4 *>(&slab[row * SGEMM_WIDE_BN + col]);
-        sum.x += v.x;
-        sum.y += v.y;
-        sum.z += v.z;
-        sum.w += v.w;
-    }
     int tm, tn;
-    pipe_tile_of(plan.dp_tiles + t, tiles_m, tiles_n, SGEMM_WIDE_GROUP, &tm, &tn);
-    if (vec)
-        sgemm_store4<true>(p, tm * SGEMM_WIDE_BM + row, tn * SGEMM_WIDE_BN + col, sum);
-    else
-        sgemm_store4<false>(p, tm * SGEMM_WIDE_BM + row, tn * SGEMM_WIDE_BN + col, sum);
+    pipe_tile_of(dp_tiles + blockIdx.x, tiles_m, tiles_n, SGEMM_WIDE_GROUP, &tm, &tn);
+    int row = tm * SGEMM_WIDE_BM + blockIdx.y * SK_BETA_ROWS + threadIdx.x / SGEMM_WIDE_BN;
+    int col = tn * SGEMM_WIDE_BN + threadIdx.x % SGEMM_WIDE_BN;
+    if (row < p.m && col < p.n) {
+        float *c = p.c + (size_t)row * p.n + col;
+        *c = p.beta == 0.0f ? 0.0f : p.beta * *c;
+    }
 }
 
 extern "C" cudaError_t sgemm_stream_k_launch(const struct sgemm_problem *p,
@@ -78,26 +66,18 @@ extern "C" cudaError_t sgemm_stream_k_launch(const struct sgemm_problem *p,
     long workers = sk_tiles * kt / SK_MIN_STEPS;
     if (workers > slots)
         workers = slots;
-    struct sgemm_sk_plan plan = { (int)tiles, 0, NULL };
-    if (sk_tiles == 0 || workers <= sk_tiles)
+    struct sgemm_sk_plan plan = { (int)tiles, 0 };
+    if (sk_tiles == 0 || sk_tiles * 10 > slots * 9 || workers <= sk_tiles)
         return sgemm_wide_run(p, env, &plan);
 
     plan.dp_tiles = (int)(tiles - sk_tiles);
     plan.sk_workers = (int)workers;
-    size_t slab = (size_t)SGEMM_WIDE_BM * SGEMM_WIDE_BN * sizeof(float);
-    err = cudaMallocAsync((void **)&plan.partial, (size_t)(workers + sk_tiles - 1) * slab,
-                          env->stream);
+    dim3 grid((unsigned)sk_tiles, SGEMM_WIDE_BM / SK_BETA_ROWS);
+    sgemm_sk_beta<<<grid, SK_BETA_ROWS * SGEMM_WIDE_BN, 0, env->stream>>>(*p, plan.dp_tiles);
+    err = launch_result();
     if (err != cudaSuccess)
         return err;
-    err = sgemm_wide_run(p, env, &plan);
-    if (err == cudaSuccess) {
-        dim3 grid((unsigned)sk_tiles, SGEMM_WIDE_BM / SK_FIXUP_ROWS);
-        sgemm_sk_fixup<<<grid, SK_FIXUP_ROWS * SGEMM_WIDE_BN / 4, 0, env->stream>>>(
-            *p, plan, pipe_vec_ok(p));
-        err = launch_result();
-    }
-    cudaError_t free_err = cudaFreeAsync(plan.partial, env->stream);
-    return err != cudaSuccess ? err : free_err;
+    return sgemm_wide_run(p, env, &plan);
 }
 
 extern "C" cudaError_t sgemm_stream_k_attr(struct kernel_attr *out)

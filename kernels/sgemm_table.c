@@ -51,11 +51,10 @@ const struct gemm_kernel gemm_kernels[] = {
           "beyond the seeds; seed 003 closing note", "sgemm_16_splitk.cu", 0),
     STAGE(thread_8x16, "64x64 warp tiles, 8x16 results per thread, 128 threads",
           "beyond the seeds", "sgemm_17_thread_8x16.cu", 0),
+    STAGE(narrow_256x64, "thread_8x16 with 256x64 blocks for narrow N",
+          "beyond the seeds", "sgemm_17_thread_8x16.cu", 0),
     STAGE(stream_k, "thread_8x16 with the last partial wave split by k-steps",
-          "beyond the seeds", "sgemm_18_stream_k.cu", 0),
-    STAGE(x_bk32, "x", "x", "sgemm_17_thread_8x16.cu", 0),
-    STAGE(x_128x256, "x", "x", "sgemm_17_thread_8x16.cu", 0),
-    STAGE(x_256x128, "x", "x", "sgemm_17_thread_8x16.cu", 0),
+          "beyond the seeds (stream-K)", "sgemm_18_stream_k.cu", 0),
 };
 
 const size_t gemm_kernel_count = sizeof gemm_kernels / sizeof gemm_kernels[0];

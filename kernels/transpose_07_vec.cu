@@ -24,32 +24,48 @@
  *  - Streaming cache hints (ld.global.cs / st.global.cs): every byte is
  *    touched once, so nothing is worth keeping in the caches (+0.9% at
  *    8192^2 and 16384^2).
- *  - Fallbacks: each side is vectorised only where it can be: the input
- *    side when cols is a multiple of V and `in` is 16-byte aligned, the
- *    output side when rows is a multiple of V and `out` is aligned.  The
- *    other side moves single elements, a warp along 32 consecutive
- *    elements of a row.  Partial tiles at the edges take a guarded copy of
- *    the same code.
+ *  - Rows that do not start on 16-byte boundaries: the input side is
+ *    vectorised only when cols is a multiple of V and `in` is 16-byte
+ *    aligned, and otherwise moves single elements, a warp along 32
+ *    consecutive elements of an input row.  For 4-byte elements the output
+ *    side stays vectorised whatever rows and `out` are: each output row
+ *    leaves in 16-byte stores on the row's own 16-byte boundaries, shifted
+ *    across two chunks of the tile, with only the V elements that straddle
+ *    the boundaries between tiles stored singly (tile_out).  2- and 8-byte
+ *    elements store single elements there, a warp along 32 consecutive
+ *    elements of an output row.  Partial tiles at the edges take a guarded
+ *    copy of the same code.
  * Not in seed 001, which stops at diagonal.
  *
- * Figures, NVIDIA H200, 2026-11-21, float32, GB/s read + written, against
- * cudaMemcpy device-to-device, the `copy` kernel and cublasSgeam measured
- * in the same process:
- *   4096^2     3441  93.8% of memcpy   99.9% of copy  108.5% of geam
- *   8192^2     3950  96.5%            100.7%          106.5%
- *   16384^2    4040  95.7%             99.7%          102.3%
- *   7001x3000  2800  78.7%             79.3%           95.7%
- *   3000x7001  3047  85.8%             84.9%           97.2%
- *   8192^2 of 8-byte elements 4075 (98.3% of memcpy, 101.6% of geam);
- *   of 2-byte elements 3353 (86.1% of memcpy, 89.8% of copy).
- * The same kernel without the cache hints, with 1, 2, 4 and 8 tiles per
- * block in turn: 3916, 3885, 3816 and 3726 GB/s at 8192^2; 2811, 2336, 2043
- * and 2049 at 7001x3000.
- * 7001 x 3000 is its gap: 7001-element output rows are not 16-byte
- * aligned, so the output side falls back to 4-byte stores, and each 256-byte
- * output piece straddles a sector boundary at both ends (nine 32-byte
- * sectors instead of eight, two of them shared with the neighbouring tile).
- * geam is 4.5% faster there. */
+ * Figures, NVIDIA H200, 2026-11-21, float32, GB/s read + written, mean of
+ * two passes, against cudaMemcpy device-to-device, the `copy` kernel and
+ * cublasSgeam measured in the same process:
+ *   4096^2     3326  93.4% of memcpy   96.5% of copy  104.6% of geam
+ *   8192^2     3928  95.7%            100.2%          105.9%
+ *   16384^2    4032  95.0%             99.1%          101.8%
+ *   7001x3000  3081  85.9%             86.0%          104.9%
+ *   3000x7001  3056  85.3%             85.5%           97.3%
+ *   8192^2 of 8-byte elements 4059 (97.4% of memcpy, 101.5% of geam), of
+ *   2-byte elements 3349 (85.4% of memcpy, 89.3% of copy); 7001x3000 of
+ *   8-byte elements 3455 (89.2% of memcpy, 97.0% of geam), of 2-byte
+ *   elements 2375 (79.8% of memcpy, 75.7% of copy).
+ * 4096^2 is the noisiest (3256 and 3396 in the two passes).
+ * With single 4-byte stores for unaligned output rows the kernel ran
+ * 7001x3000 at 2814 GB/s (95.8% of geam) in the same passes: each
+ * 256-byte output piece left in 4-byte stores and straddled a sector
+ * boundary at both ends.  The shifted stores gain 9.5% there.  Two other
+ * ways measured slower: windows aligned to 16, 32 or 64 bytes that also
+ * load the 1, 2 or 4 chunks of input rows above the tile, so that every
+ * store is whole, ran at 2992 (16 bytes), and in another run at 2961, 2926
+ * and 2829 against 2825 with single stores (the extra input rows cost more
+ * than the split chunks save); and the shifted stores for 2- and 8-byte
+ * elements ran 7001x3000 at 2174 and 3423 GB/s, against 2375 and 3455 with
+ * single stores.
+ * Earlier, the same kernel without the cache hints, with 1, 2, 4 and 8
+ * tiles per block in turn: 3916, 3885, 3816 and 3726 GB/s at 8192^2; 2811,
+ * 2336, 2043 and 2049 at 7001x3000.
+ * 3000 x 7001 is its gap now: 7001-element input rows are not 16-byte
+ * aligned, so the loads are single elements (geam is 2.7% faster there). */
 #include <limits.h>
 #include <stdint.h>
 #include "common.cuh"
@@ -61,18 +77,10 @@ static constexpr int vec_threads = 256;
  * columns (an input row piece of 16 * micro_cols bytes). */
 static constexpr int micro_rows = 16;
 static constexpr int micro_cols = 16;
-/* Output rows that do not start on a 16-byte boundary are written in
- * windows aligned to this many bytes (one 32-byte sector), shifted left of
- * the tile by the row's skew; the head_chunks 16-byte chunks of input rows
- * just above the tile fill the shift. */
-static constexpr int out_align = 32;
-static constexpr int head_chunks = out_align / 16;
 static_assert(micro_rows % 8 == 0,
               "the swizzle permutes groups of 8 chunks (128 bytes, all 32 banks) of a tile row");
 static_assert(micro_cols % 4 == 0, "a warp loads 4 micro-block columns of 8 micro-block rows");
 static_assert((micro_rows * micro_cols) % vec_threads == 0, "each thread takes whole micro-blocks");
-static_assert(micro_rows % head_chunks == 0, "tiles start on out_align boundaries of an output row");
-static_assert(head_chunks * micro_cols <= vec_threads, "one head micro-block per thread at most");
 
 /* Resident blocks per multiprocessor the register allocation must allow:
  * 4 x 256 threads keep about 64 KB of loads in flight per multiprocessor;
@@ -97,59 +105,27 @@ static __device__ __forceinline__ int swizzle(int row, int chunk)
     return row * micro_rows + (chunk ^ (row & 7));
 }
 
-/* Where head chunk `chunk` of transposed-tile row `row` lives, in 16-byte
- * units past the tile of `rows` rows.  Head chunks are stored column by
- * column; the XOR spreads the 8 rows that one store phase writes (rows
- * V apart) over all 32 banks. */
-static __device__ __forceinline__ int head_slot(int row, int chunk, int rows)
+/* Words d .. d + 3 of the 8 words of a followed by b, d in 0..3: a barrel
+ * shift by two words, then by one. */
+static __device__ __forceinline__ uint4 shift_words(uint4 a, uint4 b, int d)
 {
-    return rows * micro_rows + chunk * rows + (row ^ ((row >> 3) & 7));
-}
-
-/* Chunk `chunk` of a transposed-tile row extended on the left by its head:
- * chunks 0 .. head_chunks - 1 are the head, the rest the tile. */
-template <typename T>
-static __device__ __forceinline__ int padded_slot(int row, int chunk)
-{
-    constexpr int tile_cols = micro_cols * 16 / sizeof(T);
-    return chunk < head_chunks ? head_slot(row, chunk, tile_cols)
-                               : swizzle(row, chunk - head_chunks);
-}
-
-/* Elements d .. d + V - 1 of the 2V elements of a followed by b: a barrel
- * shift by words, then by half words for 2-byte elements. */
-template <typename T>
-static __device__ __forceinline__ uint4 shift_pair(uint4 a, uint4 b, int d)
-{
-    const int bytes = d * (int)sizeof(T);
     const unsigned x[8] = { a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w };
-    unsigned y[6], z[5];
-#pragma unroll
-    for (int i = 0; i < 6; i++)
-        y[i] = (bytes & 8) ? x[i + 2] : x[i];
+    unsigned y[5];
 #pragma unroll
     for (int i = 0; i < 5; i++)
-        z[i] = (bytes & 4) ? y[i + 1] : y[i];
-    if constexpr (sizeof(T) == 2) {
-        const unsigned bits = (bytes & 2) * 8;
-        return make_uint4(__funnelshift_r(z[0], z[1], bits), __funnelshift_r(z[1], z[2], bits),
-                          __funnelshift_r(z[2], z[3], bits), __funnelshift_r(z[3], z[4], bits));
-    } else {
-        return make_uint4(z[0], z[1], z[2], z[3]);
-    }
+        y[i] = (d & 2) ? x[i + 2] : x[i];
+    return (d & 1) ? make_uint4(y[1], y[2], y[3], y[4]) : make_uint4(y[0], y[1], y[2], y[3]);
 }
 
-/* Input tile (r0, c0) into the transposed tile s, and with HEAD the
- * out_align bytes of input rows above it into the head.  GUARD: the tile
- * crosses the matrix's edge; elements outside are skipped (their slots in s
- * are never written out). */
-template <typename T, bool VEC_IN, bool HEAD, bool GUARD>
+/* Input tile (r0, c0) into the transposed tile s.  GUARD: the tile crosses
+ * the matrix's edge; elements outside are skipped (their slots in s are
+ * never written out). */
+template <typename T, bool VEC_IN, bool GUARD>
 static __device__ __forceinline__ void
 tile_in(const T *__restrict__ in, uint4 *s, int rows, int cols, int r0, int c0)
 {
     constexpr int V = 16 / sizeof(T);
     constexpr int tile_cols = micro_cols * V;
-    constexpr int head_rows = HEAD ? head_chunks * V : 0;
     if constexpr (VEC_IN) {
 #pragma unroll
         for (int m = 0; m < micro_rows * micro_cols / vec_threads; m++) {
@@ -179,28 +155,6 @@ tile_in(const T *__restrict__ in, uint4 *s, int rows, int cols, int r0, int c0)
                 s[swizzle(a * V + e, b)] = col.v;
             }
         }
-        /* The head: one micro-block per thread of the first head_chunks
-         * warps' worth of lanes; a store phase covers 8 micro-block columns. */
-        if (HEAD && threadIdx.x < head_chunks * micro_cols && (!GUARD || r0 > 0)) {
-            const int a = threadIdx.x % micro_cols, p = threadIdx.x / micro_cols;
-            const int c = c0 + a * V;
-            if (!GUARD || c < cols) {
-                pack16<T> blk[V];
-#pragma unroll
-                for (int k = 0; k < V; k++) {
-                    const int r = r0 - head_rows + p * V + k;
-                    blk[k].v = __ldcs((const uint4 *)(in + (size_t)r * cols + c));
-                }
-#pragma unroll
-                for (int e = 0; e < V; e++) {
-                    pack16<T> col;
-#pragma unroll
-                    for (int k = 0; k < V; k++)
-                        col.e[k] = blk[k].e[e];
-                    s[head_slot(a * V + e, p, tile_cols)] = col.v;
-                }
-            }
-        }
     } else {
         /* A warp reads 32 consecutive elements of one input row: one
          * coalesced access however the rows are aligned.  Lanes 8 apart
@@ -213,102 +167,86 @@ tile_in(const T *__restrict__ in, uint4 *s, int rows, int cols, int r0, int c0)
         const int c = c0 + cl;
         T *se = (T *)s;
 #pragma unroll 8
-        for (int rl = threadIdx.x / tile_cols - head_rows; rl < micro_rows * V;
-             rl += rows_per_pass) {
+        for (int rl = threadIdx.x / tile_cols; rl < micro_rows * V; rl += rows_per_pass) {
             const int r = r0 + rl;
-            if (!GUARD || (r >= 0 && r < rows && c < cols)) {
-                const T x = __ldcs(in + (size_t)r * cols + c);
-                if (rl >= 0) {
-                    se[swizzle(cl, rl / V) * V + rl % V] = x;
-                } else {
-                    const int h = rl + head_rows;
-                    se[head_slot(cl, h / V, tile_cols) * V + h % V] = x;
-                }
-            }
+            if (!GUARD || (r < rows && c < cols))
+                se[swizzle(cl, rl / V) * V + rl % V] = __ldcs(in + (size_t)r * cols + c);
         }
     }
 }
 
-/* The transposed tile s out to rows c0.. and columns r0.. of `out`, whose
- * rows start 16-byte aligned. */
-template <typename T, bool GUARD>
+/* The transposed tile s out to rows c0.. and columns r0.. of `out`.
+ * VEC_OUT: every output row starts 16-byte aligned, and so does each
+ * tile's piece of it.  Otherwise, for 4-byte elements, row j starts `skew`
+ * elements past a 16-byte boundary: its piece, from the first boundary on
+ * (`lead` elements in), leaves as 16-byte stores of elements shifted across
+ * two chunks of s, and the lead plus the last `skew` elements (4 elements
+ * together, both inside the tile) as single stores by the thread that
+ * would have taken the last chunk.  No store straddles a 16-byte boundary,
+ * and the tile reads nothing beyond its own input.  2- and 8-byte elements
+ * measured slower that way (below) and keep single stores, a warp along 32
+ * consecutive elements of an output row. */
+template <typename T, bool VEC_OUT, bool GUARD>
 static __device__ __forceinline__ void
-tile_out_aligned(const uint4 *s, T *__restrict__ out, int rows, int cols, int r0, int c0)
-{
-    constexpr int V = 16 / sizeof(T);
-    constexpr int tile_cols = micro_cols * V;
-#pragma unroll
-    for (int m = 0; m < tile_cols * micro_rows / vec_threads; m++) {
-        const int g = threadIdx.x + vec_threads * m;
-        const int j = g / micro_rows, q = g % micro_rows;
-        const int orow = c0 + j, ocol = r0 + q * V;
-        if (!GUARD || (orow < cols && ocol < rows))
-            __stcs((uint4 *)(out + (size_t)orow * rows + ocol), s[swizzle(j, q)]);
-    }
-}
-
-/* Output row `row` starts `skew` elements past an out_align boundary, so
- * its aligned windows begin `skew` elements left of each tile: chunk q of
- * the window, from the head-extended tile row j. */
-template <typename T>
-static __device__ __forceinline__ uint4 window_chunk(const uint4 *s, int j, int skew, int q)
-{
-    constexpr int V = 16 / sizeof(T);
-    constexpr int last = head_chunks + micro_rows - 1;
-    const int lead = head_chunks * V - skew;
-    const int lo = lead / V + q;
-    return shift_pair<T>(s[padded_slot<T>(j, min(lo, last))],
-                         s[padded_slot<T>(j, min(lo + 1, last))], lead % V);
-}
-
-template <typename T>
-static __device__ __forceinline__ int skew_of(const T *row)
-{
-    return (int)((uintptr_t)row % out_align / sizeof(T));
-}
-
-/* The transposed tile s out to rows c0.. of `out`, whose rows are not
- * 16-byte aligned: each row in out_align-aligned 16-byte stores, the window
- * shifted left by the row's skew.  The last tile of a row also writes the
- * row's end; single elements only where a window crosses the row's ends. */
-template <typename T, bool GUARD>
-static __device__ __forceinline__ void
-tile_out_shifted(const uint4 *s, T *__restrict__ out, int rows, int cols, int r0, int c0)
+tile_out(const uint4 *s, T *__restrict__ out, int rows, int cols, int r0, int c0)
 {
     constexpr int V = 16 / sizeof(T);
     constexpr int tile_rows = micro_rows * V;
     constexpr int tile_cols = micro_cols * V;
-    if constexpr (!GUARD) {
+    if constexpr (VEC_OUT) {
 #pragma unroll
         for (int m = 0; m < tile_cols * micro_rows / vec_threads; m++) {
             const int g = threadIdx.x + vec_threads * m;
             const int j = g / micro_rows, q = g % micro_rows;
-            T *row = out + (size_t)(c0 + j) * rows;
-            const int skew = skew_of(row);
-            __stcs((uint4 *)(row + r0 - skew + q * V), window_chunk<T>(s, j, skew, q));
+            const int orow = c0 + j, ocol = r0 + q * V;
+            if (!GUARD || (orow < cols && ocol < rows))
+                __stcs((uint4 *)(out + (size_t)orow * rows + ocol), s[swizzle(j, q)]);
         }
-    } else {
-        constexpr int span = micro_rows + head_chunks;
-        const int chunks = rows - r0 <= tile_rows ? span : micro_rows;
-        for (int g = threadIdx.x; g < tile_cols * span; g += vec_threads) {
-            const int j = g / span, q = g % span;
-            if (c0 + j >= cols || q >= chunks)
+    } else if constexpr (sizeof(T) == 4) {
+#pragma unroll
+        for (int m = 0; m < tile_cols * micro_rows / vec_threads; m++) {
+            const int g = threadIdx.x + vec_threads * m;
+            const int j = g / micro_rows, q = g % micro_rows;
+            const int orow = c0 + j;
+            if (GUARD && orow >= cols)
                 continue;
-            T *row = out + (size_t)(c0 + j) * rows;
-            const int skew = skew_of(row);
-            const int first = r0 - skew + q * V;
-            if (first + V <= 0 || first >= rows)
+            T *row = out + (size_t)orow * rows;
+            const int lead = (V - (int)((uintptr_t)row / sizeof(T) % V)) % V;
+            if (lead != 0 && q == micro_rows - 1) {
+                pack16<T> first, last;
+                first.v = s[swizzle(j, 0)];
+                last.v = s[swizzle(j, micro_rows - 1)];
+#pragma unroll
+                for (int k = 0; k < V; k++) {
+                    const int ocol = r0 + (k < lead ? k : tile_rows - V + k);
+                    if (!GUARD || ocol < rows)
+                        __stcs(row + ocol, k < lead ? first.e[k] : last.e[k]);
+                }
                 continue;
+            }
             pack16<T> v;
-            v.v = window_chunk<T>(s, j, skew, q);
-            if (first >= 0 && first + V <= rows) {
-                __stcs((uint4 *)(row + first), v.v);
+            v.v = shift_words(s[swizzle(j, q)], s[swizzle(j, min(q + 1, micro_rows - 1))], lead);
+            const int ocol = r0 + lead + q * V;
+            if (!GUARD || ocol + V <= rows) {
+                __stcs((uint4 *)(row + ocol), v.v);
             } else {
 #pragma unroll
                 for (int k = 0; k < V; k++)
-                    if (first + k >= 0 && first + k < rows)
-                        __stcs(row + first + k, v.e[k]);
+                    if (ocol + k < rows)
+                        __stcs(row + ocol + k, v.e[k]);
             }
+        }
+    } else {
+        constexpr int rows_per_pass = vec_threads / tile_rows;
+        static_assert(vec_threads % tile_rows == 0, "whole output rows per pass");
+        const int i = threadIdx.x % tile_rows;
+        const int ocol = r0 + i;
+        const T *se = (const T *)s;
+#pragma unroll 8
+        for (int j = threadIdx.x / tile_rows; j < tile_cols; j += rows_per_pass) {
+            const int orow = c0 + j;
+            if (!GUARD || (orow < cols && ocol < rows))
+                __stcs(out + (size_t)orow * rows + ocol, se[swizzle(j, i / V) * V + i % V]);
         }
     }
 }
@@ -321,37 +259,22 @@ vec_kernel(const T *__restrict__ in, T *__restrict__ out, int rows, int cols, in
     constexpr int V = 16 / sizeof(T);
     constexpr int tile_rows = micro_rows * V;
     constexpr int tile_cols = micro_cols * V;
-    __shared__ uint4 s[tile_cols * (micro_rows + (VEC_OUT ? 0 : head_chunks))];
+    __shared__ uint4 s[tile_cols * micro_rows];
 
     /* One tile per block; the loop only matters past the grid-size limit. */
     for (long long t = blockIdx.x; t < tiles; t += gridDim.x) {
         const int r0 = (int)(t % tiles_y) * tile_rows;
         const int c0 = (int)(t / tiles_y) * tile_cols;
-        if constexpr (VEC_OUT) {
-            const bool full = rows - r0 >= tile_rows && cols - c0 >= tile_cols;
-            if (full)
-                tile_in<T, VEC_IN, false, false>(in, s, rows, cols, r0, c0);
-            else
-                tile_in<T, VEC_IN, false, true>(in, s, rows, cols, r0, c0);
-            __syncthreads();
-            if (full)
-                tile_out_aligned<T, false>(s, out, rows, cols, r0, c0);
-            else
-                tile_out_aligned<T, true>(s, out, rows, cols, r0, c0);
-        } else {
-            /* The first tile of a row has no head, the last writes the
-             * row's end: both take the guarded path. */
-            const bool full = r0 > 0 && rows - r0 > tile_rows && cols - c0 >= tile_cols;
-            if (full)
-                tile_in<T, VEC_IN, true, false>(in, s, rows, cols, r0, c0);
-            else
-                tile_in<T, VEC_IN, true, true>(in, s, rows, cols, r0, c0);
-            __syncthreads();
-            if (full)
-                tile_out_shifted<T, false>(s, out, rows, cols, r0, c0);
-            else
-                tile_out_shifted<T, true>(s, out, rows, cols, r0, c0);
-        }
+        const bool full = rows - r0 >= tile_rows && cols - c0 >= tile_cols;
+        if (full)
+            tile_in<T, VEC_IN, false>(in, s, rows, cols, r0, c0);
+        else
+            tile_in<T, VEC_IN, true>(in, s, rows, cols, r0, c0);
+        __syncthreads();
+        if (full)
+            tile_out<T, VEC_OUT, false>(s, out, rows, cols, r0, c0);
+        else
+            tile_out<T, VEC_OUT, true>(s, out, rows, cols, r0, c0);
         __syncthreads();
     }
 }

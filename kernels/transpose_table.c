@@ -26,7 +26,7 @@ const struct transpose_kernel transpose_kernels[] = {
     { "diagonal", "smem_pad with blocks taken along diagonals (partition camping)",
       "seed 001 matrixTranspos_4", "kernels/transpose_06_diagonal.cu",
       KERNEL_NO_AUTO, sizes_all, transpose_diagonal_launch, NULL, transpose_diagonal_attr },
-    { "vec", "16-byte loads and stores, swizzled tile, several tiles per block",
+    { "vec", "16-byte loads and stores via a swizzled tile, shifted for unaligned rows",
       "beyond seed 001", "kernels/transpose_07_vec.cu",
       0, sizes_all, transpose_vec_launch, NULL, transpose_vec_attr },
     { "geam", "cuBLAS cublasSgeam/cublasDgeam with op T",

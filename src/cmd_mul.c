@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "device.h"
+#include "../kernels/convert.h"
 #include "error.h"
 #include "io.h"
 #include "report.h"
@@ -60,6 +61,47 @@ static int alloc_result(struct mul_job *j)
     return 0;
 }
 
+static int needs_conversion(const struct gc_matrix *m)
+{
+    return m->data && (m->dtype != GC_F32 || (m->fortran_order && m->rows > 1 && m->cols > 1));
+}
+
+/* Device memory for the largest operand that must be converted there. */
+static size_t staging_bytes(const struct gc_matrix *a, const struct gc_matrix *b,
+                            const struct gc_matrix *c0)
+{
+    const struct gc_matrix *ms[3] = { a, b, c0 };
+    size_t most = 0;
+    for (int i = 0; i < 3; i++)
+        if (needs_conversion(ms[i])) {
+            size_t bytes = ms[i]->rows * ms[i]->cols * gc_dtypes[ms[i]->dtype].size;
+            most = bytes > most ? bytes : most;
+        }
+    return most;
+}
+
+/* Copies operand `m` to `dst` as row-major float32: directly when it is
+ * that already, else as it was read, converted on the device. */
+static int upload(struct gc_device *dev, const struct gc_matrix *m, float *dst)
+{
+    size_t bytes = m->rows * m->cols * gc_dtypes[m->dtype].size;
+    if (!needs_conversion(m))
+        return CUDA_CALL(cudaMemcpyAsync(dst, m->data, bytes, cudaMemcpyHostToDevice,
+                                         dev->stream));
+    void *raw = NULL;
+    int rc;
+    rc = CUDA_CALL(cudaMallocAsync(&raw, bytes, dev->stream));
+    if (!rc)
+        rc = CUDA_CALL(cudaMemcpyAsync(raw, m->data, bytes, cudaMemcpyHostToDevice,
+                                       dev->stream));
+    if (!rc)
+        rc = CUDA_CALL(convert_to_f32_launch(raw, m->dtype, m->fortran_order, m->rows, m->cols,
+                                             dst, dev->stream));
+    if (raw)
+        cudaFreeAsync(raw, dev->stream);
+    return rc;
+}
+
 static int mul_device(struct mul_job *j)
 {
     const struct gc_opts *o = j->o;
@@ -74,7 +116,7 @@ static int mul_device(struct mul_job *j)
     size_t c_bytes = j->m * j->n * sizeof(float);
     int with_c0 = o->beta != 0;
     size_t need = a_bytes + b_bytes + c_bytes + (with_c0 ? c_bytes : 0) +
-                  (o->verify ? c_bytes : 0);
+                  (o->verify ? c_bytes : 0) + staging_bytes(&j->a, &j->b, &j->c0);
     float *d_a = NULL, *d_b = NULL, *d_c = NULL, *d_c0 = NULL, *d_ref = NULL;
     float *ref = NULL;
     if ((rc = device_check_memory(&dev, need, "this product")))
@@ -87,12 +129,8 @@ static int mul_device(struct mul_job *j)
         goto out;
 
     double t = now_ms();
-    if ((rc = CUDA_CALL(cudaMemcpyAsync(d_a, j->a.data, a_bytes, cudaMemcpyHostToDevice,
-                                        dev.stream))) ||
-        (rc = CUDA_CALL(cudaMemcpyAsync(d_b, j->b.data, b_bytes, cudaMemcpyHostToDevice,
-                                        dev.stream))) ||
-        (with_c0 && (rc = CUDA_CALL(cudaMemcpyAsync(d_c0, j->c0.data, c_bytes,
-                                                    cudaMemcpyHostToDevice, dev.stream)))) ||
+    if ((rc = upload(&dev, &j->a, d_a)) || (rc = upload(&dev, &j->b, d_b)) ||
+        (with_c0 && (rc = upload(&dev, &j->c0, d_c0))) ||
         (rc = CUDA_CALL(cudaStreamSynchronize(dev.stream))))
         goto out;
     j->rep.h2d_ms = now_ms() - t;
@@ -252,7 +290,10 @@ int cmd_mul(const struct gc_opts *o)
     double t0 = now_ms();
     const char *paths[3] = { o->operands[0], o->operands[1], o->c0_path };
     struct gc_matrix in[3] = { { 0 } };
-    int rc = io_read_operands(o, o->beta != 0 ? 3 : 2, paths, GC_F32, in);
+    /* For the GPU the operands go up as they were read and are converted
+     * there (kernels/convert.cu); the host kernels take them as float32. */
+    int on_host = named && (named->flags & KERNEL_HOST);
+    int rc = io_read_operands(o, o->beta != 0 ? 3 : 2, paths, on_host ? GC_F32 : -1, in);
     j.a = in[0];
     j.b = in[1];
     j.c0 = in[2];
@@ -268,7 +309,7 @@ int cmd_mul(const struct gc_opts *o)
 
     if (j.m == 0 || j.n == 0 || j.k == 0) {
         j.rep.kernel = "none (empty product)";
-        if ((rc = alloc_result(&j)))
+        if ((rc = alloc_result(&j)) || (rc = io_to_c_order(&j.c0, GC_F32, NULL)))
             goto out;
         mul_empty(&j);
     } else {

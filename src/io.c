@@ -26,7 +26,7 @@ struct read_job {
     const struct gc_opts *o;
     int index;
     const char *path;
-    enum gc_dtype dtype;
+    int dtype;
     struct gc_matrix *m;
     int status;
 };
@@ -35,13 +35,13 @@ static void *read_one(void *arg)
 {
     struct read_job *j = arg;
     j->status = io_read_operand(j->o, j->index, j->path, NULL, j->m);
-    if (!j->status)
-        j->status = io_to_c_order(j->m, j->dtype, NULL);
+    if (!j->status && j->dtype >= 0)
+        j->status = io_to_c_order(j->m, (enum gc_dtype)j->dtype, NULL);
     return NULL;
 }
 
 int io_read_operands(const struct gc_opts *o, int count, const char *const *paths,
-                     enum gc_dtype dtype, struct gc_matrix *out)
+                     int dtype, struct gc_matrix *out)
 {
     struct read_job jobs[GC_MAX_OPERANDS];
     pthread_t threads[GC_MAX_OPERANDS];

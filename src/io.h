@@ -12,10 +12,11 @@ int io_read_operand(const struct gc_opts *o, int index, const char *path,
                     const struct gc_alloc *alloc, struct gc_matrix *m);
 
 /* Reads `count` operands (paths[i] is operand number i) at once, one
- * thread each, and converts each to a C-order matrix of `dtype`.  Returns
- * the first failing operand's status. */
+ * thread each, and converts each to a C-order matrix of `dtype` when
+ * `dtype` >= 0 (else leaves them as read).  Returns the first failing
+ * operand's status. */
 int io_read_operands(const struct gc_opts *o, int count, const char *const *paths,
-                     enum gc_dtype dtype, struct gc_matrix *out);
+                     int dtype, struct gc_matrix *out);
 
 /* The output format for o->output: --format, else the extension, else (for
  * stdout) `fallback`.  Returns the format or a negative status after

@@ -62,6 +62,28 @@ def main():
                     check(f"mul {kern} {m}x{n}x{k} vs numpy", err < 1e-5, err)
                     rep = json.loads(r.stdout)
                     check(f"mul {kern} json", rep["verify"]["ok"] and rep["ms"]["kernel"] >= 0)
+        # operands of other dtypes and orders, converted on the device
+        a = rng.standard_normal((70, 45))
+        b = rng.standard_normal((45, 33))
+        c0 = rng.standard_normal((70, 33))
+        cases = [("f64 A, Fortran-order B", a, np.asfortranarray(b.astype(np.float32)), None),
+                 ("f16 A, int32 B, f64 C0", a.astype(np.float16), (b * 10).astype(np.int32), c0),
+                 ("Fortran f64 A", np.asfortranarray(a), b.astype(np.float32), None)]
+        for label, x, y, z in cases:
+            np.save(p("x.npy"), x)
+            np.save(p("y.npy"), y)
+            args = ["mul", p("x.npy"), p("y.npy"), "-o", p("z.npy"), "--verify"]
+            ref = x.astype(np.float32).astype(np.float64) @ y.astype(np.float32).astype(np.float64)
+            if z is not None:
+                np.save(p("c0.npy"), z)
+                args += ["-c", p("c0.npy"), "--beta", "2"]
+                ref = ref + 2 * z.astype(np.float32)
+            r = run(*args)
+            check(f"mul {label}", r.returncode == 0, r.stderr.decode()[-300:])
+            if r.returncode == 0:
+                got = np.load(p("z.npy"))
+                err = np.linalg.norm(got - ref) / np.linalg.norm(ref)
+                check(f"mul {label} vs numpy", err < 1e-5, err)
         for dtype in (np.float32, np.float64, np.float16):
             x = rng.standard_normal((301, 77)).astype(dtype)
             np.save(p("x.npy"), x)

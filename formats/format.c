@@ -13,10 +13,10 @@
 const struct gc_format gc_formats[GC_FMT_COUNT] = {
     [GC_FMT_NPY] = { "npy", ".npy",
                      "NumPy .npy, versions 1.0-3.0, any numeric dtype, C or Fortran order",
-                     npy_probe, npy_read, npy_write, npy_info },
+                     npy_probe, npy_read, npy_write, npy_info, npy_write_header },
     [GC_FMT_RAW] = { "raw", ".bin .raw",
                      "raw little-endian elements; --shape, --dtype and --order describe them",
-                     NULL, raw_read, raw_write, raw_info },
+                     NULL, raw_read, raw_write, raw_info, raw_write_header },
     [GC_FMT_CSV] = { "csv", ".csv",
                      "text, one row per line, like numpy.loadtxt/savetxt",
                      csv_probe, csv_read, csv_write, csv_info },

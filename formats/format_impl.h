@@ -13,6 +13,8 @@ int npy_probe(const unsigned char *head, size_t n);
 int npy_read(struct gc_input *in, const struct gc_read_opts *o, struct gc_matrix *m);
 int npy_write(FILE *f, const char *name, const struct gc_matrix *m,
               const struct gc_write_opts *o);
+int npy_write_header(FILE *f, const char *name, const struct gc_matrix *m);
+int raw_write_header(FILE *f, const char *name, const struct gc_matrix *m);
 int npy_info(struct gc_input *in, const struct gc_read_opts *o, struct gc_info *info);
 
 int raw_read(struct gc_input *in, const struct gc_read_opts *o, struct gc_matrix *m);

@@ -388,16 +388,12 @@ int npy_info(struct gc_input *in, const struct gc_read_opts *o, struct gc_info *
     return 0;
 }
 
-/* The same bytes as np.save for an array of this dtype, shape and order:
- * NumPy's key order and spacing, the growth padding, 64-byte alignment. */
-int npy_write(FILE *f, const char *name, const struct gc_matrix *m,
-              const struct gc_write_opts *o)
+/* The same header bytes as np.save for an array of this dtype, shape and
+ * order: NumPy's key order and spacing, the growth padding, 64-byte
+ * alignment. */
+int npy_write_header(FILE *f, const char *name, const struct gc_matrix *m)
 {
     char text[256];
-    size_t bytes;
-    (void)o;
-    if (!gc_matrix_bytes(m->rows, m->cols, m->dtype, &bytes))
-        return gc_fail(GC_EXIT_OUTPUT, "%s: matrix too large", name);
     int fortran = m->fortran_order && m->rows > 1 && m->cols > 1;
     const struct gc_dtype_info *dt = &gc_dtypes[m->dtype];
     int n = snprintf(text + 10, sizeof text - 10,
@@ -415,7 +411,17 @@ int npy_write(FILE *f, const char *name, const struct gc_matrix *m,
     memcpy(text, NPY_MAGIC "\x01\x00", 8);
     text[8] = (char)(header_len & 0xff);
     text[9] = (char)(header_len >> 8);
-    int status = write_all(f, name, text, 10 + header_len);
+    return write_all(f, name, text, 10 + header_len);
+}
+
+int npy_write(FILE *f, const char *name, const struct gc_matrix *m,
+              const struct gc_write_opts *o)
+{
+    size_t bytes;
+    (void)o;
+    if (!gc_matrix_bytes(m->rows, m->cols, m->dtype, &bytes))
+        return gc_fail(GC_EXIT_OUTPUT, "%s: matrix too large", name);
+    int status = npy_write_header(f, name, m);
     if (!status)
         status = write_all(f, name, m->data, bytes);
     return status;

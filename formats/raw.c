@@ -147,3 +147,10 @@ int raw_write(FILE *f, const char *name, const struct gc_matrix *m,
     (void)o;
     return write_row_major(f, name, m);
 }
+
+/* Raw output has no header: the payload is the whole file. */
+int raw_write_header(FILE *f, const char *name, const struct gc_matrix *m)
+{
+    (void)f, (void)name, (void)m;
+    return 0;
+}

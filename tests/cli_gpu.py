@@ -97,6 +97,33 @@ def main():
                     y = np.load(p("y.npy"))
                     check(f"transpose {kern} {np.dtype(dtype).name} values",
                           y.dtype == x.dtype and np.array_equal(y, x.T))
+        # without --verify, results stream from the device to the file in
+        # 8 MiB chunks: several chunks, a ragged last one, npy, raw, stdout
+        a = rng.standard_normal((1777, 300)).astype(np.float32)
+        b = rng.standard_normal((300, 2001)).astype(np.float32)
+        np.save(p("a.npy"), a)
+        np.save(p("b.npy"), b)
+        ref = a.astype(np.float64) @ b
+        for out, fmt in (("c.npy", []), ("c.bin", []), ("-", ["--format", "npy"])):
+            r = run("mul", p("a.npy"), p("b.npy"), "-o", p(out) if out != "-" else "-", *fmt)
+            check(f"streamed mul to {out}", r.returncode == 0, r.stderr.decode()[-300:])
+            if r.returncode != 0:
+                continue
+            if out == "c.bin":
+                got = np.fromfile(p(out), np.float32).reshape(1777, 2001)
+            elif out == "-":
+                import io
+                got = np.load(io.BytesIO(r.stdout))
+            else:
+                got = np.load(p(out))
+            err = np.linalg.norm(got - ref) / np.linalg.norm(ref)
+            check(f"streamed mul to {out} values", got.shape == (1777, 2001) and err < 1e-5, err)
+        for dtype in (np.float64, np.int16):
+            x = (rng.standard_normal((2100, 1300)) * 100).astype(dtype)
+            np.save(p("x.npy"), x)
+            r = run("transpose", p("x.npy"), p("y.npy"))
+            check(f"streamed transpose {np.dtype(dtype).name}", r.returncode == 0
+                  and np.array_equal(np.load(p("y.npy")), x.T), r.stderr.decode()[-300:])
         r = run("mul", p("a.npy"), p("b.npy"), "-o", p("c.npy"), "--kernel", "cublas",
                 "--device", "99")
         check("bad device ordinal -> 5", r.returncode == 5, r.returncode)

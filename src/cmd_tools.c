@@ -66,8 +66,8 @@ static int info_one(const struct gc_opts *o, const char *path, int first)
     struct gc_info info;
     memset(&info, 0, sizeof info);
     info.file_bytes = -1;
-    rc = fmt < 0 ? gc_fail(GC_EXIT_INPUT, "%s: unknown format", in.name)
-                 : gc_formats[fmt].info(&in, &ro, &info);
+    /* format_detect has reported why when it finds no format. */
+    rc = fmt < 0 ? GC_EXIT_INPUT : gc_formats[fmt].info(&in, &ro, &info);
     if (!rc) {
         info.format = fmt;
         const char *order = info.fortran_order ? "F" : "C";

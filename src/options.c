@@ -42,7 +42,7 @@ static const struct opt_def opt_defs[] = {
     { "delimiter", 0, OPT_DELIMITER, "CHAR", READS | WRITES, "CSV field delimiter (default ','; 'space' or ' ' for whitespace)" },
     { "header", 0, OPT_HEADER, NULL, READS, "CSV input has one header row to skip" },
     { "precision", 0, OPT_PRECISION, "N", WRITES, "CSV output: N significant digits (default: shortest exact)" },
-    { "level", 0, OPT_LEVEL, "N", WRITES, "gzip level for .csv.gz output, 1-12" },
+    { "level", 0, OPT_LEVEL, "N", WRITES, "gzip level for .csv.gz output, 0 (stored) to 12; default 1" },
     { "c0", 'c', OPT_C0, "FILE", CMD_MUL, "C0 for C = alpha*A*B + beta*C0" },
     { "alpha", 0, OPT_ALPHA, "X", CMD_MUL, "scale of A*B (default 1)" },
     { "beta", 0, OPT_BETA, "X", CMD_MUL, "scale of C0 (default 0)" },
@@ -146,7 +146,7 @@ static int apply(struct gc_opts *o, const struct opt_def *d, const char *arg)
     case OPT_THREADS: rc = parse_int(d->name, arg, 1, 4096, &o->threads); break;
     case OPT_DEVICE: rc = parse_int(d->name, arg, 0, 1024, &o->device); break;
     case OPT_PRECISION: rc = parse_int(d->name, arg, 1, 17, &o->write.precision); break;
-    case OPT_LEVEL: rc = parse_int(d->name, arg, 1, 12, &o->write.level); break;
+    case OPT_LEVEL: rc = parse_int(d->name, arg, 0, 12, &o->write.level); break;
     case OPT_ALPHA:
         if (!(rc = parse_real(d->name, arg, &x)))
             o->alpha = (float)x;

@@ -5,6 +5,7 @@
 #   make test         every test that needs no GPU (what CI runs)
 #   make check-gpu    every GPU test, sanitizer passes and the bench, one go
 #   make bench        kernel benchmark (needs a GPU); rewrites kernels/auto_table.c
+#   make bench-e2e    whole-process timings against NumPy, CuPy, PyTorch (GPU)
 #   make fuzz         run the format fuzzers for FUZZ_SECONDS each
 #   make install PREFIX=/usr/local
 #
@@ -77,6 +78,10 @@ check-gpu: $(BIN)
 bench: $(BIN)
 	@mkdir -p $(BUILD)
 	./$(BIN) bench --bench-out $(BUILD)/bench --auto-table kernels/auto_table.c
+
+# Whole-process timings against NumPy, CuPy and PyTorch (needs a GPU).
+bench-e2e: $(BIN)
+	python3 tests/bench_e2e.py --gemmcli ./$(BIN)
 
 fuzz:
 	@sh tests/setup.sh fuzz

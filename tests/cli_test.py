@@ -261,6 +261,14 @@ def test_help():
     try:
         rows = json.loads(p.stdout)
         check("kernels --json", any(r["name"] == "cublas" for r in rows))
+        import re
+        man = open(os.path.join(SAMPLES, "..", "man", "gemmcli.1")).read()
+        named = set()
+        for line in man.splitlines():
+            if line.startswith((".Cm ", ".It Cm ")):
+                named.update(re.findall(r"[A-Za-z0-9_]+", line))
+        missing = [r["name"] for r in rows if r["name"] not in named]
+        check("every registered kernel is in the man page", not missing, missing)
     except ValueError as e:
         check("kernels --json parses", False, e)
 

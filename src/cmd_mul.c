@@ -9,6 +9,7 @@
 #include "../kernels/convert.h"
 #include "error.h"
 #include "io.h"
+#include "progress.h"
 #include "report.h"
 #include "select.h"
 #include "stream.h"
@@ -24,6 +25,7 @@ struct mul_job {
     int out_format;
     enum gc_dtype out_dtype;
     int streamed;        /* the result went from the device to the output */
+    struct gc_progress progress;
 };
 
 struct launch_arg {
@@ -46,8 +48,8 @@ static cudaError_t restore_c(void *arg)
     return cudaMemcpyAsync(l->p.c, l->c0, l->c_bytes, cudaMemcpyDeviceToDevice, l->env.stream);
 }
 
-/* Runs `kern` on the device buffers in `l`, timed; when `verify` is set also
- * cuBLAS into `ref`.  The result is left in l->p.c. */
+/* Times l->kern on the device buffers in `l` (C restored from C0 before
+ * each run when beta != 0); the result is left in l->p.c. */
 static int time_kernel(struct gc_device *dev, struct launch_arg *l, int repeat, double *ms)
 {
     return device_time_runs(dev, run_gemm, l->p.beta != 0 ? restore_c : NULL, l, repeat, ms);
@@ -106,6 +108,7 @@ static int mul_device(struct mul_job *j)
 {
     const struct gc_opts *o = j->o;
     struct gc_device dev;
+    progress_phase(&j->progress, "starting the GPU");
     int rc = device_open(&dev, o->device);
     if (rc)
         return rc;
@@ -128,6 +131,7 @@ static int mul_device(struct mul_job *j)
         (o->verify && (rc = CUDA_CALL(cudaMalloc((void **)&d_ref, c_bytes)))))
         goto out;
 
+    progress_phase(&j->progress, "copying A and B to the GPU");
     double t = now_ms();
     if ((rc = upload(&dev, &j->a, d_a)) || (rc = upload(&dev, &j->b, d_b)) ||
         (with_c0 && (rc = upload(&dev, &j->c0, d_c0))) ||
@@ -151,9 +155,11 @@ static int mul_device(struct mul_job *j)
         j->kern, { (int)j->m, (int)j->n, (int)j->k, o->alpha, o->beta, d_a, d_b, d_c },
         device_launch_env(&dev), d_c0, c_bytes,
     };
+    progress_phase(&j->progress, "running %s", j->kern->name);
     if ((rc = time_kernel(&dev, &l, o->repeat, &j->rep.kernel_ms)))
         goto out;
 
+    progress_phase(&j->progress, "writing %s", gc_display_name(o->output, 1));
     if (stream) {
         rc = stream_write_result(o, j->out_format, &dev, d_c, j->m, j->n, GC_F32,
                                  &j->rep.d2h_ms, &j->rep.write_ms);
@@ -180,6 +186,7 @@ static int mul_device(struct mul_job *j)
             rc = gc_fail(GC_EXIT_GPU, "out of host memory for the reference result");
             goto out;
         }
+        progress_phase(&j->progress, "checking against cuBLAS");
         if ((rc = time_kernel(&dev, &r, o->repeat, &j->rep.verify.ref_ms)) ||
             (rc = CUDA_CALL(cudaMemcpy(ref, d_ref, c_bytes, cudaMemcpyDeviceToHost))))
             goto out;
@@ -216,6 +223,7 @@ static int mul_host(struct mul_job *j)
                                j->a.data, j->b.data, j->c.data };
     if (j->o->beta != 0)
         memcpy(j->c.data, j->c0.data, j->m * j->n * sizeof(float));
+    progress_phase(&j->progress, "running %s", j->kern->name);
     double t = now_ms();
     j->kern->host(&p, j->o->threads);
     j->rep.kernel_ms = now_ms() - t;
@@ -229,6 +237,7 @@ static int verify_on_host(struct mul_job *j)
     double *ref = malloc((count ? count : 1) * sizeof *ref);
     if (!ref)
         return gc_fail(GC_EXIT_INPUT, "out of host memory for the FP64 reference");
+    progress_phase(&j->progress, "checking against an FP64 product");
     verify_host_dgemm(j->m, j->n, j->k, j->o->alpha, j->a.data, j->b.data, j->o->beta,
                       j->c0.data, ref, j->o->threads);
     j->rep.verify.reference = "cpu-fp64";
@@ -287,6 +296,8 @@ int cmd_mul(const struct gc_opts *o)
     enum gc_dtype out_dtype = o->out_dtype >= 0 ? (enum gc_dtype)o->out_dtype : GC_F32;
     j.out_dtype = out_dtype;
     j.rep.dtype = gc_dtypes[out_dtype].name;
+    progress_begin(&j.progress, o->quiet || o->json);
+    progress_phase(&j.progress, "reading the operands");
     double t0 = now_ms();
     const char *paths[3] = { o->operands[0], o->operands[1], o->c0_path };
     struct gc_matrix in[3] = { { 0 } };
@@ -337,6 +348,7 @@ int cmd_mul(const struct gc_opts *o)
     /* A result that failed verification is not written: it is not what was
      * asked for, and it must not replace an earlier good file. */
     if (o->verify && !j.rep.verify.ok) {
+        progress_end(&j.progress);
         cmd_emit_report(o, &j.rep);
         rc = gc_fail(GC_EXIT_VERIFY, "verification failed: relative Frobenius error %.3g "
                      "is above the tolerance %.3g; %s not written", j.rep.verify.rel_fro,
@@ -344,17 +356,9 @@ int cmd_mul(const struct gc_opts *o)
         goto out;
     }
 
-    if (!j.streamed) {
-        if ((rc = io_to_c_order(&j.c, out_dtype, NULL)))
-            goto out;
-        double t = now_ms();
-        if ((rc = io_write_result(o, fmt, &j.c)))
-            goto out;
-        j.rep.write_ms = now_ms() - t;
-    }
-    j.rep.total_ms = now_ms() - t0;
-    cmd_emit_report(o, &j.rep);
+    rc = cmd_finish(o, fmt, &j.c, out_dtype, j.streamed, &j.rep, t0, &j.progress);
 out:
+    progress_end(&j.progress);
     device_warm_wait(&warm);
     gc_matrix_free(&j.a);
     gc_matrix_free(&j.b);

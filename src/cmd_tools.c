@@ -6,6 +6,7 @@
 #include "device.h"
 #include "error.h"
 #include "io.h"
+#include "progress.h"
 #include "report.h"
 
 void cmd_emit_report(const struct gc_opts *o, const struct gc_report *r)
@@ -18,6 +19,25 @@ void cmd_emit_report(const struct gc_opts *o, const struct gc_report *r)
     } else if (!o->quiet) {
         report_print(stderr, r);
     }
+}
+
+int cmd_finish(const struct gc_opts *o, int fmt, struct gc_matrix *result, enum gc_dtype dtype,
+               int streamed, struct gc_report *r, double t0, struct gc_progress *prog)
+{
+    if (!streamed) {
+        progress_phase(prog, "writing %s", gc_display_name(o->output, 1));
+        int rc = io_to_c_order(result, dtype, NULL);
+        if (rc)
+            return rc;
+        double t = now_ms();
+        if ((rc = io_write_result(o, fmt, result)))
+            return rc;
+        r->write_ms = now_ms() - t;
+    }
+    r->total_ms = now_ms() - t0;
+    progress_end(prog);
+    cmd_emit_report(o, r);
+    return 0;
 }
 
 int cmd_convert(const struct gc_opts *o)

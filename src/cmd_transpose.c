@@ -10,6 +10,7 @@
 #include "../kernels/transpose.h"
 #include "error.h"
 #include "io.h"
+#include "progress.h"
 #include "report.h"
 #include "select.h"
 #include "stream.h"
@@ -23,6 +24,7 @@ struct transpose_job {
     int out_format;
     enum gc_dtype out_dtype;
     int streamed;        /* the result went from the device to the output */
+    struct gc_progress progress;
 };
 
 static int alloc_result(struct transpose_job *j)
@@ -173,6 +175,7 @@ static int transpose_device(struct transpose_job *j, size_t elem, size_t bytes)
 {
     const struct gc_opts *o = j->o;
     struct gc_device dev;
+    progress_phase(&j->progress, "starting the GPU");
     int rc = device_open(&dev, o->device);
     if (rc)
         return rc;
@@ -195,6 +198,7 @@ static int transpose_device(struct transpose_job *j, size_t elem, size_t bytes)
         (ref_on_device && (rc = CUDA_CALL(cudaMalloc(&d_ref, bytes)))))
         goto out;
 
+    progress_phase(&j->progress, "copying to the GPU");
     double t = now_ms();
     if ((rc = CUDA_CALL(cudaMemcpyAsync(d_in, j->in.data, bytes, cudaMemcpyHostToDevice,
                                         dev.stream))) ||
@@ -209,8 +213,10 @@ static int transpose_device(struct transpose_job *j, size_t elem, size_t bytes)
         goto out;
     struct transpose_arg l = { j->kern, { (int)j->in.rows, (int)j->in.cols, elem, d_in, d_out },
                                device_launch_env(&dev) };
+    progress_phase(&j->progress, "running %s", j->kern->name);
     if ((rc = device_time_runs(&dev, run_transpose, NULL, &l, o->repeat, &j->rep.kernel_ms)))
         goto out;
+    progress_phase(&j->progress, "writing %s", gc_display_name(o->output, 1));
 
     if (stream) {
         rc = stream_write_result(o, j->out_format, &dev, d_out, j->in.cols, j->in.rows,
@@ -283,6 +289,8 @@ int cmd_transpose(const struct gc_opts *o)
     j.rep.repeat = o->repeat;
     j.rep.device = "cpu";
     j.rep.verify.tol = 0;
+    progress_begin(&j.progress, o->quiet || o->json);
+    progress_phase(&j.progress, "reading %s", gc_display_name(o->operands[0], 0));
     double t0 = now_ms();
     int rc = io_read_operand(o, 0, o->operands[0], NULL, &j.in);
     if (!rc)
@@ -349,23 +357,16 @@ int cmd_transpose(const struct gc_opts *o)
         j.rep.verify.done = j.rep.verify.ok = 1;
     }
     if (o->verify && !j.rep.verify.ok) {
+        progress_end(&j.progress);
         cmd_emit_report(o, &j.rep);
         rc = gc_fail(GC_EXIT_VERIFY, "verification failed: the transpose differs from %s; "
                      "%s not written", j.rep.verify.reference, gc_display_name(o->output, 1));
         goto out;
     }
 
-    if (!j.streamed) {
-        if ((rc = io_to_c_order(&j.out, out_dtype, NULL)))
-            goto out;
-        double t = now_ms();
-        if ((rc = io_write_result(o, fmt, &j.out)))
-            goto out;
-        j.rep.write_ms = now_ms() - t;
-    }
-    j.rep.total_ms = now_ms() - t0;
-    cmd_emit_report(o, &j.rep);
+    rc = cmd_finish(o, fmt, &j.out, out_dtype, j.streamed, &j.rep, t0, &j.progress);
 out:
+    progress_end(&j.progress);
     device_warm_wait(&warm);
     gc_matrix_free(&j.in);
     gc_matrix_free(&j.out);

@@ -16,4 +16,11 @@ int cmd_bench(const struct gc_opts *o);
 struct gc_report;
 void cmd_emit_report(const struct gc_opts *o, const struct gc_report *r);
 
+/* The end of a mul or transpose: writes `result` (converted to `dtype`)
+ * unless it was already streamed from the device, then completes the
+ * report's timings from `t0`, ends the progress line and prints it. */
+struct gc_progress;
+int cmd_finish(const struct gc_opts *o, int fmt, struct gc_matrix *result, enum gc_dtype dtype,
+               int streamed, struct gc_report *r, double t0, struct gc_progress *prog);
+
 #endif

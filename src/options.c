@@ -58,7 +58,7 @@ static const struct opt_def opt_defs[] = {
     { "bench-out", 0, OPT_BENCH_OUT, "PREFIX", CMD_BENCH, "write PREFIX-OP.csv, .json and .svg" },
     { "auto-table", 0, OPT_AUTO_TABLE, "FILE", CMD_BENCH, "write auto's choices as C (kernels/auto_table.c)" },
     { "json", 0, OPT_JSON, NULL, RUNS | CMD_INFO | CMD_KERNELS, "print the summary as one JSON object" },
-    { "quiet", 'q', OPT_QUIET, NULL, RUNS | CMD_CONVERT | CMD_BENCH, "print no timing summary" },
+    { "quiet", 'q', OPT_QUIET, NULL, RUNS | CMD_CONVERT | CMD_BENCH, "print no timing summary or progress line" },
     { "help", 'h', OPT_HELP, NULL, ALL, "show this help and exit" },
 };
 #define N_OPTS (sizeof opt_defs / sizeof opt_defs[0])

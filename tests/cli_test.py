@@ -240,6 +240,48 @@ def test_errors(d):
     check("no temporary files left", not leftovers, leftovers)
 
 
+def slow_stdin_run(d, stderr_tty):
+    """transpose from a stdin that stays silent for 1.6 s; returns stderr."""
+    import io
+    import pty
+    import time
+    buf = io.BytesIO()
+    np.save(buf, rng.standard_normal((8, 5)).astype(np.float32))
+    master, slave = pty.openpty() if stderr_tty else (None, None)
+    p = subprocess.Popen([GEMMCLI, "transpose", "-", "-o", tmp(d, "slow.npy"), "--kernel", "cpu"],
+                         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                         stderr=slave if stderr_tty else subprocess.PIPE)
+    time.sleep(1.6)
+    p.stdin.write(buf.getvalue())
+    p.stdin.close()
+    if not stderr_tty:
+        err = p.stderr.read()
+        p.wait(timeout=60)
+        return p.returncode, err
+    os.close(slave)
+    p.wait(timeout=60)
+    err = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        err += chunk
+    os.close(master)
+    return p.returncode, err
+
+
+def test_progress(d):
+    rc, err = slow_stdin_run(d, True)
+    check("progress line on a terminal", rc == 0 and b"gemmcli: reading <stdin> ... 1." in err
+          and b"\r\x1b[K" in err, err[:300])
+    rc, err = slow_stdin_run(d, False)
+    check("no progress line when stderr is not a terminal", rc == 0 and b"\x1b[K" not in err
+          and b"..." not in err, err[:300])
+
+
 def test_help():
     p = run("--help")
     expect_status("--help", p, 0)
@@ -280,6 +322,7 @@ def main():
         test_transpose(d)
         test_pipelines(d)
         test_errors(d)
+        test_progress(d)
     print(f"cli: {passed} passed, {failed} failed")
     return 1 if failed else 0
 

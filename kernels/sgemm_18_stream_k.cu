@@ -22,10 +22,14 @@
  * runs whole: sharing it measured slower at 2048^3 (43.9 against 45.6, 256
  * tiles on 264 slots) and 65536x64x1024 (22.8 against 23.6).
  *
- * Figures (NVIDIA H200, 2026-11-21, cuBLAS FP32 in the same run): 4096^3
- * 47.6 TFLOP/s (93.1% of cuBLAS), 8192^3 48.1 (94.1%), 4097^3 40.6 (92.2%
- * of cuBLAS's 44.0), 1000x3000x500 31.7 (91.0%), 256x256x65536 44.0 (93.7%,
- * splitk 35.3). */
+ * Figures (NVIDIA H200, 2026-11-21, cuBLAS FP32 in the same run), from the
+ * kernel test's timing mode (tests/gpu_kernels --time): 4096^3 47.6 TFLOP/s
+ * (93.1% of cuBLAS), 8192^3 48.1 (94.1%), 4097^3 40.6 (92.2% of cuBLAS's
+ * 44.0), 1000x3000x500 31.7 (91.0%), 256x256x65536 44.0 (93.7%, splitk
+ * 35.3).  `gemmcli bench`, which rotates several input sets so that no run
+ * finds the last one's operands in L2, measured less on the same day:
+ * 4096^3 45.7 (89.5%), 8192^3 46.1 (90.2%), 4097^3 40.5 (92.8%),
+ * 256x256x65536 42.9 (91.7%).  The README's table is the bench's. */
 #include "sgemm_pipeline.cuh"
 
 enum {

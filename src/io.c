@@ -1,11 +1,11 @@
 #include "io.h"
 
-#include <pthread.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "error.h"
 #include "output.h"
+#include "parallel.h"
 
 int io_read_operand(const struct gc_opts *o, int index, const char *path,
                     const struct gc_alloc *alloc, struct gc_matrix *m)
@@ -24,46 +24,33 @@ int io_read_operand(const struct gc_opts *o, int index, const char *path,
 
 struct read_job {
     const struct gc_opts *o;
-    int index;
-    const char *path;
+    const char *const *paths;
     int dtype;
-    struct gc_matrix *m;
-    int status;
+    struct gc_matrix *out;
+    int status[GC_MAX_OPERANDS];
 };
 
-static void *read_one(void *arg)
+static void read_range(void *arg, size_t begin, size_t end)
 {
     struct read_job *j = arg;
-    j->status = io_read_operand(j->o, j->index, j->path, NULL, j->m);
-    if (!j->status && j->dtype >= 0)
-        j->status = io_to_c_order(j->m, (enum gc_dtype)j->dtype, NULL);
-    return NULL;
+    for (size_t i = begin; i < end; i++) {
+        j->status[i] = io_read_operand(j->o, (int)i, j->paths[i], NULL, &j->out[i]);
+        if (!j->status[i] && j->dtype >= 0)
+            j->status[i] = io_to_c_order(&j->out[i], (enum gc_dtype)j->dtype, NULL);
+    }
 }
 
 int io_read_operands(const struct gc_opts *o, int count, const char *const *paths,
                      int dtype, struct gc_matrix *out)
 {
-    struct read_job jobs[GC_MAX_OPERANDS];
-    pthread_t threads[GC_MAX_OPERANDS];
-    int started[GC_MAX_OPERANDS] = { 0 };
     /* Page faults on the fresh buffers and format decoding, not the disk,
      * bound reading from the page cache, so the operands are read side by
-     * side. */
-    for (int i = 0; i < count; i++) {
-        jobs[i] = (struct read_job){ o, i, paths[i], dtype, &out[i], 0 };
-        if (i > 0)
-            started[i] = pthread_create(&threads[i], NULL, read_one, &jobs[i]) == 0;
-    }
-    read_one(&jobs[0]);
-    for (int i = 1; i < count; i++) {
-        if (started[i])
-            pthread_join(threads[i], NULL);
-        else
-            read_one(&jobs[i]);
-    }
+     * side, one thread each. */
+    struct read_job j = { o, paths, dtype, out, { 0 } };
+    parallel_for(count, (size_t)count, 1, read_range, &j);
     for (int i = 0; i < count; i++)
-        if (jobs[i].status)
-            return jobs[i].status;
+        if (j.status[i])
+            return j.status[i];
     return 0;
 }
 

@@ -50,7 +50,7 @@ static const struct opt_def opt_defs[] = {
     { "verify", 0, OPT_VERIFY, NULL, RUNS, "check the result against cuBLAS (FP64 on the CPU without a GPU)" },
     { "tol", 0, OPT_TOL, "X", RUNS, "largest relative Frobenius error --verify accepts (default 1e-4)" },
     { "repeat", 'r', OPT_REPEAT, "N", RUNS, "time the kernel N times after a warm-up, report the median" },
-    { "threads", 0, OPT_THREADS, "N", RUNS | CMD_CONVERT | CMD_BENCH, "host threads for CPU work (default: all cores)" },
+    { "threads", 0, OPT_THREADS, "N", CMD_MUL, "host threads for the cpu kernel and FP64 check (default: all cores)" },
     { "device", 0, OPT_DEVICE, "N", RUNS | CMD_KERNELS | CMD_BENCH, "CUDA device ordinal (default 0, or $GEMMCLI_DEVICE)" },
     { "details", 0, OPT_DETAILS, NULL, CMD_KERNELS, "add registers, shared memory and occupancy on this device" },
     { "op", 0, OPT_OP, "OP", CMD_BENCH, "bench mul, transpose or all (default all)" },

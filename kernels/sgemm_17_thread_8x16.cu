@@ -70,7 +70,28 @@ static __device__ __forceinline__ void wide_mainloop(const struct sgemm_problem 
                                                      int kbeg, int kend, float *smem, int m0, int n0,
                                                      float (&acc)[8][16])
 {
-    pipe_mainloop<C, VEC>(p, bm0, bn0, kbeg, kend, smem, [&](const float *as, const float *bs) {
+    float *as0 = smem;
+    float *bs0 = smem + C::stages * C::a_floats;
+    int tiles = ceil_div(kend - kbeg, C::bk);
+    pipe_loader<C, VEC> loader(p, bm0, bn0, kbeg, kend);
+    size_t b_tile_step = (size_t)C::bk * p.n;
+#pragma unroll
+    for (int s = 0; s < C::stages - 1; s++) {
+        if (s < tiles)
+            loader.load(as0 + s * C::a_floats, bs0 + s * C::b_floats, b_tile_step);
+        pipe_commit();
+    }
+    for (int t = 0; t < tiles; t++) {
+        pipe_wait<C::stages - 2>();
+        __syncthreads();
+        int next = t + C::stages - 1;
+        if (next < tiles) {
+            int s = next % C::stages;
+            loader.load(as0 + s * C::a_floats, bs0 + s * C::b_floats, b_tile_step);
+        }
+        pipe_commit();
+        const float *as = as0 + (t % C::stages) * C::a_floats;
+        const float *bs = bs0 + (t % C::stages) * C::b_floats;
 #pragma unroll
         for (int k = 0; k < C::bk; k++) {
             float ra[8], rb[16];
@@ -86,7 +107,8 @@ static __device__ __forceinline__ void wide_mainloop(const struct sgemm_problem 
                 for (int j = 0; j < 16; j++)
                     acc[i][j] += ra[i] * rb[j];
         }
-    });
+    }
+    pipe_wait<0>();
     __syncthreads();
 }
 

@@ -144,39 +144,6 @@ struct pipe_loader {
     }
 };
 
-/* The pipeline over the k-tiles [kbeg, kend) of the block's tile of C:
- * STAGES - 1 tiles are in flight while one is multiplied.  step(as, bs)
- * does the arithmetic of one BK-deep slice on the shared tiles.  Ends with
- * every copy complete. */
-template <class C, bool VEC, class Step>
-static __device__ __forceinline__ void pipe_mainloop(const struct sgemm_problem &p, int bm0, int bn0,
-                                                     int kbeg, int kend, float *smem, Step step)
-{
-    int tiles = ceil_div(kend - kbeg, C::bk);
-    float *as0 = smem;
-    float *bs0 = smem + C::stages * C::a_floats;
-    pipe_loader<C, VEC> loader(p, bm0, bn0, kbeg, kend);
-    size_t b_tile_step = (size_t)C::bk * p.n;
-#pragma unroll
-    for (int s = 0; s < C::stages - 1; s++) {
-        if (s < tiles)
-            loader.load(as0 + s * C::a_floats, bs0 + s * C::b_floats, b_tile_step);
-        pipe_commit();
-    }
-    for (int t = 0; t < tiles; t++) {
-        pipe_wait<C::stages - 2>();
-        __syncthreads();
-        int next = t + C::stages - 1;
-        if (next < tiles) {
-            int s = next % C::stages;
-            loader.load(as0 + s * C::a_floats, bs0 + s * C::b_floats, b_tile_step);
-        }
-        pipe_commit();
-        step(as0 + (t % C::stages) * C::a_floats, bs0 + (t % C::stages) * C::b_floats);
-    }
-    pipe_wait<0>();
-}
-
 /* Where block `id` of a grid of tiles_m x tiles_n tiles works.  With group
  * > 0, consecutive blocks walk down a band of `group` tile rows before
  * moving right, so that the blocks resident at one time share the A rows
@@ -207,16 +174,36 @@ static __global__ void __launch_bounds__(C::threads, C::min_blocks) sgemm_pipe_k
     int bm0 = tile_m * C::bm, bn0 = tile_n * C::bn;
     int kbeg = blockIdx.z * args.k_per_split;
     int kend = min(p.k, kbeg + args.k_per_split);
+    int tiles = ceil_div(kend - kbeg, C::bk);
 
     int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     int tm = ((lane >> 1) & 1) | ((lane >> 2) & 2);
     int tn = (lane & 1) | ((lane >> 1) & 2) | ((lane >> 2) & 4);
     int m0 = warp / (C::bn / 64) * 32 + tm * 4;
     int n0 = (warp % (C::bn / 64)) * 64 + tn * 4;
+    float *as0 = pipe_smem;
+    float *bs0 = pipe_smem + C::stages * C::a_floats;
     float acc[8][8] = {};
 
-    pipe_mainloop<C, VEC>(p, bm0, bn0, kbeg, kend, pipe_smem,
-                          [&](const float *as, const float *bs) {
+    pipe_loader<C, VEC> loader(p, bm0, bn0, kbeg, kend);
+    size_t b_tile_step = (size_t)C::bk * p.n;
+#pragma unroll
+    for (int s = 0; s < C::stages - 1; s++) {
+        if (s < tiles)
+            loader.load(as0 + s * C::a_floats, bs0 + s * C::b_floats, b_tile_step);
+        pipe_commit();
+    }
+    for (int t = 0; t < tiles; t++) {
+        pipe_wait<C::stages - 2>();
+        __syncthreads();
+        int next = t + C::stages - 1;
+        if (next < tiles) {
+            int s = next % C::stages;
+            loader.load(as0 + s * C::a_floats, bs0 + s * C::b_floats, b_tile_step);
+        }
+        pipe_commit();
+        const float *as = as0 + (t % C::stages) * C::a_floats;
+        const float *bs = bs0 + (t % C::stages) * C::b_floats;
 #pragma unroll
         for (int k = 0; k < C::bk; k++) {
             float ra[8], rb[8];
@@ -230,7 +217,8 @@ static __global__ void __launch_bounds__(C::threads, C::min_blocks) sgemm_pipe_k
                 for (int j = 0; j < 8; j++)
                     acc[i][j] += ra[i] * rb[j];
         }
-    });
+    }
+    pipe_wait<0>();
 
     if (args.partial) {
         struct sgemm_problem raw = p;

@@ -106,6 +106,12 @@ extern const size_t auto_choice_count;
 const struct gemm_kernel *gemm_kernel_find(const char *name);
 const struct transpose_kernel *transpose_kernel_find(const char *name);
 
+/* Readies the current device for the kernels: a workspace that a launcher
+ * takes from the stream-ordered pool (cudaMallocAsync) and gives back stays
+ * mapped there for the next launch, instead of being unmapped at every
+ * synchronisation and mapped again, which would land inside its timing. */
+cudaError_t kernels_prepare_device(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -37,6 +37,7 @@ SGEMM_STAGE(splitk)
 SGEMM_STAGE(thread_8x16)
 SGEMM_STAGE(narrow_256x64)
 SGEMM_STAGE(stream_k)
+SGEMM_STAGE(edge_peel)
 
 #undef SGEMM_STAGE
 
@@ -59,19 +60,27 @@ cudaError_t ref_dgemm(int m, int n, int k, double alpha, const float *a,
  * plans for, and the height in tiles of the bands its blocks walk. */
 enum { SGEMM_WIDE_BM = 128, SGEMM_WIDE_BN = 128, SGEMM_WIDE_BK = 16, SGEMM_WIDE_GROUP = 8 };
 
-/* How that kernel's blocks share the tiles of C, numbered in its band
- * order: block b < dp_tiles computes tile b whole and writes it; the other
- * sk_workers blocks split the k-steps of the remaining tiles, laid end to
- * end, into equal runs and add alpha times each run's sums into C
- * atomically, so those tiles of C must hold beta * C beforehand. */
+/* How that kernel's blocks share the tiles_m x tiles_n tiles of C at its
+ * top left corner (the whole of C, or less where the edges are computed
+ * apart), numbered in its band order: block b < dp_tiles computes tile b
+ * whole and writes it; the other sk_workers blocks split the k-steps of the
+ * remaining tiles, laid end to end, into equal runs and add alpha times
+ * each run's sums into C atomically, so those tiles of C must hold beta * C
+ * beforehand. */
 struct sgemm_sk_plan {
     int dp_tiles;
     int sk_workers;
+    int tiles_m, tiles_n;
 };
 
 /* Runs that kernel over a plan, on env->stream. */
 cudaError_t sgemm_wide_run(const struct sgemm_problem *p, const struct launch_env *env,
                            const struct sgemm_sk_plan *plan);
+
+/* stream_k over the tiles_m x tiles_n tiles at C's top left corner: whole
+ * tiles for the full waves, the last partial wave shared out by k-steps. */
+cudaError_t sgemm_stream_k_cover(const struct sgemm_problem *p, const struct launch_env *env,
+                                 int tiles_m, int tiles_n);
 
 #ifdef __cplusplus
 }

@@ -9,10 +9,14 @@
  * S is chosen for about two blocks per SM, with at least 8 tiles of k per
  * split; when the tiles already fill the GPU, S = 1 and this is swizzle.
  *
- * Figure (NVIDIA H200, 2026-11-21, cuBLAS FP32 in the same run): 4096^3 45.1 TFLOP/s
- * (88.1% of cuBLAS), 8192^3 45.8 TFLOP/s (89.3%).
- * 256x256x65536 (S = 66): 34.9 TFLOP/s, 75.1% of cuBLAS, against 1.4 for
- * swizzle, which makes 4 blocks there. */
+ * The workspace comes back from the pool without being mapped again:
+ * kernels_prepare_device() keeps freed pool memory (kernels/registry.h).
+ *
+ * Figures (`gemmcli bench`, NVIDIA H200, 2026-11-21, cuBLAS FP32 in the
+ * same run): 4096^3 45.20 TFLOP/s (88% of cuBLAS), 8192^3 46.15 (90%).
+ * 256x256x65536 (S = 66): 41.94 TFLOP/s, 90% of cuBLAS, against 1.36 for
+ * swizzle, which makes 4 blocks there; with the pool handing its memory
+ * back to the driver at every synchronisation it was 35.3. */
 #include "sgemm_pipeline.cuh"
 
 typedef pipe_cfg<4, 2, 16, 4> splitk_cfg;

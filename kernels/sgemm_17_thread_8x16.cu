@@ -11,7 +11,7 @@
  * x 4 columns; lane (r, c) holds rows 4r..4r+3 and 32+4r..32+4r+3 and
  * columns 4c + 16j (j < 4) of its warp's tile, so an LDS.128 of A covers 8
  * adjacent float4s and one of B 4 adjacent float4s: one pass each.  128
- * accumulators per thread take 238 registers, no spills; two blocks of 128
+ * accumulators per thread take 232 registers, no spills; two blocks of 128
  * threads share an SM, 8 warps.  The copies are sgemm_pipeline.cuh's
  * pipe_loader, 4 stages of BK 16.  narrow_256x64 stacks 4 warps
  * vertically: at N = 64 the 128-wide tile computes half zeros.
@@ -20,15 +20,20 @@
  * past plan.dp_tiles share out the k-steps of the remaining tiles and add
  * their sums into C atomically.  Here every tile is whole.
  *
- * Figures (NVIDIA H200, 2026-11-21, cuBLAS FP32 in the same run, two runs):
- * 4096^3 46.8 / 46.6 TFLOP/s (91.3% / 91.1% of cuBLAS), 8192^3 47.1 / 47.0
- * (91.9%), 2048^3 45.6 (91.9%); 4097^3 34.6 (78.6%): 33 x 33 tiles on 264
- * slots are 4 waves and an eighth, which stream_k fixes; 1000x3000x500 30.0
- * (86%).  narrow_256x64 at 65536x64x1024: 34.6 (81.8% of cuBLAS's
- * 42.3), against 23.6 for thread_8x16 and 22.4 for swizzle.  Measured and
- * dropped at 4096^3 / 8192^3: BK 32 with 3 stages 43.6 / 43.8; 128x256
- * blocks of 2x4 warps (one per SM) 46.8 / 47.1, no better; 256x128 of 4x2
- * warps 44.5 / 44.8; at 65536x64x1024, 128x64 blocks of 2 warps 33.1. */
+ * The kernel takes the tile counts from the plan rather than computing them
+ * from M and N.  Compiled that way, the same instructions came out in
+ * another order with 232 registers instead of 238, and the kernel ran 4.6%
+ * faster at 4096^3 (46.97 against 44.88 TFLOP/s, same day, same data).
+ *
+ * Figures (`gemmcli bench`, NVIDIA H200, 2026-11-21, cuBLAS FP32 in the same
+ * run): 4096^3 46.96 TFLOP/s (92% of cuBLAS), 8192^3 47.29 (92%), 2048^3
+ * 45.89 (93%); 4097^3 34.43 (78%): 33 x 33 tiles on 264 slots are 4 waves
+ * and an eighth, which stream_k fixes; 1000x3000x500 29.83 (86%).
+ * narrow_256x64 at 65536x64x1024: 36.23 (86% of cuBLAS's 42.21), against
+ * 23.59 for thread_8x16.  Measured and dropped, before the change above,
+ * at 4096^3 / 8192^3: BK 32 with 3 stages 43.6 / 43.8; 128x256 blocks of
+ * 2x4 warps (one per SM) 46.8 / 47.1, no better; 256x128 of 4x2 warps
+ * 44.5 / 44.8; at 65536x64x1024, 128x64 blocks of 2 warps 33.1. */
 #include "sgemm_pipeline.cuh"
 
 template <int WARPS_M, int WARPS_N, int BK, int STAGES>
@@ -117,7 +122,7 @@ static __global__ void __launch_bounds__(C::threads, C::min_blocks) sgemm_wide_k
 {
     extern __shared__ __align__(16) float wide_smem[];
     const struct sgemm_problem &p = args.p;
-    int tiles_m = ceil_div(p.m, C::bm), tiles_n = ceil_div(p.n, C::bn);
+    int tiles_m = args.plan.tiles_m, tiles_n = args.plan.tiles_n;
     int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     int m0 = warp / (C::bn / 64) * 64 + lane / 4 * 4;
     int n0 = warp % (C::bn / 64) * 64 + lane % 4 * 4;
@@ -184,6 +189,17 @@ static __global__ void __launch_bounds__(C::threads, C::min_blocks) sgemm_wide_k
     }
 }
 
+template <class C, bool VEC>
+static cudaError_t wide_launch(const struct wide_args &args, long blocks, cudaStream_t stream)
+{
+    cudaError_t err = cudaFuncSetAttribute(sgemm_wide_kernel<C, VEC>,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, (int)C::smem);
+    if (err != cudaSuccess)
+        return err;
+    sgemm_wide_kernel<C, VEC><<<(unsigned)blocks, C::threads, C::smem, stream>>>(args);
+    return launch_result();
+}
+
 template <class C>
 static cudaError_t wide_run(const struct sgemm_problem *p, const struct launch_env *env,
                             const struct sgemm_sk_plan *plan)
@@ -192,31 +208,20 @@ static cudaError_t wide_run(const struct sgemm_problem *p, const struct launch_e
     long blocks = (long)plan->dp_tiles + plan->sk_workers;
     if (blocks > 0x7fffffff)
         return cudaErrorInvalidConfiguration;
-    cudaError_t err;
-    if (pipe_vec_ok(p)) {
-        err = cudaFuncSetAttribute(sgemm_wide_kernel<C, true>,
-                                   cudaFuncAttributeMaxDynamicSharedMemorySize, (int)C::smem);
-        if (err != cudaSuccess)
-            return err;
-        sgemm_wide_kernel<C, true><<<(unsigned)blocks, C::threads, C::smem, env->stream>>>(args);
-    } else {
-        err = cudaFuncSetAttribute(sgemm_wide_kernel<C, false>,
-                                   cudaFuncAttributeMaxDynamicSharedMemorySize, (int)C::smem);
-        if (err != cudaSuccess)
-            return err;
-        sgemm_wide_kernel<C, false><<<(unsigned)blocks, C::threads, C::smem, env->stream>>>(args);
-    }
-    return launch_result();
+    if (pipe_vec_ok(p))
+        return wide_launch<C, true>(args, blocks, env->stream);
+    return wide_launch<C, false>(args, blocks, env->stream);
 }
 
 /* Every tile whole, none shared. */
 template <class C>
 static cudaError_t wide_launch_whole(const struct sgemm_problem *p, const struct launch_env *env)
 {
-    long tiles = (long)ceil_div(p->m, C::bm) * ceil_div(p->n, C::bn);
+    int tiles_m = ceil_div(p->m, C::bm), tiles_n = ceil_div(p->n, C::bn);
+    long tiles = (long)tiles_m * tiles_n;
     if (tiles > 0x7fffffff)
         return cudaErrorInvalidConfiguration;
-    struct sgemm_sk_plan plan = { (int)tiles, 0 };
+    struct sgemm_sk_plan plan = { (int)tiles, 0, tiles_m, tiles_n };
     return wide_run<C>(p, env, &plan);
 }
 

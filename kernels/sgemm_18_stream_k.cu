@@ -22,14 +22,12 @@
  * runs whole: sharing it measured slower at 2048^3 (43.9 against 45.6, 256
  * tiles on 264 slots) and 65536x64x1024 (22.8 against 23.6).
  *
- * Figures (NVIDIA H200, 2026-11-21, cuBLAS FP32 in the same run), from the
- * kernel test's timing mode (tests/gpu_kernels --time): 4096^3 47.6 TFLOP/s
- * (93.1% of cuBLAS), 8192^3 48.1 (94.1%), 4097^3 40.6 (92.2% of cuBLAS's
- * 44.0), 1000x3000x500 31.7 (91.0%), 256x256x65536 44.0 (93.7%, splitk
- * 35.3).  `gemmcli bench`, which rotates several input sets so that no run
- * finds the last one's operands in L2, measured less on the same day:
- * 4096^3 45.7 (89.5%), 8192^3 46.1 (90.2%), 4097^3 40.5 (92.8%),
- * 256x256x65536 42.9 (91.7%).  The README's table is the bench's. */
+ * Figures (`gemmcli bench`, NVIDIA H200, 2026-11-21, cuBLAS FP32 in the
+ * same run): 4096^3 47.99 TFLOP/s (94% of cuBLAS), 8192^3 48.43 (94%),
+ * 4097^3 40.40 (92% of cuBLAS's 44.09), 1000x3000x500 31.66 (91%),
+ * 256x256x65536 44.74 (96%; splitk 41.94).  At 4097^3 the rest of the gap
+ * is the padded 33rd row and column of tiles and the 4-byte copies of B's
+ * unaligned rows, which sgemm_19_edge_peel.cu removes. */
 #include "sgemm_pipeline.cuh"
 
 enum {
@@ -41,11 +39,10 @@ enum {
 
 /* C = beta * C over the tiles that the stream-K runs will add into. */
 static __global__ void __launch_bounds__(SK_BETA_ROWS * SGEMM_WIDE_BN)
-sgemm_sk_beta(const struct sgemm_problem p, int dp_tiles)
+sgemm_sk_beta(const struct sgemm_problem p, const struct sgemm_sk_plan plan)
 {
-    int tiles_m = ceil_div(p.m, SGEMM_WIDE_BM), tiles_n = ceil_div(p.n, SGEMM_WIDE_BN);
     int tm, tn;
-    pipe_tile_of(dp_tiles + blockIdx.x, tiles_m, tiles_n, SGEMM_WIDE_GROUP, &tm, &tn);
+    pipe_tile_of(plan.dp_tiles + blockIdx.x, plan.tiles_m, plan.tiles_n, SGEMM_WIDE_GROUP, &tm, &tn);
     int row = tm * SGEMM_WIDE_BM + blockIdx.y * SK_BETA_ROWS + threadIdx.x / SGEMM_WIDE_BN;
     int col = tn * SGEMM_WIDE_BN + threadIdx.x % SGEMM_WIDE_BN;
     if (row < p.m && col < p.n) {
@@ -54,10 +51,10 @@ sgemm_sk_beta(const struct sgemm_problem p, int dp_tiles)
     }
 }
 
-extern "C" cudaError_t sgemm_stream_k_launch(const struct sgemm_problem *p,
-                                             const struct launch_env *env)
+extern "C" cudaError_t sgemm_stream_k_cover(const struct sgemm_problem *p,
+                                            const struct launch_env *env, int tiles_m, int tiles_n)
 {
-    long tiles = (long)ceil_div(p->m, SGEMM_WIDE_BM) * ceil_div(p->n, SGEMM_WIDE_BN);
+    long tiles = (long)tiles_m * tiles_n;
     if (tiles > 0x7fffffff)
         return cudaErrorInvalidConfiguration;
     struct kernel_attr attr;
@@ -70,18 +67,25 @@ extern "C" cudaError_t sgemm_stream_k_launch(const struct sgemm_problem *p,
     long workers = sk_tiles * kt / SK_MIN_STEPS;
     if (workers > slots)
         workers = slots;
-    struct sgemm_sk_plan plan = { (int)tiles, 0 };
+    struct sgemm_sk_plan plan = { (int)tiles, 0, tiles_m, tiles_n };
     if (sk_tiles == 0 || sk_tiles * 10 > slots * 9 || workers <= sk_tiles)
         return sgemm_wide_run(p, env, &plan);
 
     plan.dp_tiles = (int)(tiles - sk_tiles);
     plan.sk_workers = (int)workers;
     dim3 grid((unsigned)sk_tiles, SGEMM_WIDE_BM / SK_BETA_ROWS);
-    sgemm_sk_beta<<<grid, SK_BETA_ROWS * SGEMM_WIDE_BN, 0, env->stream>>>(*p, plan.dp_tiles);
+    sgemm_sk_beta<<<grid, SK_BETA_ROWS * SGEMM_WIDE_BN, 0, env->stream>>>(*p, plan);
     err = launch_result();
     if (err != cudaSuccess)
         return err;
     return sgemm_wide_run(p, env, &plan);
+}
+
+extern "C" cudaError_t sgemm_stream_k_launch(const struct sgemm_problem *p,
+                                             const struct launch_env *env)
+{
+    return sgemm_stream_k_cover(p, env, ceil_div(p->m, SGEMM_WIDE_BM),
+                                ceil_div(p->n, SGEMM_WIDE_BN));
 }
 
 extern "C" cudaError_t sgemm_stream_k_attr(struct kernel_attr *out)

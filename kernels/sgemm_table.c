@@ -55,6 +55,8 @@ const struct gemm_kernel gemm_kernels[] = {
           "beyond the seeds", "sgemm_17_thread_8x16.cu", 0),
     STAGE(stream_k, "thread_8x16 with the last partial wave split by k-steps",
           "beyond the seeds (stream-K)", "sgemm_18_stream_k.cu", 0),
+    STAGE(edge_peel, "stream_k on whole tiles; thin leftover edges by a strip kernel",
+          "beyond the seeds", "sgemm_19_edge_peel.cu", 0),
 };
 
 const size_t gemm_kernel_count = sizeof gemm_kernels / sizeof gemm_kernels[0];

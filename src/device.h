@@ -74,6 +74,10 @@ struct gc_device_warm {
 void device_warm_start(struct gc_device_warm *w, int ordinal);
 void device_warm_wait(struct gc_device_warm *w);
 
+/* Sets the CUDA environment gemmcli runs best with; call before any CUDA
+ * call and before any thread starts. */
+void device_configure(void);
+
 /* 1 if at least one CUDA device can be used, without reporting anything. */
 int device_present(void);
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "device.h"
 #include "error.h"
 #include "options.h"
 
@@ -75,6 +76,7 @@ int main(int argc, char **argv)
 {
     /* A closed pipe on stdout is reported as a write error (status 4). */
     signal(SIGPIPE, SIG_IGN);
+    device_configure();
 
     if (argc < 2) {
         gc_fail(GC_EXIT_USAGE, "no command given");

@@ -68,6 +68,10 @@ static const struct mul_case mul_cases[] = {
     { 256, 256, 65536, 1.0f, 0.0f, 0 },
     { 65536, 64, 1024, 1.0f, 0.0f, 0 },
     { 65536, 64, 1024, 2.0f, -1.0f, 0 },
+    /* A few rows and columns past whole 128x128 tiles, with a full wave of
+     * them: edge_peel computes those edges apart. */
+    { 2183, 2056, 77, 1.5f, -0.5f, 0 },
+    { 2049, 4104, 1000, 1.0f, 0.0f, 0 },
 };
 
 struct xpose_case {
@@ -503,6 +507,7 @@ int main(int argc, char **argv)
     x.rng = (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ull;
     struct cudaDeviceProp prop;
     CHECK(cudaGetDeviceProperties(&prop, 0));
+    CHECK(kernels_prepare_device());
     CHECK(cudaStreamCreate(&x.stream));
     if (cublasCreate(&x.cublas) != CUBLAS_STATUS_SUCCESS) {
         fprintf(stderr, "gpu_kernels: cublasCreate failed\n");

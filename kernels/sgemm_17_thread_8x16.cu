@@ -6,8 +6,9 @@
  * 256 threads): each lane now multiplies 8 values of A by 16 of B per step
  * of k, so 6 LDS.128 feed 128 FFMA where 4 fed 64, and the issue slots that
  * loads, address arithmetic and copies took shrink with them: the SASS of
- * the main loop holds 2048 FFMA in 2254 instructions per 16 steps of k
- * (90.9%), swizzle's 1024 in 1171 (87.4%).  The lanes of a warp form 8 rows
+ * the main loop held 2048 FFMA in 2254 instructions per 16 steps of k
+ * (90.9%; counted before the change to the tile counts below), swizzle's
+ * 1024 in 1171 (87.4%).  The lanes of a warp form 8 rows
  * x 4 columns; lane (r, c) holds rows 4r..4r+3 and 32+4r..32+4r+3 and
  * columns 4c + 16j (j < 4) of its warp's tile, so an LDS.128 of A covers 8
  * adjacent float4s and one of B 4 adjacent float4s: one pass each.  128

@@ -73,6 +73,9 @@ struct sgemm_sk_plan {
     int tiles_m, tiles_n;
 };
 
+/* How many blocks of that kernel are resident at once on env's device. */
+cudaError_t sgemm_wide_slots(const struct launch_env *env, long *slots);
+
 /* Runs that kernel over a plan, on env->stream. */
 cudaError_t sgemm_wide_run(const struct sgemm_problem *p, const struct launch_env *env,
                            const struct sgemm_sk_plan *plan);

@@ -232,6 +232,15 @@ extern "C" cudaError_t sgemm_wide_run(const struct sgemm_problem *p, const struc
     return wide_run<thread_8x16_cfg>(p, env, plan);
 }
 
+extern "C" cudaError_t sgemm_wide_slots(const struct launch_env *env, long *slots)
+{
+    struct kernel_attr attr;
+    cudaError_t err = sgemm_thread_8x16_attr(&attr);
+    if (err == cudaSuccess)
+        *slots = (long)attr.blocks_per_sm * (env->sm_count > 0 ? env->sm_count : 132);
+    return err;
+}
+
 extern "C" cudaError_t sgemm_thread_8x16_launch(const struct sgemm_problem *p,
                                                 const struct launch_env *env)
 {

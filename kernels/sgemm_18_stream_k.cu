@@ -57,11 +57,10 @@ extern "C" cudaError_t sgemm_stream_k_cover(const struct sgemm_problem *p,
     long tiles = (long)tiles_m * tiles_n;
     if (tiles > 0x7fffffff)
         return cudaErrorInvalidConfiguration;
-    struct kernel_attr attr;
-    cudaError_t err = sgemm_thread_8x16_attr(&attr);
+    long slots;
+    cudaError_t err = sgemm_wide_slots(env, &slots);
     if (err != cudaSuccess)
         return err;
-    long slots = (long)attr.blocks_per_sm * (env->sm_count > 0 ? env->sm_count : 132);
     long kt = ceil_div(p->k, SGEMM_WIDE_BK);
     long sk_tiles = slots > 0 ? tiles % slots : 0;
     long workers = sk_tiles * kt / SK_MIN_STEPS;

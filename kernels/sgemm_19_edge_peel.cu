@@ -164,12 +164,11 @@ extern "C" cudaError_t sgemm_edge_peel_launch(const struct sgemm_problem *p,
 {
     int tiles_m = p->m / SGEMM_WIDE_BM, tiles_n = p->n / SGEMM_WIDE_BN;
     int m0 = tiles_m * SGEMM_WIDE_BM, n0 = tiles_n * SGEMM_WIDE_BN;
-    struct kernel_attr attr;
-    cudaError_t err = sgemm_thread_8x16_attr(&attr);
+    long slots;
+    cudaError_t err = sgemm_wide_slots(env, &slots);
     if (err != cudaSuccess)
         return err;
     int sms = env->sm_count > 0 ? env->sm_count : 132;
-    long slots = (long)attr.blocks_per_sm * sms;
     bool peel = (m0 < p->m || n0 < p->n) && p->m - m0 <= EDGE_MAX && p->n - n0 <= EDGE_MAX &&
                 (long)tiles_m * tiles_n >= slots;
     if (!peel)

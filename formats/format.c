@@ -63,12 +63,14 @@ int format_by_extension(const char *path)
     return best;
 }
 
-int format_detect(struct gc_input *in)
+int format_detect(struct gc_input *in, int announce)
 {
     const unsigned char *head;
     size_t n;
     if (input_peek(in, 512, &head, &n) != 0)
         return -1;
+    /* Only a long magic decides before the name: gzip's three bytes are
+     * also the first float of some raw files. */
     for (int i = 0; i < GC_FMT_COUNT; i++)
         if (gc_formats[i].probe && gc_formats[i].probe(head, n) == PROBE_MAGIC)
             return i;
@@ -77,10 +79,18 @@ int format_detect(struct gc_input *in)
         if (by_ext >= 0)
             return by_ext;
     }
-    for (int i = 0; i < GC_FMT_COUNT; i++)
-        if (gc_formats[i].probe && gc_formats[i].probe(head, n) == PROBE_PLAUSIBLE)
-            return i;
-    return GC_FMT_RAW;
+    int fmt = GC_FMT_RAW;
+    const char *why = "neither gzip nor text";
+    for (int i = 0; i < GC_FMT_COUNT && fmt == GC_FMT_RAW; i++)
+        if (gc_formats[i].probe && gc_formats[i].probe(head, n) == PROBE_LOOKS) {
+            fmt = i;
+            why = i == GC_FMT_CSV_GZ ? "gzip magic bytes" : "text";
+        }
+    if (announce)
+        gc_note("%s: read as %s (%s; %s); --in-format chooses", in->name, gc_formats[fmt].name,
+                why, strcmp(in->path, "-") == 0 ? "no file name to go by"
+                                                : "no extension gemmcli knows");
+    return fmt;
 }
 
 int format_read_path(const char *path, int fmt, const struct gc_read_opts *o,
@@ -91,13 +101,24 @@ int format_read_path(const char *path, int fmt, const struct gc_read_opts *o,
     if (status)
         return status;
     if (fmt < 0)
-        fmt = format_detect(&in);
+        fmt = format_detect(&in, o && o->announce);
     if (fmt < 0 || fmt >= GC_FMT_COUNT)
         status = fmt < 0 ? GC_EXIT_INPUT : gc_fail(GC_EXIT_INPUT, "%s: unknown format", in.name);
     else
         status = gc_formats[fmt].read(&in, o, m);
     input_close(&in);
     return status;
+}
+
+int payload_memory_check(const struct gc_input *in, size_t bytes, const char *what)
+{
+    if (bytes < GC_MEM_CHECK_MIN)
+        return 0;
+    size_t avail = gc_host_memory_available();
+    if (bytes <= avail)
+        return 0;
+    return gc_fail(GC_EXIT_INPUT, "%s: %s needs %.2f GiB of memory, but only %.2f GiB is "
+                   "available", in->name, what, bytes / 1073741824.0, avail / 1073741824.0);
 }
 
 int payload_check_left(struct gc_input *in, size_t bytes, const char *what)
@@ -145,7 +166,8 @@ int payload_read_matrix(struct gc_input *in, struct gc_matrix *m, const struct g
     int status;
     if (!gc_matrix_bytes(m->rows, m->cols, m->dtype, &bytes))
         return gc_fail(GC_EXIT_INPUT, "%s: %s is too large", in->name, what);
-    if ((status = payload_check_left(in, bytes, what)))
+    if ((status = payload_check_left(in, bytes, what)) ||
+        (status = payload_memory_check(in, bytes, what)))
         return status;
     if (input_remaining(in) >= 0 || bytes <= PIPE_TRUST_BYTES) {
         if (gc_matrix_alloc(m, alloc) != 0)

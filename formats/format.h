@@ -10,6 +10,7 @@
 #define GC_FORMAT_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -43,12 +44,14 @@ int input_slurp(struct gc_input *in, unsigned char **data, size_t *len);
 off_t input_remaining(const struct gc_input *in);
 
 struct gc_read_opts {
-    size_t rows, cols;        /* --shape; 0 when not given */
+    int has_shape;            /* --shape was given (zeros included) */
+    size_t rows, cols;        /* --shape */
     int dtype;                /* --dtype for raw input; -1: default f32 */
     int fortran_order;        /* --order F for raw input */
     char delimiter;           /* CSV: ',' default; ' ' means any whitespace */
     int header;               /* CSV: skip one header row */
     const struct gc_alloc *alloc;   /* payload allocator; NULL: malloc */
+    int announce;             /* say which format was assumed when nothing decided it */
 };
 
 struct gc_write_opts {
@@ -91,8 +94,19 @@ extern const struct gc_format gc_formats[GC_FMT_COUNT];
 int format_by_name(const char *name);
 /* By a path's extension; -1 if none matches. */
 int format_by_extension(const char *path);
-/* Magic bytes first, then extension; raw when nothing else fits. */
-int format_detect(struct gc_input *in);
+/* A real magic number first (.npy), then the extension; then, for stdin or
+ * an unknown extension, what the bytes look like (gzip, CSV text, else
+ * raw), saying so on stderr when `announce`.  Returns the format, or -1
+ * after reporting a read error. */
+int format_detect(struct gc_input *in, int announce);
+
+/* 1 when `c` may separate CSV fields: it cannot occur inside a number,
+ * inf or nan, nor start a comment or a quote, nor end a line. */
+int csv_delimiter_ok(char c);
+
+/* The largest dimension and the largest payload any reader accepts:
+ * NumPy's PY_SSIZE_T_MAX. */
+#define GC_DIM_MAX ((size_t)INT64_MAX)
 
 /* Opens, detects (unless `fmt` >= 0), reads, closes. */
 int format_read_path(const char *path, int fmt, const struct gc_read_opts *o,

@@ -5,9 +5,10 @@
 
 #include "format.h"
 
-/* Probe results: a magic number matched (trusted before the file name), or
- * the bytes merely could be this format (trusted after it). */
-enum { PROBE_NO = 0, PROBE_PLAUSIBLE = 1, PROBE_MAGIC = 2 };
+/* Probe results: a magic number long enough to trust before the file name
+ * matched, or the bytes look like this format (trusted only when the name
+ * says nothing). */
+enum { PROBE_NO = 0, PROBE_LOOKS = 1, PROBE_MAGIC = 2 };
 
 int npy_probe(const unsigned char *head, size_t n);
 int npy_read(struct gc_input *in, const struct gc_read_opts *o, struct gc_matrix *m);
@@ -33,6 +34,11 @@ int csv_gz_read(struct gc_input *in, const struct gc_read_opts *o, struct gc_mat
 int csv_gz_write(FILE *f, const char *name, const struct gc_matrix *m,
                  const struct gc_write_opts *o);
 int csv_gz_info(struct gc_input *in, const struct gc_read_opts *o, struct gc_info *info);
+
+/* Fails (GC_EXIT_INPUT, naming the size) when `bytes` for `what` exceed the
+ * host memory available now, so that a reader refuses a matrix it cannot
+ * hold instead of allocating until the kernel kills the process. */
+int payload_memory_check(const struct gc_input *in, size_t bytes, const char *what);
 
 /* Fails unless the bytes left in a regular file are exactly `bytes`; says
  * nothing for pipes.  Called before allocating, so that a header cannot

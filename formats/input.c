@@ -34,6 +34,13 @@ int input_open(struct gc_input *in, const char *path)
         input_close(in);
         return gc_fail(GC_EXIT_INPUT, "%s: is a directory", in->name);
     }
+    /* A device has no end to read to (/dev/zero, /dev/urandom, a disk):
+     * only a terminal, where a user types the matrix, is read. */
+    if ((S_ISCHR(st.st_mode) && !isatty(in->fd)) || S_ISBLK(st.st_mode)) {
+        input_close(in);
+        return gc_fail(GC_EXIT_INPUT, "%s: is a %s device, not a file or a pipe", in->name,
+                       S_ISBLK(st.st_mode) ? "block" : "character");
+    }
     in->is_regular = S_ISREG(st.st_mode);
     if (in->is_regular)
         in->size = st.st_size;
@@ -137,6 +144,11 @@ int input_slurp(struct gc_input *in, unsigned char **data, size_t *len)
         status = input_read(in, &extra, 1, &got);
         if (status || got == 0)
             break;
+        if (cap * 2 >= GC_MEM_CHECK_MIN && cap * 2 > gc_host_memory_available()) {
+            status = gc_fail(GC_EXIT_INPUT, "%s: more than %.2f GiB of input, more than the "
+                             "memory available", in->name, cap / 1073741824.0);
+            break;
+        }
         unsigned char *nb = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
         if (!nb) {
             status = gc_fail(GC_EXIT_INPUT, "%s: cannot allocate more than %zu bytes",

@@ -159,8 +159,9 @@ static int npy_parse_shape(struct npy_parser *ps, struct npy_header *h)
         size_t v = 0;
         while (ps->p < ps->end && *ps->p >= '0' && *ps->p <= '9') {
             if (__builtin_mul_overflow(v, (size_t)10, &v) ||
-                __builtin_add_overflow(v, (size_t)(*ps->p - '0'), &v))
-                return gc_fail(GC_EXIT_INPUT, "%s: dimension in 'shape' too large", ps->name);
+                __builtin_add_overflow(v, (size_t)(*ps->p - '0'), &v) || v > GC_DIM_MAX)
+                return gc_fail(GC_EXIT_INPUT, "%s: a dimension in 'shape' is above NumPy's "
+                               "limit of 2^63-1", ps->name);
             ps->p++;
         }
         if (ps->p < ps->end && (*ps->p == 'L' || *ps->p == 'l'))

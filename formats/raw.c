@@ -41,7 +41,7 @@ static int raw_layout(const char *name, const struct gc_read_opts *o, intmax_t t
     l->dtype = (enum gc_dtype)raw_dtype(o);
     size_t es = gc_dtypes[l->dtype].size;
     const char *dn = gc_dtypes[l->dtype].name;
-    if (o && o->rows && o->cols) {
+    if (o && o->has_shape) {
         l->rows = o->rows;
         l->cols = o->cols;
         if (!gc_matrix_bytes(l->rows, l->cols, l->dtype, &l->bytes))
@@ -51,7 +51,8 @@ static int raw_layout(const char *name, const struct gc_read_opts *o, intmax_t t
         return 0;
     }
     if (total == 0)
-        return gc_fail(GC_EXIT_INPUT, "%s: raw input is empty", name);
+        return gc_fail(GC_EXIT_INPUT, "%s: raw input is empty (give --shape for an empty "
+                       "matrix)", name);
     if ((uintmax_t)total % es != 0)
         return gc_fail(GC_EXIT_INPUT, "%s: %jd bytes is not a whole number of %s elements "
                        "(%zu bytes each)", name, total, dn, es);
@@ -72,7 +73,7 @@ int raw_read(struct gc_input *in, const struct gc_read_opts *o, struct gc_matrix
     int status;
     int order_f = o && o->fortran_order;
     const struct gc_alloc *alloc = o ? o->alloc : NULL;
-    int shape_given = o && o->rows && o->cols;
+    int shape_given = o && o->has_shape;
     off_t left = input_remaining(in);
     if (shape_given || left >= 0) {
         if ((status = raw_layout(in->name, o, left, &l)))

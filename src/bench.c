@@ -12,6 +12,7 @@
 #include "device.h"
 #include "error.h"
 #include "options.h"
+#include "output.h"
 #include "plot.h"
 #include "report.h"
 
@@ -288,20 +289,24 @@ static void print_table(const struct bench *b, FILE *f)
 
 static int write_files(const struct bench *b, const char *prefix)
 {
-    char path[4200];
     long ref = find_kernel(b, b->is_mul ? "cublas" : "geam");
     double peak = device_fp32_peak_gflops(&b->dev) / 1e3;
     const char *unit = b->is_mul ? "tflops" : "gbps";
 
-    snprintf(path, sizeof path, "%s.csv", prefix);
-    FILE *csv = fopen(path, "w");
-    snprintf(path, sizeof path, "%s.json", prefix);
-    FILE *json = fopen(path, "w");
-    if (!csv || !json) {
-        if (csv) fclose(csv);
-        if (json) fclose(json);
-        return gc_fail(GC_EXIT_OUTPUT, "%s: cannot write: %m", path);
+    char csv_path[4200], json_path[4200], svg_path[4200];
+    snprintf(csv_path, sizeof csv_path, "%s.csv", prefix);
+    snprintf(json_path, sizeof json_path, "%s.json", prefix);
+    snprintf(svg_path, sizeof svg_path, "%s.svg", prefix);
+    struct gc_output out_csv = { 0 }, out_json = { 0 }, out_svg = { 0 };
+    int rc;
+    if ((rc = output_begin(&out_csv, csv_path, 0)) ||
+        (rc = output_begin(&out_json, json_path, 0)) ||
+        (rc = output_begin(&out_svg, svg_path, 0))) {
+        output_abort(&out_csv);
+        output_abort(&out_json);
+        return rc;
     }
+    FILE *csv = out_csv.f, *json = out_json.f, *svg = out_svg.f;
     fprintf(csv, "op,device,date,kernel,shape,m,n,k,ms,%s,pct_of_reference,pct_of_peak\n", unit);
     fprintf(json, "{\"op\": \"%s\", \"device\": ", b->is_mul ? "mul" : "transpose");
     json_string(json, b->dev.name);
@@ -325,16 +330,18 @@ static int write_files(const struct bench *b, const char *prefix)
             first = 0;
         }
     fputs("\n]}\n", json);
-    int bad = fclose(csv) != 0;
-    bad |= fclose(json) != 0;
 
     /* The plot: one line per GPU kernel. */
     const char *names[256];
     const char *labels[GC_MAX_SIZES];
     double *values = malloc(b->n_kernels * b->n_shapes * sizeof *values);
     int n_series = 0;
-    if (!values)
+    if (!values) {
+        output_abort(&out_csv);
+        output_abort(&out_json);
+        output_abort(&out_svg);
         return gc_fail(GC_EXIT_OUTPUT, "out of memory");
+    }
     for (int j = 0; j < b->n_shapes; j++)
         labels[j] = b->shapes[j].label;
     for (size_t i = 0; i < b->n_kernels && n_series < 256; i++) {
@@ -350,15 +357,18 @@ static int write_files(const struct bench *b, const char *prefix)
              b->dev.name, b->date);
     struct plot p = { title, b->is_mul ? "TFLOP/s" : "GB/s (read + written)", b->n_shapes,
                       n_series, labels, names, values };
-    snprintf(path, sizeof path, "%s.svg", prefix);
-    FILE *svg = fopen(path, "w");
-    if (svg) {
-        bad |= plot_svg(svg, &p) != 0;
-        bad |= fclose(svg) != 0;
-    }
+    int bad = plot_svg(svg, &p) != 0;
     free(values);
-    if (!svg || bad)
-        return gc_fail(GC_EXIT_OUTPUT, "%s: cannot write the benchmark files", prefix);
+    if (bad)
+        rc = gc_fail(GC_EXIT_OUTPUT, "%s: cannot write the plot", svg_path);
+    /* All three files or none. */
+    if (!rc && !(rc = output_commit(&out_csv)) && !(rc = output_commit(&out_json)))
+        rc = output_commit(&out_svg);
+    output_abort(&out_csv);
+    output_abort(&out_json);
+    output_abort(&out_svg);
+    if (rc)
+        return rc;
     if (!b->o->quiet)
         fprintf(stderr, "bench: wrote %s.csv, %s.json, %s.svg\n", prefix, prefix, prefix);
     return 0;
@@ -389,9 +399,11 @@ static void auto_rows(const struct bench *b, FILE *f)
 
 static int write_auto_table(struct bench *const *benches, int n, const char *path)
 {
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return gc_fail(GC_EXIT_OUTPUT, "%s: %m", path);
+    struct gc_output out;
+    int rc = output_begin(&out, path, 0);
+    if (rc)
+        return rc;
+    FILE *f = out.f;
     fprintf(f, "/* auto's choices, measured by `gemmcli bench --auto-table` on %s, %s.\n"
             " * For each benchmarked shape, the fastest kernel auto may pick. */\n"
             "#include \"registry.h\"\n\nconst struct auto_choice auto_choices[] = {\n",
@@ -399,9 +411,7 @@ static int write_auto_table(struct bench *const *benches, int n, const char *pat
     for (int i = 0; i < n; i++)
         auto_rows(benches[i], f);
     fputs("};\nconst size_t auto_choice_count = sizeof auto_choices / sizeof auto_choices[0];\n", f);
-    if (fclose(f) != 0)
-        return gc_fail(GC_EXIT_OUTPUT, "%s: write error", path);
-    return 0;
+    return output_commit(&out);
 }
 
 static int bench_op(struct bench *b, const struct gc_opts *o, int is_mul)
@@ -420,7 +430,7 @@ static int bench_op(struct bench *b, const struct gc_opts *o, int is_mul)
         return gc_fail(GC_EXIT_GPU, "out of host memory");
     for (size_t i = 0; i < b->n_kernels * b->n_shapes; i++)
         b->ms[i] = NAN;
-    if (!(rc = device_open(&b->dev, o->device)) && !(rc = device_cublas(&b->dev)) &&
+    if (!(rc = device_open(&b->dev, o->device, 0)) && !(rc = device_cublas(&b->dev)) &&
         !(rc = run_all(b))) {
         print_table(b, stdout);
         if (o->bench_out) {

@@ -1,5 +1,7 @@
 /* gemmcli mul: C = alpha*A*B + beta*C0. */
+#include <float.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +27,7 @@ struct mul_job {
     int out_format;
     enum gc_dtype out_dtype;
     int streamed;        /* the result went from the device to the output */
+    struct gc_output out;
     struct gc_progress progress;
 };
 
@@ -109,7 +112,7 @@ static int mul_device(struct mul_job *j)
     const struct gc_opts *o = j->o;
     struct gc_device dev;
     progress_phase(&j->progress, "starting the GPU");
-    int rc = device_open(&dev, o->device);
+    int rc = device_open(&dev, o->device, 1);
     if (rc)
         return rc;
     snprintf(j->device_name, sizeof j->device_name, "%s", dev.name);
@@ -152,7 +155,8 @@ static int mul_device(struct mul_job *j)
         if ((rc = device_cublas(&dev)))
             goto out;
     struct launch_arg l = {
-        j->kern, { (int)j->m, (int)j->n, (int)j->k, o->alpha, o->beta, d_a, d_b, d_c },
+        j->kern, { (int)j->m, (int)j->n, (int)j->k, (float)o->alpha, (float)o->beta, d_a, d_b,
+                   d_c },
         device_launch_env(&dev), d_c0, c_bytes,
     };
     progress_phase(&j->progress, "running %s", j->kern->name);
@@ -161,8 +165,9 @@ static int mul_device(struct mul_job *j)
 
     progress_phase(&j->progress, "writing %s", gc_display_name(o->output, 1));
     if (stream) {
-        rc = stream_write_result(o, j->out_format, &dev, d_c, j->m, j->n, GC_F32,
-                                 &j->rep.d2h_ms, &j->rep.write_ms);
+        if (!(rc = output_begin(&j->out, o->output, 1)))
+            rc = stream_write_result(&j->out, j->out_format, &dev, d_c, j->m, j->n, GC_F32,
+                                     &j->rep.d2h_ms, &j->rep.write_ms);
         j->streamed = rc == 0;
         goto out;
     }
@@ -211,7 +216,26 @@ static void mul_empty(struct mul_job *j)
     float *c = j->c.data;
     const float *c0 = j->c0.data;
     for (size_t i = 0; i < j->m * j->n; i++)
-        c[i] = j->o->beta != 0 ? j->o->beta * c0[i] : 0.0f;
+        c[i] = j->o->beta != 0 ? (float)j->o->beta * c0[i] : 0.0f;
+}
+
+struct host_arg {
+    const struct mul_job *j;
+    struct sgemm_problem p;
+};
+
+static int run_host_gemm(void *arg)
+{
+    const struct host_arg *h = arg;
+    h->j->kern->host(&h->p, h->j->o->threads);
+    return 0;
+}
+
+static int restore_host_c(void *arg)
+{
+    const struct host_arg *h = arg;
+    memcpy(h->p.c, h->j->c0.data, h->j->m * h->j->n * sizeof(float));
+    return 0;
 }
 
 static int mul_host(struct mul_job *j)
@@ -219,15 +243,11 @@ static int mul_host(struct mul_job *j)
     int rc = alloc_result(j);
     if (rc)
         return rc;
-    struct sgemm_problem p = { (int)j->m, (int)j->n, (int)j->k, j->o->alpha, j->o->beta,
-                               j->a.data, j->b.data, j->c.data };
-    if (j->o->beta != 0)
-        memcpy(j->c.data, j->c0.data, j->m * j->n * sizeof(float));
+    struct host_arg h = { j, { (int)j->m, (int)j->n, (int)j->k, (float)j->o->alpha,
+                               (float)j->o->beta, j->a.data, j->b.data, j->c.data } };
     progress_phase(&j->progress, "running %s", j->kern->name);
-    double t = now_ms();
-    j->kern->host(&p, j->o->threads);
-    j->rep.kernel_ms = now_ms() - t;
-    return 0;
+    return host_time_runs(run_host_gemm, j->o->beta != 0 ? restore_host_c : NULL, &h,
+                          j->o->repeat, &j->rep.kernel_ms);
 }
 
 /* --verify without a GPU: an FP64 product on the CPU. */
@@ -238,8 +258,8 @@ static int verify_on_host(struct mul_job *j)
     if (!ref)
         return gc_fail(GC_EXIT_INPUT, "out of host memory for the FP64 reference");
     progress_phase(&j->progress, "checking against an FP64 product");
-    verify_host_dgemm(j->m, j->n, j->k, j->o->alpha, j->a.data, j->b.data, j->o->beta,
-                      j->c0.data, ref, j->o->threads);
+    verify_host_dgemm(j->m, j->n, j->k, (float)j->o->alpha, j->a.data, j->b.data,
+                      (float)j->o->beta, j->c0.data, ref, j->o->threads);
     j->rep.verify.reference = "cpu-fp64";
     verify_compare_f32_f64(j->c.data, ref, count, &j->rep.verify);
     free(ref);
@@ -260,7 +280,7 @@ static int check_shapes(struct mul_job *j)
     if (j->m > INT_MAX || j->n > INT_MAX || j->k > INT_MAX)
         return gc_fail(GC_EXIT_INPUT, "%zux%zux%zu: dimensions above %d are not supported",
                        j->m, j->n, j->k, INT_MAX);
-    if (o->beta != 0 && (j->c0.rows != j->m || j->c0.cols != j->n))
+    if (o->c0_path && (j->c0.rows != j->m || j->c0.cols != j->n))
         return gc_fail(GC_EXIT_INPUT, "%s: C0 is %zux%zu but A*B is %zux%zu",
                        gc_display_name(o->c0_path, 0), j->c0.rows, j->c0.cols, j->m, j->n);
     return 0;
@@ -274,6 +294,13 @@ int cmd_mul(const struct gc_opts *o)
         return gc_fail(GC_EXIT_USAGE, "mul needs an output: -o FILE ('-' for stdout)");
     if (o->beta != 0 && !o->c0_path)
         return gc_fail(GC_EXIT_USAGE, "--beta needs C0: -c FILE");
+    /* The scalars must be finite in the arithmetic of the product, FP32. */
+    if (isinf((float)o->alpha))
+        return gc_fail(GC_EXIT_USAGE, "--alpha %g is not finite in float32, the compute "
+                       "precision (largest %g)", o->alpha, FLT_MAX);
+    if (isinf((float)o->beta))
+        return gc_fail(GC_EXIT_USAGE, "--beta %g is not finite in float32, the compute "
+                       "precision (largest %g)", o->beta, FLT_MAX);
     int nstdin = (strcmp(o->operands[0], "-") == 0) + (strcmp(o->operands[1], "-") == 0) +
                  (o->c0_path && strcmp(o->c0_path, "-") == 0);
     if (nstdin > 1)
@@ -304,7 +331,8 @@ int cmd_mul(const struct gc_opts *o)
     /* For the GPU the operands go up as they were read and are converted
      * there (kernels/convert.cu); the host kernels take them as float32. */
     int on_host = named && (named->flags & KERNEL_HOST);
-    int rc = io_read_operands(o, o->beta != 0 ? 3 : 2, paths, on_host ? GC_F32 : -1, in);
+    /* A C0 that is named is read, and must fit, even when beta is 0. */
+    int rc = io_read_operands(o, o->c0_path ? 3 : 2, paths, on_host ? GC_F32 : -1, in);
     j.a = in[0];
     j.b = in[1];
     j.c0 = in[2];
@@ -349,15 +377,17 @@ int cmd_mul(const struct gc_opts *o)
      * asked for, and it must not replace an earlier good file. */
     if (o->verify && !j.rep.verify.ok) {
         progress_end(&j.progress);
-        cmd_emit_report(o, &j.rep);
-        rc = gc_fail(GC_EXIT_VERIFY, "verification failed: relative Frobenius error %.3g "
-                     "is above the tolerance %.3g; %s not written", j.rep.verify.rel_fro,
-                     o->tol, gc_display_name(o->output, 1));
+        char why[512];
+        verify_describe_failure(&j.rep.verify, why, sizeof why);
+        if (!(rc = cmd_emit_report(o, &j.rep)))
+            rc = gc_fail(GC_EXIT_VERIFY, "verification failed: %s; %s not written", why,
+                         gc_display_name(o->output, 1));
         goto out;
     }
 
-    rc = cmd_finish(o, fmt, &j.c, out_dtype, j.streamed, &j.rep, t0, &j.progress);
+    rc = cmd_finish(o, fmt, &j.out, j.streamed, &j.c, out_dtype, &j.rep, t0, &j.progress);
 out:
+    output_abort(&j.out);
     progress_end(&j.progress);
     device_warm_wait(&warm);
     gc_matrix_free(&j.a);

@@ -1,4 +1,5 @@
 /* gemmcli convert, info and kernels: the commands that run no kernel. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -6,38 +7,43 @@
 #include "device.h"
 #include "error.h"
 #include "io.h"
+#include "output.h"
 #include "progress.h"
 #include "report.h"
 
-void cmd_emit_report(const struct gc_opts *o, const struct gc_report *r)
+int cmd_emit_report(const struct gc_opts *o, const struct gc_report *r)
 {
     if (o->json) {
-        int matrix_on_stdout = o->output && strcmp(o->output, "-") == 0;
-        FILE *f = matrix_on_stdout ? stderr : stdout;
+        FILE *f = output_is_stdout(o->output) ? stderr : stdout;
         report_json(f, r);
-        fflush(f);
+        if ((fflush(f) != 0 || ferror(f)) && f == stdout)
+            return gc_fail(GC_EXIT_OUTPUT, "<stdout>: write error: %s", strerror(errno));
     } else if (!o->quiet) {
         report_print(stderr, r);
     }
+    return 0;
 }
 
-int cmd_finish(const struct gc_opts *o, int fmt, struct gc_matrix *result, enum gc_dtype dtype,
-               int streamed, struct gc_report *r, double t0, struct gc_progress *prog)
+int cmd_finish(const struct gc_opts *o, int fmt, struct gc_output *out, int streamed,
+               struct gc_matrix *result, enum gc_dtype dtype, struct gc_report *r, double t0,
+               struct gc_progress *prog)
 {
+    int rc = 0;
     if (!streamed) {
         progress_phase(prog, "writing %s", gc_display_name(o->output, 1));
-        int rc = io_to_c_order(result, dtype, NULL);
-        if (rc)
+        if ((rc = io_to_c_order(result, dtype, NULL)))
             return rc;
         double t = now_ms();
-        if ((rc = io_write_result(o, fmt, result)))
+        if ((rc = output_begin(out, o->output, io_format_is_binary(fmt))) ||
+            (rc = io_write_matrix(out, o, fmt, result)))
             return rc;
         r->write_ms = now_ms() - t;
     }
     r->total_ms = now_ms() - t0;
     progress_end(prog);
-    cmd_emit_report(o, r);
-    return 0;
+    if ((rc = cmd_emit_report(o, r)))
+        return rc;
+    return output_commit(out);
 }
 
 int cmd_convert(const struct gc_opts *o)
@@ -61,12 +67,15 @@ int cmd_convert(const struct gc_opts *o)
     double t1 = now_ms();
     if (!rc)
         rc = io_to_c_order(&m, o->out_dtype >= 0 ? (enum gc_dtype)o->out_dtype : m.dtype, NULL);
-    if (!rc)
-        rc = io_write_result(o, fmt, &m);
-    if (!rc && !o->quiet)
+    struct gc_output out = { 0 };
+    if (!rc && !(rc = output_begin(&out, o->output, io_format_is_binary(fmt))) &&
+        !(rc = io_write_matrix(&out, o, fmt, &m)) && !o->quiet)
         fprintf(stderr, "gemmcli convert: %zux%zu %s -> %s: read %.3f ms, write %.3f ms\n",
                 m.rows, m.cols, gc_dtypes[m.dtype].name, gc_formats[fmt].name, t1 - t0,
                 now_ms() - t1);
+    if (!rc)
+        rc = output_commit(&out);
+    output_abort(&out);
     gc_matrix_free(&m);
     return rc;
 }
@@ -77,9 +86,10 @@ static int info_one(const struct gc_opts *o, const char *path, int first)
     int rc = input_open(&in, path);
     if (rc)
         return rc;
-    int fmt = o->in_format >= 0 ? o->in_format : format_detect(&in);
+    int fmt = o->in_format >= 0 ? o->in_format : format_detect(&in, 0);
     struct gc_read_opts ro = o->read;
     if (o->n_shapes) {
+        ro.has_shape = 1;
         ro.rows = o->shapes[0][0];
         ro.cols = o->shapes[0][1];
     }
@@ -197,7 +207,7 @@ int cmd_kernels(const struct gc_opts *o)
     int dev_ok = 0;
     struct gc_device dev;
     if (o->details) {
-        if (device_present() && device_open(&dev, o->device) == 0)
+        if (device_present() && device_open(&dev, o->device, 0) == 0)
             dev_ok = 1;
         else
             gc_warn("no CUDA device: --details shows no per-device figures");

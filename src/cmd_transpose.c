@@ -18,21 +18,22 @@
 struct transpose_job {
     const struct gc_opts *o;
     const struct transpose_kernel *kern;
-    struct gc_matrix in, out;
+    struct gc_matrix in, result;
     struct gc_report rep;
     char device_name[256];
     int out_format;
     enum gc_dtype out_dtype;
     int streamed;        /* the result went from the device to the output */
+    struct gc_output out;
     struct gc_progress progress;
 };
 
 static int alloc_result(struct transpose_job *j)
 {
-    j->out = (struct gc_matrix){ .rows = j->in.cols, .cols = j->in.rows, .dtype = j->in.dtype };
-    if (gc_matrix_alloc(&j->out, NULL))
-        return gc_fail(GC_EXIT_INPUT, "out of host memory for a %zux%zu result", j->out.rows,
-                       j->out.cols);
+    j->result = (struct gc_matrix){ .rows = j->in.cols, .cols = j->in.rows, .dtype = j->in.dtype };
+    if (gc_matrix_alloc(&j->result, NULL))
+        return gc_fail(GC_EXIT_INPUT, "out of host memory for a %zux%zu result", j->result.rows,
+                       j->result.cols);
     return 0;
 }
 
@@ -41,6 +42,18 @@ struct transpose_arg {
     struct transpose_problem p;
     struct launch_env env;
 };
+
+struct host_transpose {
+    const struct transpose_kernel *kern;
+    struct transpose_problem p;
+};
+
+static int run_host_transpose(void *arg)
+{
+    const struct host_transpose *h = arg;
+    h->kern->host(&h->p);
+    return 0;
+}
 
 static cudaError_t run_transpose(void *arg)
 {
@@ -149,7 +162,7 @@ static int transpose_in_place(struct transpose_job *j, struct gc_device *dev, si
     if ((rc = device_time_runs(dev, run_in_place, NULL, &l, repeat, &j->rep.kernel_ms)))
         goto out;
     t = now_ms();
-    if ((rc = CUDA_CALL(cudaMemcpy(j->out.data, d, bytes, cudaMemcpyDeviceToHost))))
+    if ((rc = CUDA_CALL(cudaMemcpy(j->result.data, d, bytes, cudaMemcpyDeviceToHost))))
         goto out;
     j->rep.d2h_ms = now_ms() - t;
     if (j->o->verify) {
@@ -163,7 +176,7 @@ static int transpose_in_place(struct transpose_job *j, struct gc_device *dev, si
         struct transpose_problem p = { (int)j->in.rows, (int)j->in.cols, elem, j->in.data, ref };
         cpu->host(&p);
         j->rep.verify.reference = "cpu";
-        compare_exact(&j->out, ref, &j->rep.verify);
+        compare_exact(&j->result, ref, &j->rep.verify);
         free(ref);
     }
 out:
@@ -176,7 +189,7 @@ static int transpose_device(struct transpose_job *j, size_t elem, size_t bytes)
     const struct gc_opts *o = j->o;
     struct gc_device dev;
     progress_phase(&j->progress, "starting the GPU");
-    int rc = device_open(&dev, o->device);
+    int rc = device_open(&dev, o->device, 1);
     if (rc)
         return rc;
     snprintf(j->device_name, sizeof j->device_name, "%s", dev.name);
@@ -219,13 +232,15 @@ static int transpose_device(struct transpose_job *j, size_t elem, size_t bytes)
     progress_phase(&j->progress, "writing %s", gc_display_name(o->output, 1));
 
     if (stream) {
-        rc = stream_write_result(o, j->out_format, &dev, d_out, j->in.cols, j->in.rows,
-                                 j->in.dtype, &j->rep.d2h_ms, &j->rep.write_ms);
+        if (!(rc = output_begin(&j->out, o->output, 1)))
+            rc = stream_write_result(&j->out, j->out_format, &dev, d_out, j->in.cols,
+                                     j->in.rows, j->in.dtype, &j->rep.d2h_ms,
+                                     &j->rep.write_ms);
         j->streamed = rc == 0;
         goto out;
     }
     t = now_ms();
-    if ((rc = CUDA_CALL(cudaMemcpyAsync(j->out.data, d_out, bytes, cudaMemcpyDeviceToHost,
+    if ((rc = CUDA_CALL(cudaMemcpyAsync(j->result.data, d_out, bytes, cudaMemcpyDeviceToHost,
                                         dev.stream))) ||
         (rc = CUDA_CALL(cudaStreamSynchronize(dev.stream))))
         goto out;
@@ -250,7 +265,7 @@ static int transpose_device(struct transpose_job *j, size_t elem, size_t bytes)
                                            j->in.data, ref };
             ref_kern->host(&p);
         }
-        compare_exact(&j->out, ref, &j->rep.verify);
+        compare_exact(&j->result, ref, &j->rep.verify);
     }
 out:
     free(ref);
@@ -325,11 +340,11 @@ int cmd_transpose(const struct gc_opts *o)
         if (j.kern->flags & KERNEL_HOST) {
             if ((rc = alloc_result(&j)))
                 goto out;
-            struct transpose_problem p = { (int)j.in.rows, (int)j.in.cols, elem, j.in.data,
-                                           j.out.data };
-            double t = now_ms();
-            j.kern->host(&p);
-            j.rep.kernel_ms = now_ms() - t;
+            struct host_transpose h = { j.kern, { (int)j.in.rows, (int)j.in.cols, elem,
+                                                  j.in.data, j.result.data } };
+            if ((rc = host_time_runs(run_host_transpose, NULL, &h, o->repeat,
+                                     &j.rep.kernel_ms)))
+                goto out;
             if (o->verify) {
                 /* The host kernel is its own reference; check it against the
                  * definition element by element. */
@@ -343,7 +358,7 @@ int cmd_transpose(const struct gc_opts *o)
                         memcpy((char *)ref + (c * j.in.rows + r) * elem,
                                (const char *)j.in.data + (r * j.in.cols + c) * elem, elem);
                 j.rep.verify.reference = "definition";
-                compare_exact(&j.out, ref, &j.rep.verify);
+                compare_exact(&j.result, ref, &j.rep.verify);
                 free(ref);
             }
         } else {
@@ -358,17 +373,19 @@ int cmd_transpose(const struct gc_opts *o)
     }
     if (o->verify && !j.rep.verify.ok) {
         progress_end(&j.progress);
-        cmd_emit_report(o, &j.rep);
-        rc = gc_fail(GC_EXIT_VERIFY, "verification failed: the transpose differs from %s; "
-                     "%s not written", j.rep.verify.reference, gc_display_name(o->output, 1));
+        if (!(rc = cmd_emit_report(o, &j.rep)))
+            rc = gc_fail(GC_EXIT_VERIFY, "verification failed: the transpose differs from %s; "
+                         "%s not written", j.rep.verify.reference,
+                         gc_display_name(o->output, 1));
         goto out;
     }
 
-    rc = cmd_finish(o, fmt, &j.out, out_dtype, j.streamed, &j.rep, t0, &j.progress);
+    rc = cmd_finish(o, fmt, &j.out, j.streamed, &j.result, out_dtype, &j.rep, t0, &j.progress);
 out:
+    output_abort(&j.out);
     progress_end(&j.progress);
     device_warm_wait(&warm);
     gc_matrix_free(&j.in);
-    gc_matrix_free(&j.out);
+    gc_matrix_free(&j.result);
     return rc;
 }

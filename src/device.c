@@ -36,7 +36,7 @@ int device_present(void)
     return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
 }
 
-int device_open(struct gc_device *d, int ordinal)
+int device_open(struct gc_device *d, int ordinal, int suggest_cpu)
 {
     memset(d, 0, sizeof *d);
     d->ordinal = ordinal;
@@ -44,9 +44,9 @@ int device_open(struct gc_device *d, int ordinal)
     cudaError_t err = cudaGetDeviceCount(&n);
     if (err != cudaSuccess || n == 0) {
         cudaGetLastError();
-        return gc_fail(GC_EXIT_GPU, "no CUDA device available (%s); use --kernel cpu to run "
-                       "on the CPU", err != cudaSuccess ? cudaGetErrorString(err)
-                                                        : "no device found");
+        return gc_fail(GC_EXIT_GPU, "no CUDA device available (%s)%s",
+                       err != cudaSuccess ? cudaGetErrorString(err) : "no device found",
+                       suggest_cpu ? "; use --kernel cpu to run on the CPU" : "");
     }
     if (ordinal >= n)
         return gc_fail(GC_EXIT_GPU, "no CUDA device %d (this machine has %d)", ordinal, n);

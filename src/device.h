@@ -81,9 +81,10 @@ void device_configure(void);
 /* 1 if at least one CUDA device can be used, without reporting anything. */
 int device_present(void);
 
-/* Opens device `ordinal`: a clear error suggesting --kernel cpu when there
- * is none.  Returns 0 or GC_EXIT_GPU. */
-int device_open(struct gc_device *d, int ordinal);
+/* Opens device `ordinal`: a clear error when there is none, suggesting
+ * --kernel cpu when `suggest_cpu` (the command has a CPU kernel).  Returns
+ * 0 or GC_EXIT_GPU. */
+int device_open(struct gc_device *d, int ordinal, int suggest_cpu);
 /* The cuBLAS handle, created (bound to the stream) on first call. */
 int device_cublas(struct gc_device *d);
 void device_close(struct gc_device *d);

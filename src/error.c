@@ -25,6 +25,16 @@ void gc_warn(const char *fmt, ...)
     va_end(ap);
 }
 
+void gc_note(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("gemmcli: note: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
 const char *gc_display_name(const char *path, int is_output)
 {
     if (strcmp(path, "-") == 0)

@@ -23,6 +23,10 @@ int gc_fail(int status, const char *fmt, ...)
 /* Prints "gemmcli: warning: <message>\n" to stderr. */
 void gc_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Prints "gemmcli: note: <message>\n" to stderr: something the user may
+ * want to know that is not wrong. */
+void gc_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* The name to show for a path in messages ("<stdin>"/"<stdout>" for "-"). */
 const char *gc_display_name(const char *path, int is_output);
 

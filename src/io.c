@@ -4,7 +4,6 @@
 #include <sys/stat.h>
 
 #include "error.h"
-#include "output.h"
 #include "parallel.h"
 
 int io_read_operand(const struct gc_opts *o, int index, const char *path,
@@ -12,10 +11,12 @@ int io_read_operand(const struct gc_opts *o, int index, const char *path,
 {
     struct gc_read_opts ro = o->read;
     ro.alloc = alloc;
+    ro.announce = !o->quiet;
     /* One --shape serves every raw operand; several go in operand order. */
     if (o->n_shapes == 1)
         index = 0;
     if (index < o->n_shapes) {
+        ro.has_shape = 1;
         ro.rows = o->shapes[index][0];
         ro.cols = o->shapes[index][1];
     }
@@ -58,7 +59,7 @@ int io_output_format(const struct gc_opts *o, int fallback)
 {
     if (o->out_format != GC_FMT_AUTO)
         return o->out_format;
-    if (strcmp(o->output, "-") == 0) {
+    if (output_is_stdout(o->output)) {
         if (fallback >= 0)
             return fallback;
         return -gc_fail(GC_EXIT_USAGE, "<stdout>: say which format to write with --format");
@@ -73,22 +74,15 @@ int io_output_format(const struct gc_opts *o, int fallback)
     return f;
 }
 
-int io_write_result(const struct gc_opts *o, int format, const struct gc_matrix *m)
+int io_format_is_binary(int format)
 {
-    struct gc_output out;
-    int binary = format != GC_FMT_CSV;
-    int rc = output_begin(&out, o->output, binary);
-    if (rc)
-        return rc;
-    rc = gc_formats[format].write(out.f, out.name, m, &o->write);
-    if (rc) {
-        output_abort(&out);
-        return rc;
-    }
-    rc = output_commit(&out);
-    if (rc)
-        output_abort(&out);
-    return rc;
+    return format != GC_FMT_CSV;
+}
+
+int io_write_matrix(struct gc_output *out, const struct gc_opts *o, int format,
+                    const struct gc_matrix *m)
+{
+    return gc_formats[format].write(out->f, out->name, m, &o->write);
 }
 
 int io_to_c_order(struct gc_matrix *m, enum gc_dtype dt, const struct gc_alloc *alloc)

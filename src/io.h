@@ -5,6 +5,7 @@
 #define GC_IO_H
 
 #include "options.h"
+#include "output.h"
 
 /* Reads operand number `index` (0 = first) from `path` into `m`, payload
  * from `alloc` (NULL: malloc). */
@@ -23,8 +24,12 @@ int io_read_operands(const struct gc_opts *o, int count, const char *const *path
  * reporting why none could be chosen. */
 int io_output_format(const struct gc_opts *o, int fallback);
 
-/* Writes `m` to o->output in `format`, safely. */
-int io_write_result(const struct gc_opts *o, int format, const struct gc_matrix *m);
+/* Writes `m` in `format` to `out`, begun by the caller, who commits it. */
+int io_write_matrix(struct gc_output *out, const struct gc_opts *o, int format,
+                    const struct gc_matrix *m);
+
+/* 1 when `format` is binary (refused on a terminal). */
+int io_format_is_binary(int format);
 
 /* Converts `m` in place to a C-order matrix of dtype `dt` (no-op if it
  * already is one). */

@@ -11,6 +11,7 @@
 #include "device.h"
 #include "error.h"
 #include "options.h"
+#include "output.h"
 
 struct command {
     const char *name;
@@ -74,6 +75,8 @@ static void fast_exit(int status)
 
 int main(int argc, char **argv)
 {
+    /* No file may take the place of a closed stdin, stdout or stderr. */
+    output_guard_std_fds();
     /* A closed pipe on stdout is reported as a write error (status 4). */
     signal(SIGPIPE, SIG_IGN);
     device_configure();

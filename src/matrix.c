@@ -2,6 +2,8 @@
 
 #include <limits.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -67,10 +69,59 @@ int gc_size_mul(size_t a, size_t b, size_t *out)
 
 int gc_matrix_bytes(size_t rows, size_t cols, enum gc_dtype dt, size_t *out)
 {
-    size_t n;
-    if ((unsigned)dt >= GC_DTYPE_COUNT)
+    size_t n, bytes;
+    if ((unsigned)dt >= GC_DTYPE_COUNT || rows > (size_t)INT64_MAX || cols > (size_t)INT64_MAX)
         return 0;
-    return gc_size_mul(rows, cols, &n) && gc_size_mul(n, gc_dtypes[dt].size, out);
+    if (!gc_size_mul(rows, cols, &n) || !gc_size_mul(n, gc_dtypes[dt].size, &bytes) ||
+        bytes > (size_t)INT64_MAX)
+        return 0;
+    *out = bytes;
+    return 1;
+}
+
+/* The value of `key` in a "key: N kB" file, in bytes; -1 if absent. */
+static long long meminfo_bytes(const char *text, const char *key)
+{
+    const char *p = strstr(text, key);
+    if (!p)
+        return -1;
+    return strtoll(p + strlen(key), NULL, 10) * 1024;
+}
+
+/* A cgroup v2 file holding one number (or "max"); -1 if absent or "max". */
+static long long cgroup_value(const char *path)
+{
+    char buf[64];
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    if (n == 0 || buf[0] < '0' || buf[0] > '9')
+        return -1;
+    return strtoll(buf, NULL, 10);
+}
+
+size_t gc_host_memory_available(void)
+{
+    char text[4096];
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (!f)
+        return SIZE_MAX;
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    long long avail = meminfo_bytes(text, "MemAvailable:");
+    long long swap = meminfo_bytes(text, "SwapFree:");
+    if (avail < 0)
+        return SIZE_MAX;
+    long long total = avail + (swap > 0 ? swap : 0);
+    long long limit = cgroup_value("/sys/fs/cgroup/memory.max");
+    long long used = cgroup_value("/sys/fs/cgroup/memory.current");
+    if (limit > 0 && used >= 0 && limit - used < total)
+        total = limit > used ? limit - used : 0;
+    return (size_t)total;
 }
 
 int gc_matrix_alloc(struct gc_matrix *m, const struct gc_alloc *alloc)
@@ -245,6 +296,7 @@ int gc_matrix_convert(const struct gc_matrix *src, enum gc_dtype dt,
     struct gc_matrix out = { src->rows, src->cols, dt, 0, NULL, NULL };
     if (gc_matrix_alloc(&out, alloc) != 0)
         return -1;
+    /* An empty matrix has nothing to convert, however many rows it has. */
     size_t n = src->rows * src->cols;
     if (n == 0) {
         *dst = out;

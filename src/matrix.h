@@ -49,9 +49,18 @@ struct gc_matrix {
     const struct gc_alloc *alloc;   /* releases data; NULL if not owned */
 };
 
-/* rows*cols*elem_size with overflow checking; returns 0 on overflow. */
+/* rows*cols*elem_size with overflow checking; returns 0 when a dimension
+ * or the product passes NumPy's limit, PY_SSIZE_T_MAX (2^63 - 1). */
 int gc_size_mul(size_t a, size_t b, size_t *out);
 int gc_matrix_bytes(size_t rows, size_t cols, enum gc_dtype dt, size_t *out);
+
+/* Bytes of host memory a new allocation can have now: the kernel's
+ * MemAvailable plus free swap, within the memory cgroup's limit;
+ * SIZE_MAX when that cannot be read. */
+size_t gc_host_memory_available(void);
+
+/* Allocations below this size are not checked against the above. */
+#define GC_MEM_CHECK_MIN ((size_t)64 << 20)
 
 /* Allocates data for an already-shaped matrix; returns 0 or -1. */
 int gc_matrix_alloc(struct gc_matrix *m, const struct gc_alloc *alloc);

@@ -4,6 +4,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +23,7 @@ enum {
 #define READS (CMD_MUL | CMD_TRANSPOSE | CMD_CONVERT | CMD_INFO)
 #define WRITES (CMD_MUL | CMD_TRANSPOSE | CMD_CONVERT)
 #define ALL (READS | CMD_KERNELS | CMD_BENCH)
+#define DEVICE_USERS (RUNS | CMD_KERNELS | CMD_BENCH)
 
 struct opt_def {
     const char *name;
@@ -51,7 +53,7 @@ static const struct opt_def opt_defs[] = {
     { "tol", 0, OPT_TOL, "X", RUNS, "largest relative Frobenius error --verify accepts (default 1e-4)" },
     { "repeat", 'r', OPT_REPEAT, "N", RUNS, "time the kernel N times after a warm-up, report the median" },
     { "threads", 0, OPT_THREADS, "N", CMD_MUL, "host threads for the cpu kernel and FP64 check (default: all cores)" },
-    { "device", 0, OPT_DEVICE, "N", RUNS | CMD_KERNELS | CMD_BENCH, "CUDA device ordinal (default 0, or $GEMMCLI_DEVICE)" },
+    { "device", 0, OPT_DEVICE, "N", DEVICE_USERS, "CUDA device ordinal (default 0, or $GEMMCLI_DEVICE)" },
     { "details", 0, OPT_DETAILS, NULL, CMD_KERNELS, "add registers, shared memory and occupancy on this device" },
     { "op", 0, OPT_OP, "OP", CMD_BENCH, "bench mul, transpose or all (default all)" },
     { "sizes", 0, OPT_SIZES, "LIST", CMD_BENCH, "comma-separated sizes: N (square) or MxNxK / RxC" },
@@ -90,7 +92,8 @@ int options_parse_shape(const char *s, size_t *rows, size_t *cols)
     if (errno || (*end != 'x' && *end != 'X') || end[1] < '0' || end[1] > '9')
         return -1;
     unsigned long long c = strtoull(end + 1, &end, 10);
-    if (errno || *end || r > SIZE_MAX || c > SIZE_MAX)
+    /* NumPy's limit on a dimension: PY_SSIZE_T_MAX. */
+    if (errno || *end || r > INT64_MAX || c > INT64_MAX)
         return -1;
     *rows = (size_t)r;
     *cols = (size_t)c;
@@ -144,17 +147,14 @@ static int apply(struct gc_opts *o, const struct opt_def *d, const char *arg)
     case OPT_HEADER: o->read.header = 1; break;
     case OPT_REPEAT: rc = parse_int(d->name, arg, 1, 1000000, &o->repeat); break;
     case OPT_THREADS: rc = parse_int(d->name, arg, 1, 4096, &o->threads); break;
-    case OPT_DEVICE: rc = parse_int(d->name, arg, 0, 1024, &o->device); break;
+    case OPT_DEVICE:
+        rc = parse_int(d->name, arg, 0, 1024, &o->device);
+        o->device_given = 1;
+        break;
     case OPT_PRECISION: rc = parse_int(d->name, arg, 1, 17, &o->write.precision); break;
     case OPT_LEVEL: rc = parse_int(d->name, arg, 0, 12, &o->write.level); break;
-    case OPT_ALPHA:
-        if (!(rc = parse_real(d->name, arg, &x)))
-            o->alpha = (float)x;
-        break;
-    case OPT_BETA:
-        if (!(rc = parse_real(d->name, arg, &x)))
-            o->beta = (float)x;
-        break;
+    case OPT_ALPHA: rc = parse_real(d->name, arg, &o->alpha); break;
+    case OPT_BETA: rc = parse_real(d->name, arg, &o->beta); break;
     case OPT_TOL:
         if (!(rc = parse_real(d->name, arg, &x)) && x < 0)
             rc = gc_fail(GC_EXIT_USAGE, "--tol: must not be negative");
@@ -174,7 +174,8 @@ static int apply(struct gc_opts *o, const struct opt_def *d, const char *arg)
         if (o->n_shapes == GC_MAX_SHAPES)
             return gc_fail(GC_EXIT_USAGE, "--shape: given more than %d times", GC_MAX_SHAPES);
         if (options_parse_shape(arg, &o->shapes[o->n_shapes][0], &o->shapes[o->n_shapes][1]))
-            return gc_fail(GC_EXIT_USAGE, "--shape: expected ROWSxCOLS, got '%s'", arg);
+            return gc_fail(GC_EXIT_USAGE, "--shape: expected ROWSxCOLS, each at most %lld, "
+                           "got '%s'", (long long)INT64_MAX, arg);
         o->n_shapes++;
         break;
     case OPT_ORDER:
@@ -191,13 +192,12 @@ static int apply(struct gc_opts *o, const struct opt_def *d, const char *arg)
             c = ' ';
         else if (strcmp(arg, "tab") == 0 || strcmp(arg, "\\t") == 0 || strcmp(arg, "\t") == 0)
             c = '\t';
-        else if (strlen(arg) == 1 && arg[0] != '"' && arg[0] != '\n' && arg[0] != '\r'
-                 && !(arg[0] >= '0' && arg[0] <= '9') && arg[0] != '.' && arg[0] != '-'
-                 && arg[0] != '+' && arg[0] != '#')
+        else if (strlen(arg) == 1 && csv_delimiter_ok(arg[0]))
             c = arg[0];
         else
             return gc_fail(GC_EXIT_USAGE, "--delimiter: expected one character that cannot "
-                           "be part of a number (or 'space', 'tab'), got '%s'", arg);
+                           "occur in a number, inf or nan, nor start a comment or quote "
+                           "(or 'space', 'tab'), got '%s'", arg);
         o->read.delimiter = c;
         o->write.delimiter = c;
         break;
@@ -218,7 +218,7 @@ static void set_defaults(struct gc_opts *o, unsigned command)
 {
     memset(o, 0, sizeof *o);
     o->command = command;
-    o->alpha = 1.0f;
+    o->alpha = 1.0;
     o->kernel = "auto";
     o->tol = 1e-4;
     o->repeat = 1;
@@ -230,9 +230,32 @@ static void set_defaults(struct gc_opts *o, unsigned command)
     o->write.delimiter = ',';
     o->write.level = -1;
     o->bench_op = "all";
-    const char *dev = getenv("GEMMCLI_DEVICE");
-    if (dev && *dev)
-        o->device = atoi(dev);
+}
+
+/* The long option that `arg` ("--x" or "--x=v") abbreviates: reports an
+ * unknown or an ambiguous one (listing the candidates). */
+static int report_bad_long(const char *arg, unsigned command, const char *usage)
+{
+    const char *name = arg + 2;
+    size_t len = strcspn(name, "=");
+    char list[512];
+    size_t used = 0;
+    int matches = 0;
+    list[0] = '\0';
+    for (size_t i = 0; i < N_OPTS; i++) {
+        if (!(opt_defs[i].commands & command) || strncmp(opt_defs[i].name, name, len) != 0)
+            continue;
+        if (used < sizeof list)
+            used += (size_t)snprintf(list + used, sizeof list - used, "%s--%s",
+                                     matches ? ", " : "", opt_defs[i].name);
+        matches++;
+    }
+    if (matches > 1)
+        return gc_fail(GC_EXIT_USAGE, "ambiguous option '%.*s': could be %s", (int)(len + 2), arg,
+                       list);
+    if (matches == 1 && name[len] == '=')
+        return gc_fail(GC_EXIT_USAGE, "option '%.*s' takes no argument", (int)(len + 2), arg);
+    return gc_fail(GC_EXIT_USAGE, "unknown option '%s' (see '%s')", arg, usage);
 }
 
 int options_parse(struct gc_opts *o, unsigned command, const char *usage,
@@ -269,10 +292,12 @@ int options_parse(struct gc_opts *o, unsigned command, const char *usage,
         if (c == -1)
             break;
         if (c == '?') {
+            const char *bad = argv[optind - 1];
+            if (strncmp(bad, "--", 2) == 0)
+                return report_bad_long(bad, command, usage);
             if (optopt)
                 return gc_fail(GC_EXIT_USAGE, "unknown option '-%c' (see '%s')", optopt, usage);
-            return gc_fail(GC_EXIT_USAGE, "unknown option '%s' (see '%s')",
-                           argv[optind - 1], usage);
+            return gc_fail(GC_EXIT_USAGE, "unknown option '%s' (see '%s')", bad, usage);
         }
         if (c == ':')
             return gc_fail(GC_EXIT_USAGE, "option '%s' needs an argument", argv[optind - 1]);
@@ -292,6 +317,17 @@ int options_parse(struct gc_opts *o, unsigned command, const char *usage,
         if (o->n_operands == GC_MAX_OPERANDS)
             return gc_fail(GC_EXIT_USAGE, "too many operands (see '%s')", usage);
         o->operands[o->n_operands++] = argv[i];
+    }
+    /* $GEMMCLI_DEVICE is the default of --device, checked as strictly. */
+    const char *env = getenv("GEMMCLI_DEVICE");
+    if (!o->device_given && env && *env && (command & DEVICE_USERS)) {
+        char *end;
+        errno = 0;
+        long v = strtol(env, &end, 10);
+        if (errno || end == env || *end || v < 0 || v > 1024)
+            return gc_fail(GC_EXIT_USAGE, "GEMMCLI_DEVICE: expected a device number from 0 to "
+                           "1024, got '%s'", env);
+        o->device = (int)v;
     }
     return 0;
 }

@@ -27,7 +27,7 @@ struct gc_opts {
 
     const char *output;             /* -o; NULL: none given */
     const char *c0_path;            /* -c: C0 for beta */
-    float alpha, beta;
+    double alpha, beta;             /* checked against the compute precision by mul */
     const char *kernel;             /* --kernel; "auto" by default */
     int verify;
     double tol;                     /* relative Frobenius error allowed */
@@ -35,6 +35,7 @@ struct gc_opts {
     int quiet, json, details;
     int threads;                    /* host threads; 0: all cores */
     int device;                     /* CUDA device ordinal */
+    int device_given;               /* --device was on the command line */
 
     int out_format;                 /* --format; GC_FMT_AUTO: from -o */
     int in_format;                  /* --in-format; GC_FMT_AUTO: detect */

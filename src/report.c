@@ -1,6 +1,9 @@
 #include "report.h"
 
+#include "error.h"
+
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -9,6 +12,36 @@ double now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+int host_time_runs(int (*run)(void *), int (*before)(void *), void *arg, int repeat,
+                   double *median_ms)
+{
+    double *ms = malloc((size_t)repeat * sizeof *ms);
+    if (!ms)
+        return gc_fail(GC_EXIT_INPUT, "out of host memory");
+    int rc = 0;
+    for (int r = repeat > 1 ? -1 : 0; r < repeat && !rc; r++) {
+        if (before && (rc = before(arg)))
+            break;
+        double t = now_ms();
+        if ((rc = run(arg)))
+            break;
+        if (r >= 0)
+            ms[r] = now_ms() - t;
+    }
+    if (!rc) {
+        qsort(ms, (size_t)repeat, sizeof *ms, cmp_double);
+        *median_ms = repeat % 2 ? ms[repeat / 2] : 0.5 * (ms[repeat / 2 - 1] + ms[repeat / 2]);
+    }
+    free(ms);
+    return rc;
 }
 
 static int is_mul(const struct gc_report *r) { return strcmp(r->command, "mul") == 0; }
@@ -50,20 +83,72 @@ void report_print(FILE *f, const struct gc_report *r)
         fprintf(f, "  verify against %s: max abs error %.3g, max rel error %.3g, "
                 "rel Frobenius error %.3g (tol %.3g): %s\n", v->reference, v->max_abs,
                 v->max_rel, v->rel_fro, v->tol, v->ok ? "ok" : "FAILED");
+        if (v->nonfinite_got + v->nonfinite_ref + v->nonfinite_diff)
+            fprintf(f, "  non-finite disagreements: %zu inf/nan where %s is finite, %zu finite "
+                    "where it is inf/nan, %zu other inf/nan mismatches\n", v->nonfinite_got,
+                    v->reference, v->nonfinite_ref, v->nonfinite_diff);
     }
 }
 
-void json_string(FILE *f, const char *s)
+void verify_describe_failure(const struct gc_verify_result *v, char *buf, size_t n)
 {
+    size_t used = 0;
+    buf[0] = '\0';
+#define ADD(...) (used += (size_t)snprintf(buf + used, used < n ? n - used : 0, __VA_ARGS__))
+    if (v->nonfinite_got)
+        ADD("%zu element%s inf or nan where the reference (%s) is finite; ", v->nonfinite_got,
+            v->nonfinite_got == 1 ? " is" : "s are", v->reference);
+    if (v->nonfinite_ref)
+        ADD("%zu element%s finite where the reference (%s) is inf or nan; ", v->nonfinite_ref,
+            v->nonfinite_ref == 1 ? " is" : "s are", v->reference);
+    if (v->nonfinite_diff)
+        ADD("%zu element%s inf or nan unlike the reference's (%s); ", v->nonfinite_diff,
+            v->nonfinite_diff == 1 ? " is" : "s are", v->reference);
+    if (used)
+        ADD("the elements finite in both have a relative Frobenius error of %.3g (tolerance "
+            "%.3g)", v->rel_fro, v->tol);
+    else
+        ADD("relative Frobenius error %.3g is above the tolerance %.3g", v->rel_fro, v->tol);
+#undef ADD
+}
+
+/* Length of the well-formed UTF-8 sequence at s (1-4), or 0 if the byte
+ * there does not start one (overlong forms and surrogates are not). */
+static int utf8_len(const unsigned char *s)
+{
+    unsigned c = s[0];
+    if (c < 0x80)
+        return 1;
+    int n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    for (int i = 1; i < n; i++)
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+    if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] >= 0xa0) ||
+        (c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] >= 0x90))
+        return 0;
+    return n;
+}
+
+void json_string(FILE *f, const char *str)
+{
+    const unsigned char *s = (const unsigned char *)str;
     fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
+    while (*s) {
+        int n = utf8_len(s);
+        if (*s == '"' || *s == '\\') {
+            fprintf(f, "\\%c", *s);
+        } else if (*s < 0x20) {
+            fprintf(f, "\\u%04x", *s);
+        } else if (n == 0) {
+            /* A byte that is not UTF-8 (a file name may hold any bytes):
+             * written as Python's surrogateescape writes it, U+DC00 + byte,
+             * so that the JSON stays valid and the name recoverable. */
+            fprintf(f, "\\udc%02x", *s);
+            n = 1;
+        } else {
+            fwrite(s, 1, (size_t)n, f);
+        }
+        s += n ? n : 1;
     }
     fputc('"', f);
 }
@@ -110,7 +195,9 @@ void report_json(FILE *f, const struct gc_report *r)
         json_num(f, "max_abs_error", v->max_abs, 1);
         json_num(f, "max_rel_error", v->max_rel, 1);
         json_num(f, "rel_frobenius_error", v->rel_fro, 1);
-        json_num(f, "tol", v->tol, 0);
+        json_num(f, "tol", v->tol, 1);
+        fprintf(f, "\"nonfinite_mismatches\": {\"result_only\": %zu, \"reference_only\": %zu, "
+                "\"different\": %zu}", v->nonfinite_got, v->nonfinite_ref, v->nonfinite_diff);
         fprintf(f, ", \"ok\": %s}", v->ok ? "true" : "false");
     }
     fputs("}\n", f);

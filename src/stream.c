@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include "error.h"
-#include "output.h"
 #include "report.h"
 
 #define CHUNK_BYTES (8u << 20)
@@ -62,7 +61,7 @@ static int pump(struct gc_device *dev, const unsigned char *d, size_t bytes, int
     return rc;
 }
 
-int stream_write_result(const struct gc_opts *o, int fmt, struct gc_device *dev,
+int stream_write_result(struct gc_output *out, int fmt, struct gc_device *dev,
                         const void *d, size_t rows, size_t cols, enum gc_dtype dt,
                         double *d2h_ms, double *write_ms)
 {
@@ -72,33 +71,21 @@ int stream_write_result(const struct gc_opts *o, int fmt, struct gc_device *dev,
         return gc_fail(GC_EXIT_OUTPUT, "%zux%zu: result too large", rows, cols);
     unsigned char *staging[2] = { NULL, NULL };
     cudaEvent_t done[2] = { NULL, NULL };
-    struct gc_output out;
-    int rc, opened = 0;
+    int rc;
     double t = now_ms();
     if ((rc = CUDA_CALL(cudaMallocHost((void **)&staging[0], CHUNK_BYTES))) ||
         (rc = CUDA_CALL(cudaMallocHost((void **)&staging[1], CHUNK_BYTES))) ||
         (rc = CUDA_CALL(cudaEventCreateWithFlags(&done[0], cudaEventDisableTiming))) ||
         (rc = CUDA_CALL(cudaEventCreateWithFlags(&done[1], cudaEventDisableTiming))) ||
-        (rc = output_begin(&out, o->output, 1)))
+        (rc = gc_formats[fmt].write_header(out->f, out->name, &shape)))
         goto out;
-    opened = 1;
-    if ((rc = gc_formats[fmt].write_header(out.f, out.name, &shape)))
-        goto out;
-    if (fflush(out.f) != 0) {
-        rc = gc_fail(GC_EXIT_OUTPUT, "%s: write error: %s", out.name, strerror(errno));
+    if (fflush(out->f) != 0) {
+        rc = gc_fail(GC_EXIT_OUTPUT, "%s: write error: %s", out->name, strerror(errno));
         goto out;
     }
     *write_ms += now_ms() - t;
-    rc = pump(dev, d, bytes, fileno(out.f), out.name, staging, done, d2h_ms, write_ms);
-    if (!rc) {
-        t = now_ms();
-        opened = 0;          /* output_commit cleans up after itself */
-        rc = output_commit(&out);
-        *write_ms += now_ms() - t;
-    }
+    rc = pump(dev, d, bytes, fileno(out->f), out->name, staging, done, d2h_ms, write_ms);
 out:
-    if (opened && rc)
-        output_abort(&out);
     for (int i = 0; i < 2; i++) {
         if (done[i])
             cudaEventDestroy(done[i]);

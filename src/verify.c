@@ -11,20 +11,24 @@ static void compare(const float *got, const float *ref_f, const double *ref_d, s
                     struct gc_verify_result *v)
 {
     double scale = 0, diff2 = 0, ref2 = 0, max_abs = 0, max_rel = 0;
-    int bad = 0;
+    size_t got_only = 0, ref_only = 0, differ = 0;
     for (size_t i = 0; i < n; i++) {
         double r = ref_d ? ref_d[i] : ref_f[i];
-        if (fabs(r) > scale)
+        if (isfinite(r) && fabs(r) > scale)
             scale = fabs(r);
     }
     double rel_floor = scale * 1e-6;
     for (size_t i = 0; i < n; i++) {
         double g = got[i], r = ref_d ? ref_d[i] : ref_f[i];
-        if (isnan(g) || isnan(r) || isinf(g) || isinf(r)) {
-            /* Non-finite values must agree exactly (a NaN against a number,
-             * or an infinity of the wrong sign, is a failure). */
-            if (!(isnan(g) && isnan(r)) && g != r)
-                bad = 1;
+        if (!isfinite(g) || !isfinite(r)) {
+            /* Non-finite values must agree exactly: NaN with NaN, an
+             * infinity with the same infinity. */
+            if (isfinite(r))
+                got_only++;
+            else if (isfinite(g))
+                ref_only++;
+            else if (!(isnan(g) && isnan(r)) && g != r)
+                differ++;
             continue;
         }
         double d = fabs(g - r);
@@ -38,7 +42,10 @@ static void compare(const float *got, const float *ref_f, const double *ref_d, s
     v->max_abs = max_abs;
     v->max_rel = max_rel;
     v->rel_fro = ref2 > 0 ? sqrt(diff2 / ref2) : sqrt(diff2);
-    v->ok = !bad && v->rel_fro <= v->tol;
+    v->nonfinite_got = got_only;
+    v->nonfinite_ref = ref_only;
+    v->nonfinite_diff = differ;
+    v->ok = !(got_only + ref_only + differ) && v->rel_fro <= v->tol;
     v->done = 1;
 }
 

@@ -37,6 +37,7 @@ suite cli             python3 tests/cli_test.py ./gemmcli
 suite cli-asan        python3 tests/cli_test.py $B/gemmcli_san
 suite interop         python3 tests/interop.py ./gemmcli
 suite malformed       sh tests/malformed.sh ./gemmcli
+suite hostile         python3 tests/hostile.py ./gemmcli
 suite man             sh -c 'mandoc -Tlint -W warning man/gemmcli.1 && echo "mandoc: 0 warnings"'
 suite samples         sh -c 'sh samples/run.sh ./gemmcli && sh samples/pipeline.sh ./gemmcli'
 suite fuzz-short      sh tests/fuzz/run.sh 10

@@ -29,7 +29,7 @@ static int fuzz_read_once(int fmt, int fd, int as_pipe, const struct gc_read_opt
         in.size = -1;
     }
     if (fmt == GC_FMT_AUTO)
-        fmt = format_detect(&in);
+        fmt = format_detect(&in, 0);
     status = fmt < 0 ? -1 : gc_formats[fmt].read(&in, o, m);
     input_close(&in);
     return status;

@@ -36,12 +36,13 @@ NVCCFLAGS += -std=c++17 -I. -MMD -MP \
 # loading, and the binary runs where libdeflate is not installed.
 LDLIBS   := -L$(CUDA_HOME)/lib64 -lcudart_static -Wl,-Bstatic -ldeflate -Wl,-Bdynamic -lz -lpthread -ldl -lrt -lm -lstdc++
 
+CORE_C    := $(wildcard core/*.c)
 SRC_C     := $(filter-out src/main.c,$(wildcard src/*.c))
 FORMAT_C  := $(wildcard formats/*.c)
 KERNEL_C  := $(wildcard kernels/*.c)
 KERNEL_CU := $(wildcard kernels/*.cu)
 
-HOST_OBJ   := $(patsubst %.c,$(BUILD)/%.o,$(SRC_C) $(FORMAT_C))
+HOST_OBJ   := $(patsubst %.c,$(BUILD)/%.o,$(CORE_C) $(SRC_C) $(FORMAT_C))
 KERNEL_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(KERNEL_C)) $(patsubst %.cu,$(BUILD)/%.o,$(KERNEL_CU))
 MAIN_OBJ   := $(BUILD)/src/main.o
 

@@ -45,7 +45,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "../src/error.h"
+#include "../core/error.h"
 #include "decimal.h"
 
 #define CSV_GZ_LEVEL 1
@@ -564,7 +564,7 @@ static int csv_reserve_row(struct csv_reader *r)
     if (r->rows < r->rows_cap)
         return 0;
     size_t row_bytes = r->cols * r->esize, want = r->rows_cap ? r->rows_cap * 2 : 64, bytes;
-    if (!gc_size_mul(want, row_bytes, &bytes) || bytes > (size_t)INT64_MAX)
+    if (__builtin_mul_overflow(want, row_bytes, &bytes) || bytes > GC_DIM_MAX)
         return gc_fail(GC_EXIT_INPUT, "%s: too many rows", r->ps.name);
     size_t have = r->rows_cap * row_bytes;
     if (bytes >= GC_MEM_CHECK_MIN) {
@@ -700,7 +700,7 @@ static int csv_run(struct csv_reader *r)
 /* Reads the CSV text of `in` (gzip-compressed when `gz`) into m, or only
  * counts its rows and columns (`count_only`: m gets the shape, no data). */
 static int csv_read_text(struct gc_input *in, int gz, const struct gc_read_opts *o,
-                         int count_only, struct gc_matrix *m)
+                         int count_only, struct gc_tensor *t)
 {
     struct csv_reader r;
     memset(&r, 0, sizeof r);
@@ -733,7 +733,10 @@ static int csv_read_text(struct gc_input *in, int gz, const struct gc_read_opts 
         free(r.data);
         r.data = NULL;
     }
-    struct gc_matrix res = { r.rows, r.cols, r.ps.is_f64 ? GC_F64 : GC_F32, 0, NULL, NULL };
+    struct gc_tensor res;
+    memset(&res, 0, sizeof res);
+    gc_tensor_set_2d(&res, r.rows, r.cols);
+    res.dtype = r.ps.is_f64 ? GC_F64 : GC_F32;
     if (!status && !count_only && r.data) {
         const struct gc_alloc *alloc = o ? o->alloc : NULL;
         size_t bytes = r.rows * r.cols * r.esize;
@@ -741,7 +744,7 @@ static int csv_read_text(struct gc_input *in, int gz, const struct gc_read_opts 
             unsigned char *shrunk = realloc(r.data, bytes ? bytes : 1);
             res.data = shrunk ? shrunk : r.data;
             res.alloc = &gc_alloc_malloc;
-        } else if (gc_matrix_alloc(&res, alloc) == 0) {
+        } else if (gc_tensor_alloc(&res, alloc) == 0) {
             memcpy(res.data, r.data, bytes);
             free(r.data);
         } else {
@@ -755,18 +758,18 @@ static int csv_read_text(struct gc_input *in, int gz, const struct gc_read_opts 
     if (r.ps.loc)
         freelocale(r.ps.loc);
     if (!status)
-        *m = res;
+        *t = res;
     return status;
 }
 
-int csv_read(struct gc_input *in, const struct gc_read_opts *o, struct gc_matrix *m)
+int csv_read(struct gc_input *in, const struct gc_read_opts *o, struct gc_tensor *t)
 {
-    return csv_read_text(in, 0, o, 0, m);
+    return csv_read_text(in, 0, o, 0, t);
 }
 
-int csv_gz_read(struct gc_input *in, const struct gc_read_opts *o, struct gc_matrix *m)
+int csv_gz_read(struct gc_input *in, const struct gc_read_opts *o, struct gc_tensor *t)
 {
-    return csv_read_text(in, 1, o, 0, m);
+    return csv_read_text(in, 1, o, 0, t);
 }
 
 /* Text has no header to read the shape from: info parses it all, keeping
@@ -774,15 +777,16 @@ int csv_gz_read(struct gc_input *in, const struct gc_read_opts *o, struct gc_mat
 static int csv_info_text(struct gc_input *in, int gz, const struct gc_read_opts *o,
                          struct gc_info *info)
 {
-    struct gc_matrix m;
+    struct gc_tensor m;
     int status = csv_read_text(in, gz, o, 1, &m);
     if (status)
         return status;
     memset(info, 0, sizeof *info);
     info->format = gz ? GC_FMT_CSV_GZ : GC_FMT_CSV;
     info->dtype = m.dtype;
-    info->rows = m.rows;
-    info->cols = m.cols;
+    info->ndim = 2;
+    info->shape[0] = m.shape[0];
+    info->shape[1] = m.shape[1];
     info->file_bytes = in->is_regular ? in->size : -1;
     return 0;
 }
@@ -825,7 +829,7 @@ static int csv_sink_flush(struct csv_sink *s)
     return status;
 }
 
-static size_t csv_format_int(const struct gc_matrix *m, size_t i, char *o)
+static size_t csv_format_int(const struct gc_tensor *m, size_t i, char *o)
 {
     const void *d = m->data;
     switch (m->dtype) {
@@ -837,18 +841,28 @@ static size_t csv_format_int(const struct gc_matrix *m, size_t i, char *o)
     case GC_U16: return (size_t)sprintf(o, "%u", ((const uint16_t *)d)[i]);
     case GC_U32: return (size_t)sprintf(o, "%" PRIu32, ((const uint32_t *)d)[i]);
     case GC_U64: return (size_t)sprintf(o, "%" PRIu64, ((const uint64_t *)d)[i]);
+    case GC_BOOL: return (size_t)sprintf(o, "%d", ((const uint8_t *)d)[i] != 0);
     default: return 0;
     }
 }
 
-static int csv_write_matrix(struct csv_sink *s, const struct gc_matrix *m,
+/* A matrix one row a line; a vector one value a line, as numpy.savetxt
+ * writes it (it reads back as a column). */
+static int csv_write_matrix(struct csv_sink *s, const struct gc_tensor *m,
                             const struct gc_write_opts *o)
 {
     char delim = o && o->delimiter ? o->delimiter : ',';
     int precision = o && o->precision > 0 ? o->precision : 0;
-    int fortran = m->fortran_order && m->rows > 1 && m->cols > 1;
-    if (m->rows == 0 || m->cols == 0) {
-        s->len = (size_t)snprintf(s->buf, s->cap, CSV_EMPTY_MARK "%zu, %zu)\n", m->rows, m->cols);
+    if (m->ndim < 1 || m->ndim > 2) {
+        char shape[64];
+        gc_shape_text(m->ndim, m->shape, shape, sizeof shape);
+        return gc_fail(GC_EXIT_USAGE, "%s: CSV holds a matrix or a vector; this is %s (write "
+                       ".npy or raw for more dimensions)", s->name, shape);
+    }
+    size_t rows = m->shape[0], cols = m->ndim == 2 ? m->shape[1] : 1;
+    int fortran = gc_tensor_column_major(m);
+    if (rows == 0 || cols == 0) {
+        s->len = (size_t)snprintf(s->buf, s->cap, CSV_EMPTY_MARK "%zu, %zu)\n", rows, cols);
         int status = csv_sink_flush(s);
         if (!status && ferror(s->f))
             status = gc_fail(GC_EXIT_OUTPUT, "%s: write error", s->name);
@@ -858,11 +872,11 @@ static int csv_write_matrix(struct csv_sink *s, const struct gc_matrix *m,
     if (!loc)
         return gc_fail(GC_EXIT_OUTPUT, "%s: cannot create the C locale", s->name);
     int status = 0;
-    for (size_t r = 0; r < m->rows && !status; r++) {
-        for (size_t c = 0; c < m->cols; c++) {
+    for (size_t r = 0; r < rows && !status; r++) {
+        for (size_t c = 0; c < cols; c++) {
             if (s->cap - s->len < DEC_MAX_TEXT + 2 && (status = csv_sink_flush(s)))
                 break;
-            size_t i = fortran ? c * m->rows + r : r * m->cols + c;
+            size_t i = fortran ? c * rows + r : r * cols + c;
             char *out = s->buf + s->len;
             switch (m->dtype) {
             case GC_F32:
@@ -879,7 +893,7 @@ static int csv_write_matrix(struct csv_sink *s, const struct gc_matrix *m,
                 s->len += csv_format_int(m, i, out);
                 break;
             }
-            s->buf[s->len++] = c + 1 < m->cols ? delim : '\n';
+            s->buf[s->len++] = c + 1 < cols ? delim : '\n';
         }
     }
     if (!status)
@@ -890,7 +904,7 @@ static int csv_write_matrix(struct csv_sink *s, const struct gc_matrix *m,
     return status;
 }
 
-int csv_write(FILE *f, const char *name, const struct gc_matrix *m,
+int csv_write(FILE *f, const char *name, const struct gc_tensor *m,
               const struct gc_write_opts *o)
 {
     struct csv_sink s = { f, name, malloc(CSV_OUT_CHUNK), 0, CSV_OUT_CHUNK, NULL, NULL, 0 };
@@ -901,7 +915,7 @@ int csv_write(FILE *f, const char *name, const struct gc_matrix *m,
     return status;
 }
 
-int csv_gz_write(FILE *f, const char *name, const struct gc_matrix *m,
+int csv_gz_write(FILE *f, const char *name, const struct gc_tensor *m,
                  const struct gc_write_opts *o)
 {
     int level = o && o->level >= 0 ? o->level : CSV_GZ_LEVEL;

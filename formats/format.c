@@ -8,21 +8,21 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../src/error.h"
+#include "../core/error.h"
 
 const struct gc_format gc_formats[GC_FMT_COUNT] = {
     [GC_FMT_NPY] = { "npy", ".npy",
                      "NumPy .npy, versions 1.0-3.0, any numeric dtype, C or Fortran order",
-                     npy_probe, npy_read, npy_write, npy_info, npy_write_header },
+                     npy_probe, npy_read, npy_write, npy_info, npy_write_header, GC_MAX_DIMS },
     [GC_FMT_RAW] = { "raw", ".bin .raw",
                      "raw little-endian elements; --shape, --dtype and --order describe them",
-                     NULL, raw_read, raw_write, raw_info, raw_write_header },
+                     NULL, raw_read, raw_write, raw_info, raw_write_header, GC_MAX_DIMS },
     [GC_FMT_CSV] = { "csv", ".csv",
                      "text, one row per line, like numpy.loadtxt/savetxt",
-                     csv_probe, csv_read, csv_write, csv_info },
+                     csv_probe, csv_read, csv_write, csv_info, NULL, 2 },
     [GC_FMT_CSV_GZ] = { "csv.gz", ".csv.gz .gz",
                         "gzip-compressed CSV (multi-member streams accepted)",
-                        csv_gz_probe, csv_gz_read, csv_gz_write, csv_gz_info },
+                        csv_gz_probe, csv_gz_read, csv_gz_write, csv_gz_info, NULL, 2 },
 };
 
 static const struct { const char *name; enum gc_format_id id; } format_aliases[] = {
@@ -94,7 +94,7 @@ int format_detect(struct gc_input *in, int announce)
 }
 
 int format_read_path(const char *path, int fmt, const struct gc_read_opts *o,
-                     struct gc_matrix *m)
+                     struct gc_tensor *t)
 {
     struct gc_input in;
     int status = input_open(&in, path);
@@ -105,7 +105,7 @@ int format_read_path(const char *path, int fmt, const struct gc_read_opts *o,
     if (fmt < 0 || fmt >= GC_FMT_COUNT)
         status = fmt < 0 ? GC_EXIT_INPUT : gc_fail(GC_EXIT_INPUT, "%s: unknown format", in.name);
     else
-        status = gc_formats[fmt].read(&in, o, m);
+        status = gc_formats[fmt].read(&in, o, t);
     input_close(&in);
     return status;
 }
@@ -159,22 +159,22 @@ int payload_read_exact(struct gc_input *in, void *dst, size_t bytes, const char 
 /* Above this, a payload from a pipe is read before it is trusted. */
 #define PIPE_TRUST_BYTES ((size_t)64 << 20)
 
-int payload_read_matrix(struct gc_input *in, struct gc_matrix *m, const struct gc_alloc *alloc,
+int payload_read_tensor(struct gc_input *in, struct gc_tensor *t, const struct gc_alloc *alloc,
                         const char *what)
 {
     size_t bytes;
     int status;
-    if (!gc_matrix_bytes(m->rows, m->cols, m->dtype, &bytes))
+    if (!gc_tensor_bytes(t, &bytes))
         return gc_fail(GC_EXIT_INPUT, "%s: %s is too large", in->name, what);
     if ((status = payload_check_left(in, bytes, what)) ||
         (status = payload_memory_check(in, bytes, what)))
         return status;
     if (input_remaining(in) >= 0 || bytes <= PIPE_TRUST_BYTES) {
-        if (gc_matrix_alloc(m, alloc) != 0)
+        if (gc_tensor_alloc(t, alloc) != 0)
             return gc_fail(GC_EXIT_INPUT, "%s: cannot allocate %zu bytes for %s", in->name,
                            bytes, what);
-        if ((status = payload_read_exact(in, m->data, bytes, what)))
-            gc_matrix_free(m);
+        if ((status = payload_read_exact(in, t->data, bytes, what)))
+            gc_tensor_free(t);
         return status;
     }
     unsigned char *buf = NULL;
@@ -203,15 +203,15 @@ int payload_read_matrix(struct gc_input *in, struct gc_matrix *m, const struct g
     if (!status)
         status = payload_read_exact(in, NULL, 0, what);
     if (!status && (!alloc || alloc == &gc_alloc_malloc)) {
-        m->data = buf;
-        m->alloc = &gc_alloc_malloc;
+        t->data = buf;
+        t->alloc = &gc_alloc_malloc;
         return 0;
     }
-    if (!status && gc_matrix_alloc(m, alloc) != 0)
+    if (!status && gc_tensor_alloc(t, alloc) != 0)
         status = gc_fail(GC_EXIT_INPUT, "%s: cannot allocate %zu bytes for %s", in->name,
                          bytes, what);
     if (!status)
-        memcpy(m->data, buf, bytes);
+        memcpy(t->data, buf, bytes);
     free(buf);
     return status;
 }
@@ -223,27 +223,37 @@ int write_all(FILE *f, const char *name, const void *p, size_t n)
     return 0;
 }
 
-int write_row_major(FILE *f, const char *name, const struct gc_matrix *m)
+int write_c_order(FILE *f, const char *name, const struct gc_tensor *t)
 {
-    size_t es = gc_dtypes[m->dtype].size, bytes;
-    if (!gc_matrix_bytes(m->rows, m->cols, m->dtype, &bytes))
-        return gc_fail(GC_EXIT_OUTPUT, "%s: matrix too large", name);
-    if (!m->fortran_order || m->rows <= 1 || m->cols <= 1)
-        return write_all(f, name, m->data, bytes);
+    size_t es = gc_dtypes[t->dtype].size, bytes;
+    if (!gc_tensor_bytes(t, &bytes))
+        return gc_fail(GC_EXIT_OUTPUT, "%s: tensor too large", name);
+    if (!gc_tensor_column_major(t))
+        return write_all(f, name, t->data, bytes);
+    if (t->ndim != 2) {
+        /* Rare (an N-D Fortran-order .npy written raw): convert first. */
+        struct gc_tensor c;
+        if (gc_tensor_convert(t, -1, NULL, &c) != 0)
+            return gc_fail(GC_EXIT_INPUT, "%s: out of host memory", name);
+        int status = write_all(f, name, c.data, bytes);
+        gc_tensor_free(&c);
+        return status;
+    }
     /* Column-major storage goes out in panels of whole rows, each gathered
      * with short strided reads. */
-    size_t row_bytes = m->cols * es, panel = ((size_t)4 << 20) / row_bytes;
+    size_t rows = t->shape[0], cols = t->shape[1];
+    size_t row_bytes = cols * es, panel = ((size_t)4 << 20) / row_bytes;
     panel = panel < 1 ? 1 : panel > 64 ? 64 : panel;
     unsigned char *buf = malloc(panel * row_bytes);
     if (!buf)
-        return gc_fail(GC_EXIT_OUTPUT, "%s: out of memory", name);
-    const unsigned char *src = m->data;
+        return gc_fail(GC_EXIT_INPUT, "%s: out of host memory", name);
+    const unsigned char *src = t->data;
     int status = 0;
-    for (size_t r0 = 0; r0 < m->rows && !status; r0 += panel) {
-        size_t nr = m->rows - r0 < panel ? m->rows - r0 : panel;
-        for (size_t c = 0; c < m->cols; c++)
+    for (size_t r0 = 0; r0 < rows && !status; r0 += panel) {
+        size_t nr = rows - r0 < panel ? rows - r0 : panel;
+        for (size_t c = 0; c < cols; c++)
             for (size_t r = 0; r < nr; r++)
-                memcpy(buf + r * row_bytes + c * es, src + (c * m->rows + r0 + r) * es, es);
+                memcpy(buf + r * row_bytes + c * es, src + (c * rows + r0 + r) * es, es);
         status = write_all(f, name, buf, nr * row_bytes);
     }
     free(buf);

@@ -1,11 +1,12 @@
 /* One small interface for every matrix file format.
  *
  * Readers take a gc_input (a file or stdin, with a peek buffer so that the
- * format can be told from its first bytes) and fill a gc_matrix.  Writers
- * take a gc_matrix and a FILE* that the caller opened (output.h makes it a
- * temporary file renamed into place only on success).  Every error is
+ * format can be told from its first bytes) and fill a gc_tensor.  Writers
+ * take a gc_tensor and a FILE* that the caller opened (the program makes it
+ * a temporary file renamed into place only on success).  Every error is
  * reported through gc_fail() naming the file, and returns GC_EXIT_INPUT for
- * bad data or GC_EXIT_OUTPUT for I/O errors. */
+ * bad data or GC_EXIT_OUTPUT for I/O errors.  .npy and raw carry any number
+ * of dimensions; CSV holds one matrix (or a vector, one value a line). */
 #ifndef GC_FORMAT_H
 #define GC_FORMAT_H
 
@@ -14,7 +15,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "../src/matrix.h"
+#include "../core/tensor.h"
 
 enum gc_format_id { GC_FMT_NPY, GC_FMT_RAW, GC_FMT_CSV, GC_FMT_CSV_GZ,
                     GC_FMT_COUNT, GC_FMT_AUTO = -1 };
@@ -45,7 +46,8 @@ off_t input_remaining(const struct gc_input *in);
 
 struct gc_read_opts {
     int has_shape;            /* --shape was given (zeros included) */
-    size_t rows, cols;        /* --shape */
+    int ndim;                 /* --shape */
+    size_t shape[GC_MAX_DIMS];
     int dtype;                /* --dtype for raw input; -1: default f32 */
     int fortran_order;        /* --order F for raw input */
     char delimiter;           /* CSV: ',' default; ' ' means any whitespace */
@@ -63,7 +65,8 @@ struct gc_write_opts {
 struct gc_info {
     enum gc_format_id format;
     enum gc_dtype dtype;
-    size_t rows, cols;
+    int ndim;
+    size_t shape[GC_MAX_DIMS];
     int fortran_order;
     int big_endian;
     unsigned version_major, version_minor;   /* .npy only */
@@ -77,15 +80,16 @@ struct gc_format {
     const char *summary;      /* one line for --help and the man page */
     /* Returns 1 if the first bytes look like this format. NULL: never. */
     int (*probe)(const unsigned char *head, size_t n);
-    int (*read)(struct gc_input *in, const struct gc_read_opts *o, struct gc_matrix *m);
-    int (*write)(FILE *f, const char *name, const struct gc_matrix *m,
+    int (*read)(struct gc_input *in, const struct gc_read_opts *o, struct gc_tensor *t);
+    int (*write)(FILE *f, const char *name, const struct gc_tensor *t,
                  const struct gc_write_opts *o);
     /* Fills `info` reading as little of the input as the format allows. */
     int (*info)(struct gc_input *in, const struct gc_read_opts *o, struct gc_info *info);
     /* For formats whose payload is the elements in C order, as stored in
      * memory: writes what comes before them (nothing, for raw), so that a
      * caller can stream the payload itself.  NULL for other formats. */
-    int (*write_header)(FILE *f, const char *name, const struct gc_matrix *m);
+    int (*write_header)(FILE *f, const char *name, const struct gc_tensor *t);
+    int max_ndim;             /* the most dimensions it can write */
 };
 
 extern const struct gc_format gc_formats[GC_FMT_COUNT];
@@ -104,12 +108,10 @@ int format_detect(struct gc_input *in, int announce);
  * inf or nan, nor start a comment or a quote, nor end a line. */
 int csv_delimiter_ok(char c);
 
-/* The largest dimension and the largest payload any reader accepts:
- * NumPy's PY_SSIZE_T_MAX. */
-#define GC_DIM_MAX ((size_t)INT64_MAX)
+
 
 /* Opens, detects (unless `fmt` >= 0), reads, closes. */
 int format_read_path(const char *path, int fmt, const struct gc_read_opts *o,
-                     struct gc_matrix *m);
+                     struct gc_tensor *t);
 
 #endif

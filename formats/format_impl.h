@@ -11,27 +11,27 @@
 enum { PROBE_NO = 0, PROBE_LOOKS = 1, PROBE_MAGIC = 2 };
 
 int npy_probe(const unsigned char *head, size_t n);
-int npy_read(struct gc_input *in, const struct gc_read_opts *o, struct gc_matrix *m);
-int npy_write(FILE *f, const char *name, const struct gc_matrix *m,
+int npy_read(struct gc_input *in, const struct gc_read_opts *o, struct gc_tensor *t);
+int npy_write(FILE *f, const char *name, const struct gc_tensor *t,
               const struct gc_write_opts *o);
-int npy_write_header(FILE *f, const char *name, const struct gc_matrix *m);
-int raw_write_header(FILE *f, const char *name, const struct gc_matrix *m);
+int npy_write_header(FILE *f, const char *name, const struct gc_tensor *t);
+int raw_write_header(FILE *f, const char *name, const struct gc_tensor *t);
 int npy_info(struct gc_input *in, const struct gc_read_opts *o, struct gc_info *info);
 
-int raw_read(struct gc_input *in, const struct gc_read_opts *o, struct gc_matrix *m);
-int raw_write(FILE *f, const char *name, const struct gc_matrix *m,
+int raw_read(struct gc_input *in, const struct gc_read_opts *o, struct gc_tensor *t);
+int raw_write(FILE *f, const char *name, const struct gc_tensor *t,
               const struct gc_write_opts *o);
 int raw_info(struct gc_input *in, const struct gc_read_opts *o, struct gc_info *info);
 
 int csv_probe(const unsigned char *head, size_t n);
-int csv_read(struct gc_input *in, const struct gc_read_opts *o, struct gc_matrix *m);
-int csv_write(FILE *f, const char *name, const struct gc_matrix *m,
+int csv_read(struct gc_input *in, const struct gc_read_opts *o, struct gc_tensor *t);
+int csv_write(FILE *f, const char *name, const struct gc_tensor *t,
               const struct gc_write_opts *o);
 int csv_info(struct gc_input *in, const struct gc_read_opts *o, struct gc_info *info);
 
 int csv_gz_probe(const unsigned char *head, size_t n);
-int csv_gz_read(struct gc_input *in, const struct gc_read_opts *o, struct gc_matrix *m);
-int csv_gz_write(FILE *f, const char *name, const struct gc_matrix *m,
+int csv_gz_read(struct gc_input *in, const struct gc_read_opts *o, struct gc_tensor *t);
+int csv_gz_write(FILE *f, const char *name, const struct gc_tensor *t,
                  const struct gc_write_opts *o);
 int csv_gz_info(struct gc_input *in, const struct gc_read_opts *o, struct gc_info *info);
 
@@ -49,18 +49,18 @@ int payload_check_left(struct gc_input *in, size_t bytes, const char *what);
  * there; `what` names the expected layout in the error messages. */
 int payload_read_exact(struct gc_input *in, void *dst, size_t bytes, const char *what);
 
-/* Allocates m's payload (m already shaped) from `alloc` and reads it with
+/* Allocates t's payload (t already shaped) from `alloc` and reads it with
  * payload_read_exact.  On a pipe a large payload is first read into a
  * buffer that grows with the data, so that a header claiming terabytes
  * fails as truncated instead of allocating them. */
-int payload_read_matrix(struct gc_input *in, struct gc_matrix *m, const struct gc_alloc *alloc,
+int payload_read_tensor(struct gc_input *in, struct gc_tensor *t, const struct gc_alloc *alloc,
                         const char *what);
 
 /* Writes `n` bytes, reporting a failure as an output error naming `name`. */
 int write_all(FILE *f, const char *name, const void *p, size_t n);
 
-/* Writes the matrix's elements in row-major order whatever its storage
- * order, converting nothing. */
-int write_row_major(FILE *f, const char *name, const struct gc_matrix *m);
+/* Writes the tensor's elements in C order whatever its storage order,
+ * converting nothing. */
+int write_c_order(FILE *f, const char *name, const struct gc_tensor *t);
 
 #endif

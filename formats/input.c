@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../src/error.h"
+#include "../core/error.h"
 
 int input_open(struct gc_input *in, const char *path)
 {

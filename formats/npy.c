@@ -6,21 +6,20 @@
  * pattern matching, so that keys in any order, either quote style, trailing
  * commas and Python 2's "3L" integers all read as NumPy reads them.
  *
- * Shapes: a 2-D array is a matrix as it is.  A 1-D array of n elements is
- * read as a single row (1 x n), as NumPy's matmul treats a 1-D left
- * operand; transpose it for a column.  0-D and 3-D or higher are errors.
+ * Shapes: any number of dimensions from 1 to GC_MAX_DIMS, as NumPy writes
+ * them; a 0-d array (a scalar) is refused, since nothing gemmcli does
+ * takes one.  Each dimension is at most 2^63 - 1, NumPy's limit.
  *
- * Data is kept in the file's dtype (see gc_matrix_convert for the rule that
- * turns integers into floats), byte-swapped in place when big-endian, and
- * kept column-major when fortran_order is True, so that np.save(a.T) costs
- * no extra host copy. */
+ * Data is kept in the file's dtype, byte-swapped in place when big-endian,
+ * and kept column-major when fortran_order is True, so that np.save(a.T)
+ * costs no extra host copy. */
 #include "format_impl.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/error.h"
+#include "../core/error.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the .npy code assumes a little-endian host"
@@ -42,7 +41,8 @@ struct npy_header {
     enum gc_dtype dtype;
     int big_endian;
     int fortran_order;
-    size_t rows, cols;
+    int ndim;
+    size_t shape[GC_MAX_DIMS];
 };
 
 int npy_probe(const unsigned char *head, size_t n)
@@ -142,7 +142,6 @@ static int npy_parse_descr(struct npy_parser *ps, struct npy_header *h)
 
 static int npy_parse_shape(struct npy_parser *ps, struct npy_header *h)
 {
-    size_t dims[2];
     int ndim = 0;
     npy_skip_space(ps);
     if (ps->p >= ps->end || *ps->p != '(')
@@ -166,10 +165,10 @@ static int npy_parse_shape(struct npy_parser *ps, struct npy_header *h)
         }
         if (ps->p < ps->end && (*ps->p == 'L' || *ps->p == 'l'))
             ps->p++;
-        if (ndim < 2)
-            dims[ndim] = v;
-        if (ndim < 3)
-            ndim++;
+        if (ndim == GC_MAX_DIMS)
+            return gc_fail(GC_EXIT_INPUT, "%s: array has more than %d dimensions", ps->name,
+                           GC_MAX_DIMS);
+        h->shape[ndim++] = v;
         npy_skip_space(ps);
         if (ps->p < ps->end && *ps->p == ',') {
             ps->p++;
@@ -184,17 +183,9 @@ static int npy_parse_shape(struct npy_parser *ps, struct npy_header *h)
     }
     ps->p++;
     if (ndim == 0)
-        return gc_fail(GC_EXIT_INPUT, "%s: 0-d array (shape ()) is not a matrix", ps->name);
-    if (ndim > 2)
-        return gc_fail(GC_EXIT_INPUT, "%s: array has more than 2 dimensions; need 2-D",
-                       ps->name);
-    if (ndim == 1) {
-        h->rows = 1;
-        h->cols = dims[0];
-    } else {
-        h->rows = dims[0];
-        h->cols = dims[1];
-    }
+        return gc_fail(GC_EXIT_INPUT, "%s: 0-d array (shape ()) is a scalar, not a vector or "
+                       "matrix", ps->name);
+    h->ndim = ndim;
     return 0;
 }
 
@@ -261,7 +252,10 @@ static int npy_parse_dict(const char *text, size_t len, const char *name, struct
     for (int i = 0; i < 3; i++)
         if (!seen[i])
             return gc_fail(GC_EXIT_INPUT, "%s: bad .npy header: key '%s' missing", name, keys[i]);
-    if (h->rows <= 1 || h->cols <= 1)
+    int big = 0;
+    for (int d = 0; d < h->ndim; d++)
+        big += h->shape[d] > 1;
+    if (big < 2)
         h->fortran_order = 0;   /* both orders store the same bytes */
     return 0;
 }
@@ -313,8 +307,19 @@ static int npy_read_header(struct gc_input *in, struct npy_header *h)
 
 static void npy_describe(const struct npy_header *h, char *buf, size_t n)
 {
-    snprintf(buf, n, "shape %zux%zu of %s%s", h->rows, h->cols, h->big_endian ? ">" : "",
+    char shape[64];
+    gc_shape_text(h->ndim, h->shape, shape, sizeof shape);
+    snprintf(buf, n, "shape %s of %s%s", shape, h->big_endian ? ">" : "",
              gc_dtypes[h->dtype].name);
+}
+
+static void npy_to_tensor(const struct npy_header *h, struct gc_tensor *t)
+{
+    memset(t, 0, sizeof *t);
+    t->ndim = h->ndim;
+    memcpy(t->shape, h->shape, (size_t)h->ndim * sizeof h->shape[0]);
+    t->dtype = h->dtype;
+    t->fortran_order = h->fortran_order;
 }
 
 static void npy_byteswap(void *data, size_t count, size_t size)
@@ -344,7 +349,7 @@ static void npy_byteswap(void *data, size_t count, size_t size)
     }
 }
 
-int npy_read(struct gc_input *in, const struct gc_read_opts *o, struct gc_matrix *m)
+int npy_read(struct gc_input *in, const struct gc_read_opts *o, struct gc_tensor *t)
 {
     struct npy_header h;
     char what[96];
@@ -352,12 +357,13 @@ int npy_read(struct gc_input *in, const struct gc_read_opts *o, struct gc_matrix
     if (status)
         return status;
     npy_describe(&h, what, sizeof what);
-    struct gc_matrix r = { h.rows, h.cols, h.dtype, h.fortran_order, NULL, NULL };
-    if ((status = payload_read_matrix(in, &r, o ? o->alloc : NULL, what)))
+    struct gc_tensor r;
+    npy_to_tensor(&h, &r);
+    if ((status = payload_read_tensor(in, &r, o ? o->alloc : NULL, what)))
         return status;
     if (h.big_endian)
-        npy_byteswap(r.data, h.rows * h.cols, gc_dtypes[h.dtype].size);
-    *m = r;
+        npy_byteswap(r.data, gc_tensor_count(&r), gc_dtypes[h.dtype].size);
+    *t = r;
     return 0;
 }
 
@@ -371,15 +377,17 @@ int npy_info(struct gc_input *in, const struct gc_read_opts *o, struct gc_info *
     if (status)
         return status;
     npy_describe(&h, what, sizeof what);
-    if (!gc_matrix_bytes(h.rows, h.cols, h.dtype, &bytes))
+    struct gc_tensor shape;
+    npy_to_tensor(&h, &shape);
+    if (!gc_tensor_bytes(&shape, &bytes))
         return gc_fail(GC_EXIT_INPUT, "%s: %s is too large", in->name, what);
     if ((status = payload_check_left(in, bytes, what)))
         return status;
     memset(info, 0, sizeof *info);
     info->format = GC_FMT_NPY;
     info->dtype = h.dtype;
-    info->rows = h.rows;
-    info->cols = h.cols;
+    info->ndim = h.ndim;
+    memcpy(info->shape, h.shape, (size_t)h.ndim * sizeof h.shape[0]);
     info->fortran_order = h.fortran_order;
     info->big_endian = h.big_endian;
     info->version_major = h.major;
@@ -391,39 +399,56 @@ int npy_info(struct gc_input *in, const struct gc_read_opts *o, struct gc_info *
 
 /* The same header bytes as np.save for an array of this dtype, shape and
  * order: NumPy's key order and spacing, the growth padding, 64-byte
- * alignment. */
-int npy_write_header(FILE *f, const char *name, const struct gc_matrix *m)
+ * alignment, version 1.0 while the header fits its 16-bit length. */
+int npy_write_header(FILE *f, const char *name, const struct gc_tensor *t)
 {
-    char text[256];
-    int fortran = m->fortran_order && m->rows > 1 && m->cols > 1;
-    const struct gc_dtype_info *dt = &gc_dtypes[m->dtype];
-    int n = snprintf(text + 10, sizeof text - 10,
-                     "{'descr': '%c%s', 'fortran_order': %s, 'shape': (%zu, %zu), }",
-                     dt->size == 1 ? '|' : '<', dt->numpy, fortran ? "True" : "False",
-                     m->rows, m->cols);
+    int fortran = gc_tensor_column_major(t);
+    const struct gc_dtype_info *dt = &gc_dtypes[t->dtype];
+    char shape[GC_MAX_DIMS * 22 + 8];
+    size_t used = (size_t)snprintf(shape, sizeof shape, "(");
+    for (int d = 0; d < t->ndim; d++)
+        used += (size_t)snprintf(shape + used, sizeof shape - used, "%s%zu", d ? ", " : "",
+                                 t->shape[d]);
+    snprintf(shape + used, sizeof shape - used, t->ndim == 1 ? ",)" : ")");
+    char *text = malloc(sizeof shape + 256);
+    if (!text)
+        return gc_fail(GC_EXIT_INPUT, "%s: out of host memory", name);
+    /* The dict starts after the longest prefix (version 2.0: 12 bytes). */
+    char *dict = text + 12;
+    int n = snprintf(dict, sizeof shape + 200, "{'descr': '%c%s', 'fortran_order': %s, 'shape': %s, }",
+                     dt->size == 1 ? '|' : '<', dt->numpy, fortran ? "True" : "False", shape);
+    /* NumPy pads so that the dimension that grows on append (the first in C
+     * order, the last in Fortran order) can take NPY_GROWTH_DIGITS digits. */
     char digits[32];
-    int grow = NPY_GROWTH_DIGITS - snprintf(digits, sizeof digits, "%zu",
-                                            fortran ? m->cols : m->rows);
+    int grow = t->ndim == 0 ? 0
+             : NPY_GROWTH_DIGITS - snprintf(digits, sizeof digits, "%zu",
+                                            t->shape[fortran ? t->ndim - 1 : 0]);
     size_t len = (size_t)n + (size_t)(grow > 0 ? grow : 0) + 1;
-    size_t pad = NPY_ALIGN - (10 + len) % NPY_ALIGN;
-    size_t header_len = len + pad;
-    memset(text + 10 + n, ' ', header_len - 1 - (size_t)n);
-    text[10 + header_len - 1] = '\n';
-    memcpy(text, NPY_MAGIC "\x01\x00", 8);
-    text[8] = (char)(header_len & 0xff);
-    text[9] = (char)(header_len >> 8);
-    return write_all(f, name, text, 10 + header_len);
+    int v2 = len + NPY_ALIGN - (10 + len) % NPY_ALIGN > 65535;
+    size_t prefix = v2 ? 12 : 10;
+    size_t header_len = len + NPY_ALIGN - (prefix + len) % NPY_ALIGN;
+    memset(dict + n, ' ', header_len - 1 - (size_t)n);
+    dict[header_len - 1] = '\n';
+    char *start = dict - prefix;
+    memcpy(start, NPY_MAGIC, NPY_MAGIC_LEN);
+    start[6] = v2 ? 2 : 1;
+    start[7] = 0;
+    for (size_t i = 0; i < prefix - 8; i++)
+        start[8 + i] = (char)(header_len >> (8 * i) & 0xff);
+    int status = write_all(f, name, start, prefix + header_len);
+    free(text);
+    return status;
 }
 
-int npy_write(FILE *f, const char *name, const struct gc_matrix *m,
+int npy_write(FILE *f, const char *name, const struct gc_tensor *t,
               const struct gc_write_opts *o)
 {
     size_t bytes;
     (void)o;
-    if (!gc_matrix_bytes(m->rows, m->cols, m->dtype, &bytes))
-        return gc_fail(GC_EXIT_OUTPUT, "%s: matrix too large", name);
-    int status = npy_write_header(f, name, m);
+    if (!gc_tensor_bytes(t, &bytes))
+        return gc_fail(GC_EXIT_OUTPUT, "%s: tensor too large", name);
+    int status = npy_write_header(f, name, t);
     if (!status)
-        status = write_all(f, name, m->data, bytes);
+        status = write_all(f, name, t->data, bytes);
     return status;
 }

@@ -1,8 +1,9 @@
 /* Raw binary: elements back to back in the host's (little-endian) byte
- * order, nothing else.  The shape comes from --shape RxC, or, without it,
- * from the size when that is a perfect square number of elements; the
- * dtype from --dtype (f32 by default), the order from --order.  Output is
- * always row-major, in the matrix's own dtype. */
+ * order, nothing else.  The shape comes from --shape (any number of
+ * dimensions: 5, 96x64, 4x8x5), or, without it, from the size when that is
+ * a perfect square number of elements; the dtype from --dtype (f32 by
+ * default), the order from --order.  Output is always in C order, in the
+ * tensor's own dtype. */
 #include "format_impl.h"
 
 #include <math.h>
@@ -10,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/error.h"
+#include "../core/error.h"
 
 struct raw_layout {
-    enum gc_dtype dtype;
-    size_t rows, cols, bytes;
+    struct gc_tensor shape;   /* no data */
+    size_t bytes;
     char what[96];
 };
 
@@ -38,16 +39,20 @@ static size_t raw_isqrt(uint64_t n)
 static int raw_layout(const char *name, const struct gc_read_opts *o, intmax_t total,
                       struct raw_layout *l)
 {
-    l->dtype = (enum gc_dtype)raw_dtype(o);
-    size_t es = gc_dtypes[l->dtype].size;
-    const char *dn = gc_dtypes[l->dtype].name;
+    memset(l, 0, sizeof *l);
+    l->shape.dtype = (enum gc_dtype)raw_dtype(o);
+    size_t es = gc_dtypes[l->shape.dtype].size;
+    const char *dn = gc_dtypes[l->shape.dtype].name;
+    int order_f = o && o->fortran_order;
     if (o && o->has_shape) {
-        l->rows = o->rows;
-        l->cols = o->cols;
-        if (!gc_matrix_bytes(l->rows, l->cols, l->dtype, &l->bytes))
-            return gc_fail(GC_EXIT_INPUT, "%s: --shape %zux%zu of %s is too large", name,
-                           l->rows, l->cols, dn);
-        snprintf(l->what, sizeof l->what, "--shape %zux%zu of %s", l->rows, l->cols, dn);
+        char text[64];
+        l->shape.ndim = o->ndim;
+        memcpy(l->shape.shape, o->shape, (size_t)o->ndim * sizeof o->shape[0]);
+        l->shape.fortran_order = order_f;
+        gc_shape_text(o->ndim, o->shape, text, sizeof text);
+        if (!gc_tensor_bytes(&l->shape, &l->bytes))
+            return gc_fail(GC_EXIT_INPUT, "%s: --shape %s of %s is too large", name, text, dn);
+        snprintf(l->what, sizeof l->what, "--shape %s of %s", text, dn);
         return 0;
     }
     if (total == 0)
@@ -61,29 +66,26 @@ static int raw_layout(const char *name, const struct gc_read_opts *o, intmax_t t
     if ((uint64_t)s * s != n)
         return gc_fail(GC_EXIT_INPUT, "%s: %jd bytes is %ju %s elements, not a square "
                        "number; give --shape RxC", name, total, (uintmax_t)n, dn);
-    l->rows = l->cols = s;
+    gc_tensor_set_2d(&l->shape, s, s);
+    l->shape.fortran_order = order_f;
     l->bytes = (size_t)total;
     snprintf(l->what, sizeof l->what, "%zux%zu of %s", s, s, dn);
     return 0;
 }
 
-int raw_read(struct gc_input *in, const struct gc_read_opts *o, struct gc_matrix *m)
+int raw_read(struct gc_input *in, const struct gc_read_opts *o, struct gc_tensor *t)
 {
     struct raw_layout l;
     int status;
-    int order_f = o && o->fortran_order;
     const struct gc_alloc *alloc = o ? o->alloc : NULL;
-    int shape_given = o && o->has_shape;
     off_t left = input_remaining(in);
-    if (shape_given || left >= 0) {
+    if ((o && o->has_shape) || left >= 0) {
         if ((status = raw_layout(in->name, o, left, &l)))
             return status;
-        struct gc_matrix r = { l.rows, l.cols, l.dtype, order_f, NULL, NULL };
-        if ((status = payload_read_matrix(in, &r, alloc, l.what)))
+        struct gc_tensor r = l.shape;
+        if ((status = payload_read_tensor(in, &r, alloc, l.what)))
             return status;
-        if (r.rows <= 1 || r.cols <= 1)
-            r.fortran_order = 0;
-        *m = r;
+        *t = r;
         return 0;
     }
     /* A pipe without --shape: the size is known only once it is all read. */
@@ -95,12 +97,12 @@ int raw_read(struct gc_input *in, const struct gc_read_opts *o, struct gc_matrix
         free(data);
         return status;
     }
-    struct gc_matrix r = { l.rows, l.cols, l.dtype, order_f && l.rows > 1, NULL, NULL };
+    struct gc_tensor r = l.shape;
     if (!alloc || alloc == &gc_alloc_malloc) {
         r.data = data;
         r.alloc = &gc_alloc_malloc;
     } else {
-        if (gc_matrix_alloc(&r, alloc) != 0) {
+        if (gc_tensor_alloc(&r, alloc) != 0) {
             free(data);
             return gc_fail(GC_EXIT_INPUT, "%s: cannot allocate %zu bytes for %s", in->name,
                            l.bytes, l.what);
@@ -108,7 +110,22 @@ int raw_read(struct gc_input *in, const struct gc_read_opts *o, struct gc_matrix
         memcpy(r.data, data, l.bytes);
         free(data);
     }
-    *m = r;
+    *t = r;
+    return 0;
+}
+
+/* A pipe's length, read through a small buffer: info keeps nothing. */
+static int raw_count_bytes(struct gc_input *in, intmax_t *total)
+{
+    unsigned char buf[1 << 16];
+    size_t got;
+    *total = 0;
+    do {
+        int status = input_read(in, buf, sizeof buf, &got);
+        if (status)
+            return status;
+        *total += (intmax_t)got;
+    } while (got == sizeof buf);
     return 0;
 }
 
@@ -116,42 +133,40 @@ int raw_info(struct gc_input *in, const struct gc_read_opts *o, struct gc_info *
 {
     struct raw_layout l;
     int status;
-    off_t left = input_remaining(in);
-    if (left >= 0) {
-        if ((status = raw_layout(in->name, o, left, &l)) ||
-            (status = payload_check_left(in, l.bytes, l.what)))
-            return status;
-    } else {
-        struct gc_matrix m;
-        struct gc_read_opts plain = o ? *o : (struct gc_read_opts){ .dtype = -1 };
-        plain.alloc = NULL;
-        if ((status = raw_read(in, &plain, &m)))
-            return status;
-        l.dtype = m.dtype;
-        l.rows = m.rows;
-        l.cols = m.cols;
-        gc_matrix_free(&m);
-    }
+    intmax_t total = input_remaining(in);
+    int regular = total >= 0;
+    if (!regular && (status = raw_count_bytes(in, &total)))
+        return status;
+    if ((status = raw_layout(in->name, o, total, &l)))
+        return status;
+    if (regular && (status = payload_check_left(in, l.bytes, l.what)))
+        return status;
+    if ((uintmax_t)total < l.bytes)
+        return gc_fail(GC_EXIT_INPUT, "%s: truncated: %s needs %zu bytes of data, found %jd",
+                       in->name, l.what, l.bytes, total);
+    if ((uintmax_t)total > l.bytes)
+        return gc_fail(GC_EXIT_INPUT, "%s: %ju trailing bytes after the data (%s, %zu bytes)",
+                       in->name, (uintmax_t)total - l.bytes, l.what, l.bytes);
     memset(info, 0, sizeof *info);
     info->format = GC_FMT_RAW;
-    info->dtype = l.dtype;
-    info->rows = l.rows;
-    info->cols = l.cols;
-    info->fortran_order = o && o->fortran_order && l.rows > 1 && l.cols > 1;
+    info->dtype = l.shape.dtype;
+    info->ndim = l.shape.ndim;
+    memcpy(info->shape, l.shape.shape, (size_t)l.shape.ndim * sizeof l.shape.shape[0]);
+    info->fortran_order = gc_tensor_column_major(&l.shape);
     info->file_bytes = in->is_regular ? in->size : -1;
     return 0;
 }
 
-int raw_write(FILE *f, const char *name, const struct gc_matrix *m,
+int raw_write(FILE *f, const char *name, const struct gc_tensor *t,
               const struct gc_write_opts *o)
 {
     (void)o;
-    return write_row_major(f, name, m);
+    return write_c_order(f, name, t);
 }
 
 /* Raw output has no header: the payload is the whole file. */
-int raw_write_header(FILE *f, const char *name, const struct gc_matrix *m)
+int raw_write_header(FILE *f, const char *name, const struct gc_tensor *t)
 {
-    (void)f, (void)name, (void)m;
+    (void)f, (void)name, (void)t;
     return 0;
 }

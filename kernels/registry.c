@@ -1,9 +1,27 @@
-/* Look-ups by name in the two kernel tables (sgemm_table.c,
- * transpose_table.c), and the device set-up the kernels rely on. */
+/* The registry's questions: look-ups by name, can_implement, workspace,
+ * the signatures, and the device set-up the kernels rely on.  The family
+ * dispatchers that run a row are in gemm_dispatch.c. */
+#include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "registry.h"
+
+const struct gemm_sig_info gemm_sigs[GEMM_SIG_COUNT] = {
+    [GEMM_F32] = { "f32", GC_F32, GC_F32, "FP32" },
+    [GEMM_F16] = { "f16", GC_F16, GC_F32, "f16 operands, FP32 accumulation" },
+    [GEMM_F64] = { "f64", GC_F64, GC_F64, "FP64" },
+    [GEMM_I64] = { "i64", GC_I64, GC_I64, "exact int64, modulo 2^64" },
+};
+
+void gemm_problem_dense(struct gemm_problem *p)
+{
+    p->lda = p->k;
+    p->ldb = p->n;
+    p->ldc = p->n;
+    p->stride_c = p->m * p->n;
+}
 
 const struct gemm_kernel *gemm_kernel_find(const char *name)
 {
@@ -19,6 +37,53 @@ const struct transpose_kernel *transpose_kernel_find(const char *name)
         if (strcmp(transpose_kernels[i].name, name) == 0)
             return &transpose_kernels[i];
     return NULL;
+}
+
+void gemm_sigs_text(unsigned sigs, char *buf, size_t n)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int s = 0; s < GEMM_SIG_COUNT; s++)
+        if (sigs & (1u << s) && used < n)
+            used += (size_t)snprintf(buf + used, n - used, "%s%s", used ? "," : "",
+                                     gemm_sigs[s].name);
+}
+
+int gemm_can_implement(const struct gemm_kernel *k, const struct gemm_problem *p, char *why,
+                       size_t n)
+{
+    if (!(k->sigs & (1u << p->sig))) {
+        char have[64];
+        gemm_sigs_text(k->sigs, have, sizeof have);
+        snprintf(why, n, "kernel '%s' computes %s (%s); this product needs %s (%s)", k->name,
+                 have, gemm_sigs[__builtin_ctz(k->sigs)].arith, gemm_sigs[p->sig].name,
+                 gemm_sigs[p->sig].arith);
+        return 0;
+    }
+    if (!(k->flags & KERNEL_HOST) && p->cc < k->cc_min) {
+        snprintf(why, n, "kernel '%s' needs a GPU of compute capability %d.%d or later; this "
+                 "one is %d.%d", k->name, k->cc_min / 10, k->cc_min % 10, p->cc / 10,
+                 p->cc % 10);
+        return 0;
+    }
+    if (p->m > INT_MAX || p->n > INT_MAX || p->k > INT_MAX) {
+        snprintf(why, n, "kernel '%s' takes dimensions up to %d; this product is %lldx%lldx%lld",
+                 k->name, INT_MAX, (long long)p->m, (long long)p->n, (long long)p->k);
+        return 0;
+    }
+    if (!(k->flags & KERNEL_ANY_LD) &&
+        (p->lda != p->k || p->ldb != p->n || p->ldc != p->n || p->stride_c != p->m * p->n)) {
+        snprintf(why, n, "kernel '%s' takes packed matrices only", k->name);
+        return 0;
+    }
+    if (k->check && !k->check(p, why, n))
+        return 0;
+    return 1;
+}
+
+size_t gemm_workspace_bytes(const struct gemm_kernel *k, const struct gemm_problem *p)
+{
+    return k->workspace ? k->workspace(p) : 0;
 }
 
 cudaError_t kernels_prepare_device(void)

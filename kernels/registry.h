@@ -1,44 +1,36 @@
 /* The kernel registry: every mul and transpose kernel gemmcli can run, as
- * two tables (kernels/registry.c).  `gemmcli kernels`, --kernel, auto, the
- * bench loop and the GPU tests all iterate these tables; adding a stage is
- * one new file under kernels/ and one table row.
+ * two tables (kernels/gemm_table.c, kernels/transpose_table.c).
+ * `gemmcli kernels`, --kernel, auto, the bench and the GPU tests all walk
+ * these tables and ask each row the same question, can_implement; adding
+ * a stage is one new file under kernels/ and one line in a table.
  *
- * Launchers are extern "C" functions in the .cu files.  All matrices are
- * row-major and densely packed on the device. */
+ * A product is described once, as a gemm_problem: the operand, arithmetic
+ * and result types (its signature), the shape of one product, the leading
+ * dimensions, a stack of `batch` products with per-operand strides (0: the
+ * same matrix in every product, as NumPy broadcasts), alpha and beta.  A
+ * kernel row says which signatures it implements, on which devices, and
+ * answers can_implement and workspace_bytes, as CUTLASS's library
+ * Operation does. */
 #ifndef GC_REGISTRY_H
 #define GC_REGISTRY_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <cuda_runtime_api.h>
 #include <cublas_v2.h>
+
+#include "../core/dtype.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* C (m x n) = alpha * A (m x k) * B (k x n) + beta * C.  When beta == 0, C
- * is not read (it may hold garbage or NaN). */
-struct sgemm_problem {
-    int m, n, k;
-    float alpha, beta;
-    const float *a, *b;
-    float *c;
-};
-
-/* out (cols x rows) = in (rows x cols) transposed; elements of elem_size
- * bytes (2, 4 or 8), moved bit for bit. */
-struct transpose_problem {
-    int rows, cols;
-    size_t elem_size;
-    const void *in;
-    void *out;
-};
 
 /* What a launcher may use besides its problem. */
 struct launch_env {
     cudaStream_t stream;
     cublasHandle_t cublas;    /* for the cuBLAS reference kernels */
     int sm_count;
+    int cc;                   /* compute capability, 90 for 9.0; 0 for the host */
 };
 
 /* Resources of a kernel's main __global__ function on this device. */
@@ -49,20 +41,59 @@ struct kernel_attr {
     int blocks_per_sm;        /* occupancy */
 };
 
-typedef cudaError_t (*sgemm_launch_fn)(const struct sgemm_problem *p,
-                                       const struct launch_env *env);
-typedef cudaError_t (*transpose_launch_fn)(const struct transpose_problem *p,
-                                           const struct launch_env *env);
 typedef cudaError_t (*kernel_attr_fn)(struct kernel_attr *out);
-typedef void (*sgemm_host_fn)(const struct sgemm_problem *p, int threads);
-typedef void (*transpose_host_fn)(const struct transpose_problem *p);
 
 enum kernel_flags {
     KERNEL_HOST = 1 << 0,      /* runs on the CPU; needs no device */
     KERNEL_REFERENCE = 1 << 1, /* a library's kernel (cuBLAS): never auto */
     KERNEL_BENCH_ONLY = 1 << 2,/* a bandwidth reference, not a transpose */
     KERNEL_NO_AUTO = 1 << 3,   /* a teaching stage auto never picks */
+    KERNEL_BATCHED = 1 << 4,   /* runs a whole stack in one launch */
+    KERNEL_ANY_LD = 1 << 5,    /* takes leading dimensions other than dense */
 };
+
+/* ---- mul ---- */
+
+/* Operand type, arithmetic and the type of C a kernel computes. */
+enum gemm_sig {
+    GEMM_F32,   /* float operands, FP32 arithmetic, float C */
+    GEMM_F16,   /* binary16 operands, FP32 accumulation, float C */
+    GEMM_F64,   /* double operands, FP64 arithmetic, double C */
+    GEMM_I64,   /* int64 operands, exact arithmetic modulo 2^64, int64 C = A*B */
+    GEMM_SIG_COUNT
+};
+
+struct gemm_sig_info {
+    const char *name;          /* "f32" */
+    enum gc_dtype in, out;     /* operand and C types on the device */
+    const char *arith;         /* "FP32", "FP32 accumulation", ... */
+};
+extern const struct gemm_sig_info gemm_sigs[GEMM_SIG_COUNT];
+
+struct gemm_problem {
+    enum gemm_sig sig;
+    int64_t m, n, k;
+    int64_t lda, ldb, ldc;          /* row-major leading dimensions */
+    int64_t batch;                  /* products in the stack, >= 1 */
+    int64_t stride_a, stride_b, stride_c;   /* elements between matrices; 0 for A or B:
+                                               the same matrix in every product */
+    double alpha, beta;             /* beta != 0: C holds C0 on entry (not GEMM_I64) */
+    const void *a, *b;
+    void *c;
+    int cc;                         /* the device's compute capability; 0 on the host */
+};
+
+/* The dense problem: leading dimensions and strides of packed matrices. */
+void gemm_problem_dense(struct gemm_problem *p);
+
+struct gemm_kernel;
+typedef cudaError_t (*gemm_run_fn)(const struct gemm_kernel *k, const struct gemm_problem *p,
+                                   const struct launch_env *env);
+/* Host kernels: p's pointers are host memory. */
+typedef void (*gemm_host_fn)(const struct gemm_problem *p, int threads);
+/* A row's own conditions beyond the generic ones: 1, or 0 with the reason. */
+typedef int (*gemm_check_fn)(const struct gemm_problem *p, char *why, size_t n);
+typedef size_t (*gemm_workspace_fn)(const struct gemm_problem *p);
 
 struct gemm_kernel {
     const char *name;
@@ -70,10 +101,64 @@ struct gemm_kernel {
     const char *source;        /* which source document describes it */
     const char *file;          /* kernels/... */
     unsigned flags;
-    sgemm_launch_fn launch;    /* device kernels */
-    sgemm_host_fn host;        /* KERNEL_HOST kernels */
+    unsigned sigs;             /* bit (1 << GEMM_*) per signature it implements */
+    int cc_min;                /* lowest compute capability; 0: any */
+    gemm_run_fn run;           /* device kernels: the family's dispatcher */
+    const void *impl;          /* the stage's own launcher, which `run` calls */
+    gemm_host_fn host;         /* KERNEL_HOST kernels */
     kernel_attr_fn attr;       /* NULL when not applicable */
+    gemm_check_fn check;       /* NULL: no conditions of its own */
+    gemm_workspace_fn workspace;   /* NULL: none beyond the stream's pool */
 };
+
+extern const struct gemm_kernel gemm_kernels[];
+extern const size_t gemm_kernel_count;
+
+const struct gemm_kernel *gemm_kernel_find(const char *name);
+
+/* 1 if `k` can compute `p`; else 0 and why, in words, in why[0..n). */
+int gemm_can_implement(const struct gemm_kernel *k, const struct gemm_problem *p, char *why,
+                       size_t n);
+
+/* Device memory `k` takes from the stream's pool for `p`, beyond the
+ * operands (an upper bound). */
+size_t gemm_workspace_bytes(const struct gemm_kernel *k, const struct gemm_problem *p);
+
+/* Runs `k` on `p` (device pointers, env->stream; host pointers for host
+ * kernels, with env->sm_count host threads, 0: all), looping over the
+ * stack where the kernel takes one product at a time.  can_implement must
+ * have said yes. */
+cudaError_t gemm_run(const struct gemm_kernel *k, const struct gemm_problem *p,
+                     const struct launch_env *env, int host_threads);
+
+/* The signatures of a row as text ("f32", "f16,f32,f64,i64"). */
+void gemm_sigs_text(unsigned sigs, char *buf, size_t n);
+
+/* The family dispatchers named in the table's rows. */
+cudaError_t gemm_run_sgemm(const struct gemm_kernel *k, const struct gemm_problem *p,
+                           const struct launch_env *env);
+cudaError_t gemm_run_dgemm(const struct gemm_kernel *k, const struct gemm_problem *p,
+                           const struct launch_env *env);
+cudaError_t gemm_run_hgemm(const struct gemm_kernel *k, const struct gemm_problem *p,
+                           const struct launch_env *env);
+cudaError_t gemm_run_igemm(const struct gemm_kernel *k, const struct gemm_problem *p,
+                           const struct launch_env *env);
+
+/* ---- transpose ---- */
+
+/* out = in with the last two axes swapped, for each of `batch` matrices
+ * of rows x cols elements of elem_size bytes (2, 4 or 8), moved bit for
+ * bit.  Launchers see batch == 1; the dispatcher loops. */
+struct transpose_problem {
+    int rows, cols;
+    size_t elem_size;
+    const void *in;
+    void *out;
+};
+
+typedef cudaError_t (*transpose_launch_fn)(const struct transpose_problem *p,
+                                           const struct launch_env *env);
+typedef void (*transpose_host_fn)(const struct transpose_problem *p);
 
 struct transpose_kernel {
     const char *name;
@@ -87,24 +172,25 @@ struct transpose_kernel {
     kernel_attr_fn attr;
 };
 
-extern const struct gemm_kernel gemm_kernels[];
-extern const size_t gemm_kernel_count;
 extern const struct transpose_kernel transpose_kernels[];
 extern const size_t transpose_kernel_count;
 
+const struct transpose_kernel *transpose_kernel_find(const char *name);
+
+/* ---- auto ---- */
+
 /* auto's table (kernels/auto_table.c), written by `gemmcli bench
  * --auto-table`: for each benchmarked shape, the fastest own kernel.  auto
- * takes the row nearest the problem's shape. */
+ * takes the row of the problem's type nearest its shape. */
 struct auto_choice {
     const char *op;            /* "mul" or "transpose" */
-    unsigned long m, n, k;     /* transpose: rows, cols, 1 */
+    const char *type;          /* mul: a signature's name; transpose: "any" */
+    unsigned long batch, m, n, k;   /* transpose: 1, rows, cols, 1 */
     const char *kernel;
+    double rate;               /* what it measured: TFLOP/s (mul), GB/s (transpose) */
 };
 extern const struct auto_choice auto_choices[];
 extern const size_t auto_choice_count;
-
-const struct gemm_kernel *gemm_kernel_find(const char *name);
-const struct transpose_kernel *transpose_kernel_find(const char *name);
 
 /* Readies the current device for the kernels: a workspace that a launcher
  * takes from the stream-ordered pool (cudaMallocAsync) and gives back stays

@@ -10,6 +10,8 @@
  * and B panels they read stay in L2.  swizzle_64x128 uses 2x2 warps (128
  * threads, up to 4 blocks per SM): for 1000x3000 it makes 384 blocks that
  * fill the SMs evenly where 128x128 tiles make 192, a wave and a half.
+ * A stack of products is one launch, product blockIdx.y: each product's
+ * tiles are walked in bands, the products one after another.
  * The band order's own gain measured small: within run-to-run noise at
  * 4096^3, +0.6% over cp_async at 8192^3.
  *

@@ -8,6 +8,9 @@
  * and beta, so the result does not depend on scheduling, unlike atomics.
  * S is chosen for about two blocks per SM, with at least 8 tiles of k per
  * split; when the tiles already fill the GPU, S = 1 and this is swizzle.
+ * A stack of products counts as one grid of tiles: S is chosen for all of
+ * them together, the workspace holds a slab per split and product (split
+ * outermost), and one reduce launch sums every product's slabs.
  *
  * The workspace comes back from the pool without being mapped again:
  * kernels_prepare_device() keeps freed pool memory (kernels/registry.h).
@@ -22,16 +25,23 @@
 typedef pipe_cfg<4, 2, 16, 4> splitk_cfg;
 enum { SPLITK_GROUP = 8, SPLITK_MIN_TILES = 8, SPLITK_THREADS = 256 };
 
+/* C = alpha * the sum of the splits' slabs + beta * C, over product
+ * blockIdx.y of the stack when BATCHED. */
+template <bool BATCHED>
 static __global__ void sgemm_splitk_reduce(const struct sgemm_problem p, const float *partial,
                                            int splits)
 {
     size_t count = (size_t)p.m * p.n;
+    size_t total = BATCHED ? count * gridDim.y : count;
+    float *c = BATCHED ? p.c + (long long)blockIdx.y * p.stride_c : p.c;
+    if (BATCHED)
+        partial += blockIdx.y * count;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < count;
          i += (size_t)gridDim.x * blockDim.x) {
         float sum = 0.0f;
         for (int s = 0; s < splits; s++)
-            sum += partial[s * count + i];
-        p.c[i] = p.beta == 0.0f ? p.alpha * sum : p.alpha * sum + p.beta * p.c[i];
+            sum += partial[s * total + i];
+        c[i] = p.beta == 0.0f ? p.alpha * sum : p.alpha * sum + p.beta * c[i];
     }
 }
 
@@ -40,8 +50,9 @@ static __global__ void sgemm_splitk_reduce(const struct sgemm_problem p, const f
 static int splitk_count(const struct sgemm_problem *p, int sm_count)
 {
     long tiles = (long)ceil_div(p->m, splitk_cfg::bm) * ceil_div(p->n, splitk_cfg::bn);
-    if (tiles >= sm_count)
+    if (tiles == 0 || tiles >= sm_count || tiles * pipe_batch(p) >= sm_count)
         return 1;
+    tiles *= pipe_batch(p);
     long want = (2L * sm_count + tiles - 1) / tiles;
     long most = p->k / (SPLITK_MIN_TILES * splitk_cfg::bk);
     return (int)(want < most ? want : most < 1 ? 1 : most);
@@ -56,18 +67,25 @@ extern "C" cudaError_t sgemm_splitk_launch(const struct sgemm_problem *p,
     int k_per_split = ceil_div(ceil_div(p->k, splits), splitk_cfg::bk) * splitk_cfg::bk;
     splits = ceil_div(p->k, k_per_split);
 
+    /* Fewer products than SMs here (splitk_count): one launch of each
+     * kernel, the products on gridDim.y. */
+    int batch = pipe_batch(p);
+    size_t count = (size_t)p->m * p->n;
     float *partial;
     cudaError_t err = cudaMallocAsync((void **)&partial,
-                                      (size_t)splits * p->m * p->n * sizeof(float), env->stream);
+                                      (size_t)splits * batch * count * sizeof(float), env->stream);
     if (err != cudaSuccess)
         return err;
     err = pipe_launch<splitk_cfg, SPLITK_GROUP>(p, env, splits, k_per_split, partial);
     if (err == cudaSuccess) {
-        size_t count = (size_t)p->m * p->n;
         size_t blocks = (count + SPLITK_THREADS - 1) / SPLITK_THREADS;
         if (blocks > 65535)
             blocks = 65535;
-        sgemm_splitk_reduce<<<(unsigned)blocks, SPLITK_THREADS, 0, env->stream>>>(*p, partial, splits);
+        dim3 grid((unsigned)blocks, batch);
+        if (batch > 1)
+            sgemm_splitk_reduce<true><<<grid, SPLITK_THREADS, 0, env->stream>>>(*p, partial, splits);
+        else
+            sgemm_splitk_reduce<false><<<grid, SPLITK_THREADS, 0, env->stream>>>(*p, partial, splits);
         err = launch_result();
     }
     cudaError_t free_err = cudaFreeAsync(partial, env->stream);
@@ -77,4 +95,15 @@ extern "C" cudaError_t sgemm_splitk_launch(const struct sgemm_problem *p,
 extern "C" cudaError_t sgemm_splitk_attr(struct kernel_attr *out)
 {
     return pipe_attr<splitk_cfg, SPLITK_GROUP>(out);
+}
+
+/* The workspace's upper bound for the registry: the split count grows with
+ * the SM count, so it is taken for 256 SMs, more than any GPU has. */
+extern "C" size_t sgemm_splitk_workspace(const struct gemm_problem *g)
+{
+    struct sgemm_problem p = { (int)g->m, (int)g->n, (int)g->k, 1.0f, 0.0f, NULL, NULL, NULL,
+                               (int)(g->batch < 0x7fffffff ? g->batch : 0x7fffffff),
+                               g->stride_a, g->stride_b, g->stride_c };
+    int splits = splitk_count(&p, 256);
+    return splits == 1 ? 0 : (size_t)splits * pipe_batch(&p) * g->m * g->n * sizeof(float);
 }

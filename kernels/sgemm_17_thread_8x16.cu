@@ -21,6 +21,14 @@
  * past plan.dp_tiles share out the k-steps of the remaining tiles and add
  * their sums into C atomically.  Here every tile is whole.
  *
+ * A stack of products is one launch: the tiles are numbered product by
+ * product (tile t is tile t mod T, in band order, of product t / T, with
+ * T tiles per product), so one grid, and stream_k's shared last wave, spans
+ * the whole stack.  That is a separate instantiation (BATCHED): a single
+ * product runs the same instructions as before stacks existed.  The
+ * batched kernel takes 236 registers (narrow_256x64 251), no spills, the
+ * same blocks per SM.
+ *
  * The kernel takes the tile counts from the plan rather than computing them
  * from M and N.  Compiled that way, the same instructions came out in
  * another order with 232 registers instead of 238, and the kernel ran 4.6%
@@ -118,7 +126,7 @@ static __device__ __forceinline__ void wide_mainloop(const struct sgemm_problem 
     __syncthreads();
 }
 
-template <class C, bool VEC>
+template <class C, bool VEC, bool BATCHED>
 static __global__ void __launch_bounds__(C::threads, C::min_blocks) sgemm_wide_kernel(const struct wide_args args)
 {
     extern __shared__ __align__(16) float wide_smem[];
@@ -133,16 +141,20 @@ static __global__ void __launch_bounds__(C::threads, C::min_blocks) sgemm_wide_k
      * tiles laid end to end (kt steps each). */
     bool whole = (int)blockIdx.x < args.plan.dp_tiles;
     long long worker = (long long)blockIdx.x - args.plan.dp_tiles;
-    long long sk_steps = ((long long)tiles_m * tiles_n - args.plan.dp_tiles) * kt;
+    long long sk_steps = ((long long)tiles_m * tiles_n * (BATCHED ? p.batch : 1) - args.plan.dp_tiles) * kt;
     long long ib = whole ? 0 : worker * sk_steps / args.plan.sk_workers;
     long long ie = whole ? kt : (worker + 1) * sk_steps / args.plan.sk_workers;
     while (ib < ie) {
         int sk_tile = (int)(ib / kt);
         int k0 = (int)(ib % kt);
         int k1 = (int)min((long long)kt, ie - (long long)sk_tile * kt);
+        int tile = whole ? (int)blockIdx.x : args.plan.dp_tiles + sk_tile;
+        /* Batch-major: product tile / T, then its tile tile mod T. */
+        const struct sgemm_problem prod = BATCHED ? pipe_product(p, tile / (tiles_m * tiles_n)) : p;
+        if (BATCHED)
+            tile %= tiles_m * tiles_n;
         int tm, tn;
-        pipe_tile_of(whole ? (int)blockIdx.x : args.plan.dp_tiles + sk_tile, tiles_m, tiles_n,
-                     SGEMM_WIDE_GROUP, &tm, &tn);
+        pipe_tile_of(tile, tiles_m, tiles_n, SGEMM_WIDE_GROUP, &tm, &tn);
         int bm0 = tm * C::bm, bn0 = tn * C::bn;
         float acc[8][16];
 #pragma unroll
@@ -150,14 +162,14 @@ static __global__ void __launch_bounds__(C::threads, C::min_blocks) sgemm_wide_k
 #pragma unroll
             for (int j = 0; j < 16; j++)
                 acc[i][j] = 0.0f;
-        wide_mainloop<C, VEC>(p, bm0, bn0, k0 * C::bk, min(p.k, k1 * C::bk), wide_smem, m0, n0, acc);
+        wide_mainloop<C, VEC>(prod, bm0, bn0, k0 * C::bk, min(p.k, k1 * C::bk), wide_smem, m0, n0, acc);
         if (whole) {
 #pragma unroll
             for (int i = 0; i < 8; i++) {
                 int row = bm0 + m0 + (i / 4) * 32 + i % 4;
 #pragma unroll
                 for (int q = 0; q < 4; q++)
-                    sgemm_store4<VEC>(p, row, bn0 + n0 + 16 * q,
+                    sgemm_store4<VEC>(prod, row, bn0 + n0 + 16 * q,
                                       make_float4(acc[i][4 * q], acc[i][4 * q + 1],
                                                   acc[i][4 * q + 2], acc[i][4 * q + 3]));
             }
@@ -173,7 +185,7 @@ static __global__ void __launch_bounds__(C::threads, C::min_blocks) sgemm_wide_k
                 int col = bn0 + n0 + 16 * q;
                 if (row >= p.m || col >= p.n)
                     continue;
-                float *c = p.c + (size_t)row * p.n + col;
+                float *c = prod.c + (size_t)row * p.n + col;
                 if (VEC) {
                     atomicAdd(reinterpret_cast<float4 *>(c),
                               make_float4(p.alpha * acc[i][4 * q], p.alpha * acc[i][4 * q + 1],
@@ -190,17 +202,19 @@ static __global__ void __launch_bounds__(C::threads, C::min_blocks) sgemm_wide_k
     }
 }
 
-template <class C, bool VEC>
+template <class C, bool VEC, bool BATCHED>
 static cudaError_t wide_launch(const struct wide_args &args, long blocks, cudaStream_t stream)
 {
-    cudaError_t err = cudaFuncSetAttribute(sgemm_wide_kernel<C, VEC>,
+    cudaError_t err = cudaFuncSetAttribute(sgemm_wide_kernel<C, VEC, BATCHED>,
                                            cudaFuncAttributeMaxDynamicSharedMemorySize, (int)C::smem);
     if (err != cudaSuccess)
         return err;
-    sgemm_wide_kernel<C, VEC><<<(unsigned)blocks, C::threads, C::smem, stream>>>(args);
+    sgemm_wide_kernel<C, VEC, BATCHED><<<(unsigned)blocks, C::threads, C::smem, stream>>>(args);
     return launch_result();
 }
 
+/* The plan's tile counts are per product; the batched kernel reads the
+ * number of products from p. */
 template <class C>
 static cudaError_t wide_run(const struct sgemm_problem *p, const struct launch_env *env,
                             const struct sgemm_sk_plan *plan)
@@ -209,19 +223,24 @@ static cudaError_t wide_run(const struct sgemm_problem *p, const struct launch_e
     long blocks = (long)plan->dp_tiles + plan->sk_workers;
     if (blocks > 0x7fffffff)
         return cudaErrorInvalidConfiguration;
-    if (pipe_vec_ok(p))
-        return wide_launch<C, true>(args, blocks, env->stream);
-    return wide_launch<C, false>(args, blocks, env->stream);
+    bool vec = pipe_vec_ok(p);
+    if (pipe_batch(p) > 1)
+        return vec ? wide_launch<C, true, true>(args, blocks, env->stream)
+                   : wide_launch<C, false, true>(args, blocks, env->stream);
+    return vec ? wide_launch<C, true, false>(args, blocks, env->stream)
+               : wide_launch<C, false, false>(args, blocks, env->stream);
 }
 
-/* Every tile whole, none shared. */
+/* Every tile of every product whole, none shared.  Tile ids are ints: a
+ * stack of 2^31 tiles or more is refused (its C would exceed 256 GiB). */
 template <class C>
 static cudaError_t wide_launch_whole(const struct sgemm_problem *p, const struct launch_env *env)
 {
     int tiles_m = ceil_div(p->m, C::bm), tiles_n = ceil_div(p->n, C::bn);
     long tiles = (long)tiles_m * tiles_n;
-    if (tiles > 0x7fffffff)
+    if (tiles > 0x7fffffff / pipe_batch(p))
         return cudaErrorInvalidConfiguration;
+    tiles *= pipe_batch(p);
     struct sgemm_sk_plan plan = { (int)tiles, 0, tiles_m, tiles_n };
     return wide_run<C>(p, env, &plan);
 }
@@ -249,7 +268,7 @@ extern "C" cudaError_t sgemm_thread_8x16_launch(const struct sgemm_problem *p,
 
 extern "C" cudaError_t sgemm_thread_8x16_attr(struct kernel_attr *out)
 {
-    return kernel_attr_of(sgemm_wide_kernel<thread_8x16_cfg, true>, thread_8x16_cfg::threads,
+    return kernel_attr_of(sgemm_wide_kernel<thread_8x16_cfg, true, false>, thread_8x16_cfg::threads,
                           thread_8x16_cfg::smem, out);
 }
 
@@ -261,7 +280,7 @@ extern "C" cudaError_t sgemm_narrow_256x64_launch(const struct sgemm_problem *p,
 
 extern "C" cudaError_t sgemm_narrow_256x64_attr(struct kernel_attr *out)
 {
-    return kernel_attr_of(sgemm_wide_kernel<narrow_256x64_cfg, true>,
+    return kernel_attr_of(sgemm_wide_kernel<narrow_256x64_cfg, true, false>,
                           narrow_256x64_cfg::threads, narrow_256x64_cfg::smem, out);
 }
 

@@ -15,6 +15,11 @@
  * one of any order.  The same split makes splitk's case, M x N too small
  * to fill the GPU, one partial wave shared out.
  *
+ * A stack of products is one plan over all their tiles, product by product
+ * (sgemm_17_thread_8x16.cu's numbering): the full waves run whole across
+ * the products and the last partial wave of the stack is shared out, so a
+ * stack of small products is covered like one large one.
+ *
  * Against a workspace of per-run slabs summed by a fix-up kernel in a fixed
  * order (measured first): the stream-ordered allocation and the extra pass
  * cost 256x256x65536 31.7 against 44.0 TFLOP/s, 1000x3000x500 19.2 against
@@ -37,16 +42,23 @@ enum {
     SK_MIN_STEPS = 8,
 };
 
-/* C = beta * C over the tiles that the stream-K runs will add into. */
+/* C = beta * C over the tiles that the stream-K runs will add into (in
+ * the stack's numbering when BATCHED). */
+template <bool BATCHED>
 static __global__ void __launch_bounds__(SK_BETA_ROWS * SGEMM_WIDE_BN)
 sgemm_sk_beta(const struct sgemm_problem p, const struct sgemm_sk_plan plan)
 {
+    int tile = plan.dp_tiles + blockIdx.x;
+    int per_product = plan.tiles_m * plan.tiles_n;
+    float *c0 = BATCHED ? p.c + (long long)(tile / per_product) * p.stride_c : p.c;
+    if (BATCHED)
+        tile %= per_product;
     int tm, tn;
-    pipe_tile_of(plan.dp_tiles + blockIdx.x, plan.tiles_m, plan.tiles_n, SGEMM_WIDE_GROUP, &tm, &tn);
+    pipe_tile_of(tile, plan.tiles_m, plan.tiles_n, SGEMM_WIDE_GROUP, &tm, &tn);
     int row = tm * SGEMM_WIDE_BM + blockIdx.y * SK_BETA_ROWS + threadIdx.x / SGEMM_WIDE_BN;
     int col = tn * SGEMM_WIDE_BN + threadIdx.x % SGEMM_WIDE_BN;
     if (row < p.m && col < p.n) {
-        float *c = p.c + (size_t)row * p.n + col;
+        float *c = c0 + (size_t)row * p.n + col;
         *c = p.beta == 0.0f ? 0.0f : p.beta * *c;
     }
 }
@@ -54,9 +66,11 @@ sgemm_sk_beta(const struct sgemm_problem p, const struct sgemm_sk_plan plan)
 extern "C" cudaError_t sgemm_stream_k_cover(const struct sgemm_problem *p,
                                             const struct launch_env *env, int tiles_m, int tiles_n)
 {
+    /* Tile ids over the stack are ints (see wide_launch_whole). */
     long tiles = (long)tiles_m * tiles_n;
-    if (tiles > 0x7fffffff)
+    if (tiles > 0x7fffffff / pipe_batch(p))
         return cudaErrorInvalidConfiguration;
+    tiles *= pipe_batch(p);
     long slots;
     cudaError_t err = sgemm_wide_slots(env, &slots);
     if (err != cudaSuccess)
@@ -73,7 +87,10 @@ extern "C" cudaError_t sgemm_stream_k_cover(const struct sgemm_problem *p,
     plan.dp_tiles = (int)(tiles - sk_tiles);
     plan.sk_workers = (int)workers;
     dim3 grid((unsigned)sk_tiles, SGEMM_WIDE_BM / SK_BETA_ROWS);
-    sgemm_sk_beta<<<grid, SK_BETA_ROWS * SGEMM_WIDE_BN, 0, env->stream>>>(*p, plan);
+    if (pipe_batch(p) > 1)
+        sgemm_sk_beta<true><<<grid, SK_BETA_ROWS * SGEMM_WIDE_BN, 0, env->stream>>>(*p, plan);
+    else
+        sgemm_sk_beta<false><<<grid, SK_BETA_ROWS * SGEMM_WIDE_BN, 0, env->stream>>>(*p, plan);
     err = launch_result();
     if (err != cudaSuccess)
         return err;

@@ -10,7 +10,9 @@
  * (bottom strip), memory-bound, much less than a tile row of FFMAs.  So
  * where both leftovers are at most EDGE_MAX and the interior fills a wave,
  * the interior runs as stream_k over floor(M/128) x floor(N/128) tiles and
- * one launch computes both strips; otherwise this is stream_k.
+ * one launch computes both strips; otherwise this is stream_k.  A stack of
+ * products is always stream_k over the stack (one plan for all the
+ * products' tiles): the strips and copies are made for one large matrix.
  *
  * Where N is not a multiple of 4, the rows of B and C are not 16-byte
  * aligned and the tile kernel falls back to 4-byte copies and stores: at
@@ -162,6 +164,8 @@ static void copy_rows(const float *src, int lds, float *dst, int ldd, int rows, 
 extern "C" cudaError_t sgemm_edge_peel_launch(const struct sgemm_problem *p,
                                               const struct launch_env *env)
 {
+    if (pipe_batch(p) > 1)
+        return sgemm_stream_k_launch(p, env);
     int tiles_m = p->m / SGEMM_WIDE_BM, tiles_n = p->n / SGEMM_WIDE_BN;
     int m0 = tiles_m * SGEMM_WIDE_BM, n0 = tiles_n * SGEMM_WIDE_BN;
     long slots;
@@ -221,4 +225,14 @@ extern "C" cudaError_t sgemm_edge_peel_launch(const struct sgemm_problem *p,
 extern "C" cudaError_t sgemm_edge_peel_attr(struct kernel_attr *out)
 {
     return sgemm_thread_8x16_attr(out);
+}
+
+/* The workspace's upper bound for the registry: B and the interior of C on
+ * 16-byte rows, when rows of N floats are not. */
+extern "C" size_t sgemm_edge_peel_workspace(const struct gemm_problem *g)
+{
+    if (g->batch > 1 || g->n % 4 == 0)
+        return 0;
+    size_t ld = (size_t)(g->n + 3) / 4 * 4;
+    return ((size_t)g->k + (size_t)g->m) * ld * sizeof(float);
 }

@@ -18,7 +18,12 @@
  * the address), so the inner loop has no bounds checks.
  *
  * A launch covers the K range [kbeg, kend) of blockIdx.z; with split-K the
- * raw sums go to a workspace and a second kernel applies alpha and beta. */
+ * raw sums go to a workspace and a second kernel applies alpha and beta.
+ * A stack of products takes one launch (one per 65535 products): product
+ * blockIdx.y, its matrices moved by the strides in the kernel.  That is a
+ * separate instantiation (BATCHED), so a single product runs the same
+ * instructions as before stacks existed; it fits the same 128 registers,
+ * no spills. */
 #ifndef GC_SGEMM_PIPELINE_CUH
 #define GC_SGEMM_PIPELINE_CUH
 
@@ -27,8 +32,25 @@
 struct pipe_args {
     struct sgemm_problem p;
     int k_per_split;          /* multiple of BK; p.k when not split */
-    float *partial;           /* splits x m x n raw sums, or NULL */
+    float *partial;           /* splits x batch slabs of m x n raw sums, or NULL */
 };
+
+/* The products of p's stack; a batch of 0 or less is one product. */
+static inline int pipe_batch(const struct sgemm_problem *p)
+{
+    return p->batch > 1 ? p->batch : 1;
+}
+
+/* Product z of p's stack: p with its matrices moved by the strides. */
+static __device__ __forceinline__ struct sgemm_problem pipe_product(const struct sgemm_problem &p,
+                                                                    int z)
+{
+    struct sgemm_problem q = p;
+    q.a += (long long)z * p.stride_a;
+    q.b += (long long)z * p.stride_b;
+    q.c += (long long)z * p.stride_c;
+    return q;
+}
 
 static __device__ __forceinline__ unsigned pipe_smem_addr(const void *ptr)
 {
@@ -164,11 +186,11 @@ static __device__ __forceinline__ void pipe_tile_of(int id, int tiles_m, int til
     *tn = in_band / rows;
 }
 
-template <class C, bool VEC, int GROUP>
+template <class C, bool VEC, int GROUP, bool BATCHED>
 static __global__ void __launch_bounds__(C::threads, C::min_blocks) sgemm_pipe_kernel(const struct pipe_args args)
 {
     extern __shared__ __align__(16) float pipe_smem[];
-    const struct sgemm_problem &p = args.p;
+    const struct sgemm_problem p = BATCHED ? pipe_product(args.p, blockIdx.y) : args.p;
     int tile_m, tile_n;
     pipe_tile_of(blockIdx.x, ceil_div(p.m, C::bm), ceil_div(p.n, C::bn), GROUP, &tile_m, &tile_n);
     int bm0 = tile_m * C::bm, bn0 = tile_n * C::bn;
@@ -221,8 +243,10 @@ static __global__ void __launch_bounds__(C::threads, C::min_blocks) sgemm_pipe_k
     pipe_wait<0>();
 
     if (args.partial) {
+        /* Slab (split, product), splits outermost. */
+        size_t slab = BATCHED ? (size_t)blockIdx.z * gridDim.y + blockIdx.y : blockIdx.z;
         struct sgemm_problem raw = p;
-        raw.c = args.partial + (size_t)blockIdx.z * p.m * p.n;
+        raw.c = args.partial + slab * p.m * p.n;
         raw.alpha = 1.0f;
         raw.beta = 0.0f;
 #pragma unroll
@@ -241,42 +265,65 @@ static __global__ void __launch_bounds__(C::threads, C::min_blocks) sgemm_pipe_k
     }
 }
 
-/* B and C rows may move as float4 (A is copied element by element). */
+/* B and C rows may move as float4 (A is copied element by element), in
+ * every product of the stack. */
 static inline bool pipe_vec_ok(const struct sgemm_problem *p)
 {
-    return p->n % 4 == 0 && ((uintptr_t)p->b | (uintptr_t)p->c) % 16 == 0;
+    long long strides = p->batch > 1 ? p->stride_b | p->stride_c : 0;
+    return p->n % 4 == 0 && ((uintptr_t)p->b | (uintptr_t)p->c) % 16 == 0 && strides % 4 == 0;
 }
 
+enum { PIPE_MAX_BATCH = 65535 };   /* products per launch: gridDim.y */
+
+template <class C, int GROUP, bool VEC, bool BATCHED>
+static cudaError_t pipe_launch_one(const struct pipe_args &args, dim3 grid, cudaStream_t stream)
+{
+    cudaError_t err = cudaFuncSetAttribute(sgemm_pipe_kernel<C, VEC, GROUP, BATCHED>,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, (int)C::smem);
+    if (err != cudaSuccess)
+        return err;
+    sgemm_pipe_kernel<C, VEC, GROUP, BATCHED><<<grid, C::threads, C::smem, stream>>>(args);
+    return launch_result();
+}
+
+/* Splits over blockIdx.z, K split into runs of k_per_split; partial, when
+ * not NULL, holds splits x batch slabs of m x n (batch <= PIPE_MAX_BATCH,
+ * one launch). */
 template <class C, int GROUP>
 static cudaError_t pipe_launch(const struct sgemm_problem *p, const struct launch_env *env,
                                int splits, int k_per_split, float *partial)
 {
-    struct pipe_args args = { *p, k_per_split, partial };
     long tiles = (long)ceil_div(p->m, C::bm) * ceil_div(p->n, C::bn);
-    if (tiles > 0x7fffffff || splits > 65535)
+    int batch = pipe_batch(p);
+    if (tiles > 0x7fffffff || splits > 65535 || (partial && batch > PIPE_MAX_BATCH))
         return cudaErrorInvalidConfiguration;
-    dim3 grid((unsigned)tiles, 1, splits);
-    cudaError_t err;
-    if (pipe_vec_ok(p)) {
-        err = cudaFuncSetAttribute(sgemm_pipe_kernel<C, true, GROUP>,
-                                   cudaFuncAttributeMaxDynamicSharedMemorySize, (int)C::smem);
-        if (err != cudaSuccess)
-            return err;
-        sgemm_pipe_kernel<C, true, GROUP><<<grid, C::threads, C::smem, env->stream>>>(args);
-    } else {
-        err = cudaFuncSetAttribute(sgemm_pipe_kernel<C, false, GROUP>,
-                                   cudaFuncAttributeMaxDynamicSharedMemorySize, (int)C::smem);
-        if (err != cudaSuccess)
-            return err;
-        sgemm_pipe_kernel<C, false, GROUP><<<grid, C::threads, C::smem, env->stream>>>(args);
+    bool vec = pipe_vec_ok(p);
+    if (batch == 1) {
+        struct pipe_args args = { *p, k_per_split, partial };
+        dim3 grid((unsigned)tiles, 1, splits);
+        return vec ? pipe_launch_one<C, GROUP, true, false>(args, grid, env->stream)
+                   : pipe_launch_one<C, GROUP, false, false>(args, grid, env->stream);
     }
-    return launch_result();
+    for (int first = 0, count; first < batch; first += count) {
+        count = batch - first < (int)PIPE_MAX_BATCH ? batch - first : (int)PIPE_MAX_BATCH;
+        struct pipe_args args = { *p, k_per_split, partial };
+        args.p.a += (long long)first * p->stride_a;
+        args.p.b += (long long)first * p->stride_b;
+        args.p.c += (long long)first * p->stride_c;
+        args.p.batch = count;
+        dim3 grid((unsigned)tiles, count, splits);
+        cudaError_t err = vec ? pipe_launch_one<C, GROUP, true, true>(args, grid, env->stream)
+                              : pipe_launch_one<C, GROUP, false, true>(args, grid, env->stream);
+        if (err != cudaSuccess)
+            return err;
+    }
+    return cudaSuccess;
 }
 
 template <class C, int GROUP>
 static cudaError_t pipe_attr(struct kernel_attr *out)
 {
-    return kernel_attr_of(sgemm_pipe_kernel<C, true, GROUP>, C::threads, C::smem, out);
+    return kernel_attr_of(sgemm_pipe_kernel<C, true, GROUP, false>, C::threads, C::smem, out);
 }
 
 #endif

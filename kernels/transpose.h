@@ -1,5 +1,6 @@
-/* The transpose kernels: launchers, resource queries and the host kernel
- * behind the rows of transpose_kernels[] (kernels/transpose_table.c).
+/* The transpose kernels.  Their launchers and resource queries are
+ * declared by the table that lists them (kernels/transpose_table.c); this
+ * header holds what they share.
  *
  * Every launcher takes any rows, cols >= 1 and element sizes 2, 4 and 8
  * (geam: 4 and 8), moves elements bit for bit, and returns the launch's
@@ -15,29 +16,10 @@
 extern "C" {
 #endif
 
-cudaError_t transpose_copy_launch(const struct transpose_problem *p, const struct launch_env *env);
-cudaError_t transpose_copy_attr(struct kernel_attr *out);
-cudaError_t transpose_copy_smem_launch(const struct transpose_problem *p, const struct launch_env *env);
-cudaError_t transpose_copy_smem_attr(struct kernel_attr *out);
-cudaError_t transpose_naive_launch(const struct transpose_problem *p, const struct launch_env *env);
-cudaError_t transpose_naive_attr(struct kernel_attr *out);
-cudaError_t transpose_smem_launch(const struct transpose_problem *p, const struct launch_env *env);
-cudaError_t transpose_smem_attr(struct kernel_attr *out);
-cudaError_t transpose_smem_pad_launch(const struct transpose_problem *p, const struct launch_env *env);
-cudaError_t transpose_smem_pad_attr(struct kernel_attr *out);
-cudaError_t transpose_diagonal_launch(const struct transpose_problem *p, const struct launch_env *env);
-cudaError_t transpose_diagonal_attr(struct kernel_attr *out);
-cudaError_t transpose_vec_launch(const struct transpose_problem *p, const struct launch_env *env);
-cudaError_t transpose_vec_attr(struct kernel_attr *out);
-cudaError_t transpose_geam_launch(const struct transpose_problem *p, const struct launch_env *env);
-
-void transpose_cpu_host(const struct transpose_problem *p);
-
 /* Transposes the n x n matrix at `data` (device memory) in place, for a
  * matrix too large to hold twice on the device.  elem_size is 2, 4 or 8. */
 cudaError_t transpose_inplace_square_launch(void *data, int n, size_t elem_size,
                                             const struct launch_env *env);
-cudaError_t transpose_inplace_square_attr(struct kernel_attr *out);
 
 #ifdef __cplusplus
 }

@@ -79,8 +79,3 @@ extern "C" cudaError_t transpose_inplace_square_launch(void *data, int n, size_t
     }
     return cudaErrorInvalidValue;
 }
-
-extern "C" cudaError_t transpose_inplace_square_attr(struct kernel_attr *out)
-{
-    return kernel_attr_of(inplace_kernel<unsigned int>, tile * tile_rows, 0, out);
-}

@@ -1,41 +1,48 @@
-/* gemmcli bench: every kernel of one operation, and cuBLAS, timed in one
- * process on the same inputs.  Each timed run uses the next of several
- * input sets, so that the L2 cache never holds the operands from the run
- * before; the figure is the median of the runs after a warm-up. */
+/* gemmcli bench: every kernel of one operation and one type, and cuBLAS,
+ * timed in one process on the same inputs.  Each timed run uses the next
+ * of several input sets, so that the L2 cache never holds the operands
+ * from the run before; the figure is the median of the runs after a
+ * warm-up (core/clock.h's loop, with CUDA events). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "../core/error.h"
+#include "../kernels/convert.h"
 #include "commands.h"
 #include "device.h"
-#include "error.h"
 #include "options.h"
 #include "output.h"
 #include "plot.h"
 #include "report.h"
+#include "select.h"
 
 #define MAX_SETS 16
 #define CELL_BUDGET_MS 300.0   /* timed runs per kernel and shape, about */
 #define MAX_RUN_MS 1500.0      /* a kernel slower than this at a shape is skipped */
 #define MAX_REPS 50
 
-struct shape { size_t m, n, k; char label[48]; };
+struct shape { size_t batch, m, n, k; char label[64]; };
 
 struct bench {
     const struct gc_opts *o;
     struct gc_device dev;
     int is_mul;
+    enum gemm_sig sig;          /* mul */
     struct shape shapes[GC_MAX_SIZES];
     int n_shapes;
     size_t n_kernels;
     double *ms;                 /* n_kernels x n_shapes; NAN: not run */
     char date[16];
+    char name[32];              /* "mul f32", "transpose" */
 };
 
-static const char default_mul_sizes[] =
-    "1024,2048,4096,8192,4097,127x129x255,1000x3000x500,256x256x65536,65536x64x1024";
+static const char default_f32_sizes[] =
+    "1024,2048,4096,8192,4097,127x129x255,1000x3000x500,256x256x65536,65536x64x1024,"
+    "1024x128x128x128,16x1024x1024x1024";
+static const char default_other_sizes[] = "1024,4096,8192,4097,1000x3000x500";
 static const char default_transpose_sizes[] = "4096,8192,16384,7001x3000";
 
 static int parse_sizes(struct bench *b, const char *list)
@@ -46,27 +53,26 @@ static int parse_sizes(struct bench *b, const char *list)
     for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         if (b->n_shapes == GC_MAX_SIZES)
             return gc_fail(GC_EXIT_USAGE, "--sizes: at most %d sizes", GC_MAX_SIZES);
-        unsigned long long v[3];
-        char extra;
-        int n = sscanf(tok, "%llux%llux%llu%c", &v[0], &v[1], &v[2], &extra);
+        struct gc_shape_opt sh;
         struct shape *s = &b->shapes[b->n_shapes];
-        if (n == 1 && b->is_mul)
-            *s = (struct shape){ v[0], v[0], v[0], "" };
-        else if (n == 1)
-            *s = (struct shape){ v[0], v[0], 1, "" };
-        else if (n == 2 && !b->is_mul)
-            *s = (struct shape){ v[0], v[1], 1, "" };
-        else if (n == 3 && b->is_mul)
-            *s = (struct shape){ v[0], v[1], v[2], "" };
+        if (options_parse_shape(tok, &sh))
+            return gc_fail(GC_EXIT_USAGE, "--sizes: '%s' is not a list of numbers joined by x", tok);
+        size_t *d = sh.dims;
+        if (sh.ndim == 1)
+            *s = (struct shape){ 1, d[0], d[0], b->is_mul ? d[0] : 1, "" };
+        else if (sh.ndim == 2 && !b->is_mul)
+            *s = (struct shape){ 1, d[0], d[1], 1, "" };
+        else if (sh.ndim == 3 && b->is_mul)
+            *s = (struct shape){ 1, d[0], d[1], d[2], "" };
+        else if (sh.ndim == 4 && b->is_mul)
+            *s = (struct shape){ d[0], d[1], d[2], d[3], "" };
         else
             return gc_fail(GC_EXIT_USAGE, "--sizes: '%s' is not %s", tok,
-                           b->is_mul ? "N or MxNxK" : "N or RxC");
-        if (!s->m || !s->n || !s->k || s->m > 1u << 30 || s->n > 1u << 30 || s->k > 1u << 30)
+                           b->is_mul ? "N, MxNxK or BATCHxMxNxK" : "N or RxC");
+        if (!s->batch || !s->m || !s->n || !s->k || s->m > 1u << 30 || s->n > 1u << 30 ||
+            s->k > 1u << 30 || s->batch > 1u << 24)
             return gc_fail(GC_EXIT_USAGE, "--sizes: '%s' is out of range", tok);
-        if (n == 1)
-            snprintf(s->label, sizeof s->label, "%llu", v[0]);
-        else
-            snprintf(s->label, sizeof s->label, "%s", tok);
+        snprintf(s->label, sizeof s->label, "%s", tok);
         b->n_shapes++;
     }
     return b->n_shapes ? 0 : gc_fail(GC_EXIT_USAGE, "--sizes: no sizes given");
@@ -86,8 +92,8 @@ static void fill_random(float *x, size_t n, unsigned long long seed)
 /* Device buffers for one shape: `sets` copies of the inputs and one output. */
 struct operands {
     int sets;
-    float *a[MAX_SETS], *b[MAX_SETS];
-    float *c;
+    void *a[MAX_SETS], *b[MAX_SETS];
+    void *c;
 };
 
 static void free_operands(struct operands *ops)
@@ -100,96 +106,142 @@ static void free_operands(struct operands *ops)
     memset(ops, 0, sizeof *ops);
 }
 
-static int alloc_operands(struct bench *b, const struct shape *s, struct operands *ops)
+/* Random values in [-1, 1) as float32, made on the host once and
+ * converted on the device into the kernels' operand type. */
+static int upload_random(struct bench *b, size_t n, unsigned long long seed, enum gc_dtype to,
+                         void **dst)
 {
-    size_t a_n = b->is_mul ? s->m * s->k : s->m * s->n;
-    size_t b_n = b->is_mul ? s->k * s->n : 0;
-    size_t c_n = s->m * s->n;
-    size_t set_bytes = (a_n + b_n) * sizeof(float);
-    int sets = (int)((3 * b->dev.l2_bytes) / set_bytes) + 2;
-    ops->sets = sets > MAX_SETS ? MAX_SETS : sets;
-    int rc = device_check_memory(&b->dev, set_bytes * ops->sets + c_n * sizeof(float),
-                                 "this benchmark shape");
-    if (rc)
-        return rc;
-    float *host = malloc((a_n > b_n ? a_n : b_n) * sizeof *host);
+    float *host = malloc(n * sizeof *host);
+    void *staging = NULL;
+    int rc;
     if (!host)
-        return gc_fail(GC_EXIT_GPU, "out of host memory");
-    rc = CUDA_CALL(cudaMalloc((void **)&ops->c, c_n * sizeof(float)));
-    for (int i = 0; i < ops->sets && !rc; i++) {
-        if ((rc = CUDA_CALL(cudaMalloc((void **)&ops->a[i], a_n * sizeof(float)))) ||
-            (b_n && (rc = CUDA_CALL(cudaMalloc((void **)&ops->b[i], b_n * sizeof(float))))))
-            break;
-        if (i == 0) {
-            fill_random(host, a_n, 1);
-            rc = CUDA_CALL(cudaMemcpy(ops->a[0], host, a_n * sizeof(float),
-                                      cudaMemcpyHostToDevice));
-            if (!rc && b_n) {
-                fill_random(host, b_n, 2);
-                rc = CUDA_CALL(cudaMemcpy(ops->b[0], host, b_n * sizeof(float),
-                                          cudaMemcpyHostToDevice));
-            }
-        } else {
-            rc = CUDA_CALL(cudaMemcpy(ops->a[i], ops->a[0], a_n * sizeof(float),
-                                      cudaMemcpyDeviceToDevice));
-            if (!rc && b_n)
-                rc = CUDA_CALL(cudaMemcpy(ops->b[i], ops->b[0], b_n * sizeof(float),
-                                          cudaMemcpyDeviceToDevice));
-        }
-    }
+        return gc_fail(GC_EXIT_INPUT, "out of host memory");
+    fill_random(host, n, seed);
+    if (!(rc = CUDA_CALL(cudaMalloc(dst, n * gc_dtypes[to].size))) &&
+        !(rc = CUDA_CALL(cudaMalloc(&staging, n * sizeof(float)))) &&
+        !(rc = CUDA_CALL(cudaMemcpy(staging, host, n * sizeof(float), cudaMemcpyHostToDevice))))
+        rc = CUDA_CALL(convert_operand_launch(staging, GC_F32, 0, 0, 0, n, *dst, to,
+                                              b->dev.stream));
+    if (!rc)
+        rc = CUDA_CALL(cudaStreamSynchronize(b->dev.stream));
+    cudaFree(staging);
     free(host);
     return rc;
 }
 
-static cudaError_t launch(struct bench *b, size_t kernel, const struct shape *s,
-                          const struct operands *ops, int set)
+static int alloc_operands(struct bench *b, const struct shape *s, struct operands *ops)
 {
-    struct launch_env env = device_launch_env(&b->dev);
-    if (b->is_mul) {
-        struct sgemm_problem p = { (int)s->m, (int)s->n, (int)s->k, 1.0f, 0.0f,
-                                   ops->a[set], ops->b[set], ops->c };
-        return gemm_kernels[kernel].launch(&p, &env);
-    }
-    struct transpose_problem p = { (int)s->m, (int)s->n, sizeof(float), ops->a[set], ops->c };
-    return transpose_kernels[kernel].launch(&p, &env);
-}
-
-static int time_cell(struct bench *b, size_t kernel, const struct shape *s,
-                     const struct operands *ops, double *median)
-{
-    float ms[MAX_REPS];
-    int reps = 1, rc = 0;
-    for (int r = -1; r < reps; r++) {   /* r == -1: the warm-up, which sizes reps */
-        int set = (r + 1) % ops->sets;
-        float t;
-        if ((rc = CUDA_CALL(cudaEventRecord(b->dev.start, b->dev.stream))) ||
-            (rc = CUDA_CALL(launch(b, kernel, s, ops, set))) ||
-            (rc = CUDA_CALL(cudaEventRecord(b->dev.stop, b->dev.stream))) ||
-            (rc = CUDA_CALL(cudaEventSynchronize(b->dev.stop))) ||
-            (rc = CUDA_CALL(cudaEventElapsedTime(&t, b->dev.start, b->dev.stop))))
-            return rc;
-        if (r < 0) {
-            double want = CELL_BUDGET_MS / (t > 1e-3 ? t : 1e-3);
-            reps = want < 3 ? 3 : want > MAX_REPS ? MAX_REPS : (int)want;
-            if (t > MAX_RUN_MS)
-                reps = 1;
-        } else {
-            ms[r] = t;
+    enum gc_dtype in = b->is_mul ? gemm_sigs[b->sig].in : GC_F32;
+    enum gc_dtype out = b->is_mul ? gemm_sigs[b->sig].out : GC_F32;
+    size_t a_n = s->batch * (b->is_mul ? s->m * s->k : s->m * s->n);
+    size_t b_n = b->is_mul ? s->batch * s->k * s->n : 0;
+    size_t c_n = s->batch * s->m * s->n;
+    size_t set_bytes = (a_n + b_n) * gc_dtypes[in].size;
+    int sets = (int)((3 * b->dev.l2_bytes) / set_bytes) + 2;
+    ops->sets = sets > MAX_SETS ? MAX_SETS : sets;
+    int rc = device_check_memory(&b->dev, set_bytes * ops->sets + c_n * gc_dtypes[out].size +
+                                 a_n * sizeof(float), "this benchmark shape");
+    if (rc)
+        return rc;
+    rc = CUDA_CALL(cudaMalloc(&ops->c, c_n * gc_dtypes[out].size));
+    for (int i = 0; i < ops->sets && !rc; i++) {
+        if (i == 0) {
+            if (!(rc = upload_random(b, a_n, 1, in, &ops->a[0])) && b_n)
+                rc = upload_random(b, b_n, 2, in, &ops->b[0]);
+            continue;
         }
+        if ((rc = CUDA_CALL(cudaMalloc(&ops->a[i], a_n * gc_dtypes[in].size))) ||
+            (b_n && (rc = CUDA_CALL(cudaMalloc(&ops->b[i], b_n * gc_dtypes[in].size)))) ||
+            (rc = CUDA_CALL(cudaMemcpy(ops->a[i], ops->a[0], a_n * gc_dtypes[in].size,
+                                       cudaMemcpyDeviceToDevice))))
+            break;
+        if (b_n)
+            rc = CUDA_CALL(cudaMemcpy(ops->b[i], ops->b[0], b_n * gc_dtypes[in].size,
+                                      cudaMemcpyDeviceToDevice));
     }
-    *median = device_median_ms(ms, reps);
-    return 0;
+    return rc;
 }
 
-static int is_host(const struct bench *b, size_t i)
+static unsigned kernel_flags(const struct bench *b, size_t i)
 {
-    return b->is_mul ? (gemm_kernels[i].flags & KERNEL_HOST) != 0
-                     : (transpose_kernels[i].flags & KERNEL_HOST) != 0;
+    return b->is_mul ? gemm_kernels[i].flags : transpose_kernels[i].flags;
 }
 
 static const char *kernel_name(const struct bench *b, size_t i)
 {
     return b->is_mul ? gemm_kernels[i].name : transpose_kernels[i].name;
+}
+
+static void mul_problem(const struct bench *b, const struct shape *s, struct gemm_problem *p)
+{
+    memset(p, 0, sizeof *p);
+    p->sig = b->sig;
+    p->m = (int64_t)s->m;
+    p->n = (int64_t)s->n;
+    p->k = (int64_t)s->k;
+    p->batch = (int64_t)s->batch;
+    gemm_problem_dense(p);
+    p->stride_a = p->m * p->k;
+    p->stride_b = p->k * p->n;
+    p->alpha = 1;
+    p->beta = 0;
+    p->cc = b->dev.cc_major * 10 + b->dev.cc_minor;
+}
+
+/* Whether kernel i runs in this bench at shape s (a GPU kernel of the
+ * operation and type that can compute it). */
+static int runs_here(const struct bench *b, size_t i, const struct shape *s)
+{
+    if (kernel_flags(b, i) & KERNEL_HOST)
+        return 0;
+    if (!b->is_mul)
+        return 1;
+    struct gemm_problem p;
+    char why[256];
+    mul_problem(b, s, &p);
+    return gemm_can_implement(&gemm_kernels[i], &p, why, sizeof why);
+}
+
+struct cell {
+    struct bench *b;
+    size_t kernel;
+    const struct shape *s;
+    const struct operands *ops;
+};
+
+static int run_cell(void *arg, int i)
+{
+    const struct cell *c = arg;
+    struct bench *b = c->b;
+    int set = (i + 1) % c->ops->sets;
+    struct launch_env env = device_launch_env(&b->dev);
+    cudaError_t err;
+    if (b->is_mul) {
+        struct gemm_problem p;
+        mul_problem(b, c->s, &p);
+        p.a = c->ops->a[set];
+        p.b = c->ops->b[set];
+        p.c = c->ops->c;
+        err = gemm_run(&gemm_kernels[c->kernel], &p, &env, 0);
+    } else {
+        struct transpose_problem p = { (int)c->s->m, (int)c->s->n, sizeof(float),
+                                       c->ops->a[set], c->ops->c };
+        err = transpose_kernels[c->kernel].launch(&p, &env);
+    }
+    return err == cudaSuccess ? 0 : device_cuda_fail(err, kernel_name(b, c->kernel), __FILE__,
+                                                     __LINE__);
+}
+
+static int time_cell(struct bench *b, size_t kernel, const struct shape *s,
+                     const struct operands *ops, double *median)
+{
+    struct cell c = { b, kernel, s, ops };
+    struct clock_timer timer = device_timer_clock(&b->dev.timer);
+    struct clock_plan plan = { 0, 1, CELL_BUDGET_MS, MAX_RUN_MS, 3, MAX_REPS };
+    int rc = clock_time_runs(&timer, run_cell, NULL, &c, &plan, median, NULL);
+    if (rc == -1 && b->dev.timer.err != cudaSuccess)
+        return device_cuda_fail(b->dev.timer.err, "timing", __FILE__, __LINE__);
+    return rc == -1 ? gc_fail(GC_EXIT_INPUT, "out of host memory") : rc;
 }
 
 static long find_kernel(const struct bench *b, const char *name)
@@ -203,7 +255,8 @@ static long find_kernel(const struct bench *b, const char *name)
 /* GFLOP or GB for one run of shape s. */
 static double work(const struct bench *b, const struct shape *s)
 {
-    return b->is_mul ? 2.0 * s->m * s->n * s->k / 1e9 : 2.0 * s->m * s->n * sizeof(float) / 1e9;
+    return b->is_mul ? 2.0 * s->batch * s->m * s->n * s->k / 1e9
+                     : 2.0 * s->m * s->n * sizeof(float) / 1e9;
 }
 
 /* TFLOP/s for mul, GB/s for transpose. */
@@ -227,9 +280,9 @@ static int run_all(struct bench *b)
             return rc;
         }
         if (!b->o->quiet)
-            fprintf(stderr, "bench: %s (%d input sets)\n", s->label, ops.sets);
+            fprintf(stderr, "bench: %s %s (%d input sets)\n", b->name, s->label, ops.sets);
         for (size_t i = 0; i < b->n_kernels; i++) {
-            if (is_host(b, i))
+            if (!runs_here(b, i, s))
                 continue;
             /* Skip a kernel whose last rate says one run here would be too slow. */
             double last = NAN;
@@ -251,19 +304,27 @@ static int run_all(struct bench *b)
     return 0;
 }
 
+static int has_results(const struct bench *b, size_t i)
+{
+    for (int j = 0; j < b->n_shapes; j++)
+        if (isfinite(rate(b, i, j)))
+            return 1;
+    return 0;
+}
+
 static void print_table(const struct bench *b, FILE *f)
 {
     long ref = find_kernel(b, b->is_mul ? "cublas" : "geam");
     long copy = b->is_mul ? -1 : find_kernel(b, "copy");
     double peak = device_fp32_peak_gflops(&b->dev) / 1e3;
-    fprintf(f, "\n%s on %s, %s; %s\n", b->is_mul ? "mul" : "transpose", b->dev.name, b->date,
+    fprintf(f, "\n%s on %s, %s; %s\n", b->name, b->dev.name, b->date,
             b->is_mul ? "TFLOP/s (% of cuBLAS)" : "GB/s read+written (% of copy, % of geam)");
     fprintf(f, "%-16s", "kernel");
     for (int j = 0; j < b->n_shapes; j++)
         fprintf(f, " %19s", b->shapes[j].label);
     fputc('\n', f);
     for (size_t i = 0; i < b->n_kernels; i++) {
-        if (is_host(b, i))
+        if (!has_results(b, i))
             continue;
         fprintf(f, "%-16s", kernel_name(b, i));
         for (int j = 0; j < b->n_shapes; j++) {
@@ -282,9 +343,12 @@ static void print_table(const struct bench *b, FILE *f)
         }
         fputc('\n', f);
     }
-    if (b->is_mul)
+    if (b->is_mul && b->sig != GEMM_F64)
         fprintf(f, "FP32 peak of this device: %.1f TFLOP/s (%d SMs x 128 lanes x 2 x %.2f GHz)\n",
                 peak, b->dev.sm_count, b->dev.clock_ghz);
+    if (b->is_mul && b->sig == GEMM_F64)
+        fprintf(f, "FP64 CUDA-core peak of this device: %.1f TFLOP/s (%d SMs x 64 lanes x 2 x "
+                "%.2f GHz)\n", peak / 2, b->dev.sm_count, b->dev.clock_ghz);
 }
 
 static int write_files(const struct bench *b, const char *prefix)
@@ -292,7 +356,7 @@ static int write_files(const struct bench *b, const char *prefix)
     long ref = find_kernel(b, b->is_mul ? "cublas" : "geam");
     double peak = device_fp32_peak_gflops(&b->dev) / 1e3;
     const char *unit = b->is_mul ? "tflops" : "gbps";
-
+    const char *type = b->is_mul ? gemm_sigs[b->sig].name : "f32";
     char csv_path[4200], json_path[4200], svg_path[4200];
     snprintf(csv_path, sizeof csv_path, "%s.csv", prefix);
     snprintf(json_path, sizeof json_path, "%s.json", prefix);
@@ -307,31 +371,34 @@ static int write_files(const struct bench *b, const char *prefix)
         return rc;
     }
     FILE *csv = out_csv.f, *json = out_json.f, *svg = out_svg.f;
-    fprintf(csv, "op,device,date,kernel,shape,m,n,k,ms,%s,pct_of_reference,pct_of_peak\n", unit);
-    fprintf(json, "{\"op\": \"%s\", \"device\": ", b->is_mul ? "mul" : "transpose");
+    fprintf(csv, "op,type,device,date,kernel,shape,batch,m,n,k,ms,%s,pct_of_reference,pct_of_peak\n",
+            unit);
+    fprintf(json, "{\"op\": \"%s\", \"type\": \"%s\", \"device\": ", b->is_mul ? "mul" : "transpose",
+            type);
     json_string(json, b->dev.name);
     fprintf(json, ", \"date\": \"%s\", \"results\": [", b->date);
     int first = 1;
     for (size_t i = 0; i < b->n_kernels; i++)
-        for (int j = 0; j < b->n_shapes && !is_host(b, i); j++) {
+        for (int j = 0; j < b->n_shapes; j++) {
             double v = rate(b, i, j);
             if (!isfinite(v))
                 continue;
             const struct shape *s = &b->shapes[j];
             double pct_ref = ref >= 0 ? 100 * v / rate(b, (size_t)ref, j) : NAN;
-            double pct_peak = b->is_mul ? 100 * v / peak : NAN;
-            fprintf(csv, "%s,\"%s\",%s,%s,%s,%zu,%zu,%zu,%.5f,%.3f,%.1f,%.1f\n",
-                    b->is_mul ? "mul" : "transpose", b->dev.name, b->date, kernel_name(b, i),
-                    s->label, s->m, s->n, s->k, b->ms[i * b->n_shapes + j], v, pct_ref, pct_peak);
-            fprintf(json, "%s\n  {\"kernel\": \"%s\", \"shape\": \"%s\", \"m\": %zu, \"n\": %zu, "
-                    "\"k\": %zu, \"ms\": %.5f, \"%s\": %.3f, \"pct_of_reference\": %.1f}",
-                    first ? "" : ",", kernel_name(b, i), s->label, s->m, s->n, s->k,
+            double pct_peak = b->is_mul ? 100 * v / (b->sig == GEMM_F64 ? peak / 2 : peak) : NAN;
+            fprintf(csv, "%s,%s,\"%s\",%s,%s,%s,%zu,%zu,%zu,%zu,%.5f,%.3f,%.1f,%.1f\n",
+                    b->is_mul ? "mul" : "transpose", type, b->dev.name, b->date,
+                    kernel_name(b, i), s->label, s->batch, s->m, s->n, s->k,
+                    b->ms[i * b->n_shapes + j], v, pct_ref, pct_peak);
+            fprintf(json, "%s\n  {\"kernel\": \"%s\", \"shape\": \"%s\", \"batch\": %zu, \"m\": %zu, "
+                    "\"n\": %zu, \"k\": %zu, \"ms\": %.5f, \"%s\": %.3f, \"pct_of_reference\": %.1f}",
+                    first ? "" : ",", kernel_name(b, i), s->label, s->batch, s->m, s->n, s->k,
                     b->ms[i * b->n_shapes + j], unit, v, isfinite(pct_ref) ? pct_ref : -1);
             first = 0;
         }
     fputs("\n]}\n", json);
 
-    /* The plot: one line per GPU kernel. */
+    /* The plot: one line per GPU kernel that ran. */
     const char *names[256];
     const char *labels[GC_MAX_SIZES];
     double *values = malloc(b->n_kernels * b->n_shapes * sizeof *values);
@@ -340,12 +407,12 @@ static int write_files(const struct bench *b, const char *prefix)
         output_abort(&out_csv);
         output_abort(&out_json);
         output_abort(&out_svg);
-        return gc_fail(GC_EXIT_OUTPUT, "out of memory");
+        return gc_fail(GC_EXIT_INPUT, "out of host memory");
     }
     for (int j = 0; j < b->n_shapes; j++)
         labels[j] = b->shapes[j].label;
     for (size_t i = 0; i < b->n_kernels && n_series < 256; i++) {
-        if (is_host(b, i))
+        if (!has_results(b, i))
             continue;
         names[n_series] = kernel_name(b, i);
         for (int j = 0; j < b->n_shapes; j++)
@@ -353,8 +420,7 @@ static int write_files(const struct bench *b, const char *prefix)
         n_series++;
     }
     char title[512];
-    snprintf(title, sizeof title, "gemmcli %s kernels on %s, %s", b->is_mul ? "mul" : "transpose",
-             b->dev.name, b->date);
+    snprintf(title, sizeof title, "gemmcli %s kernels on %s, %s", b->name, b->dev.name, b->date);
     struct plot p = { title, b->is_mul ? "TFLOP/s" : "GB/s (read + written)", b->n_shapes,
                       n_series, labels, names, values };
     int bad = plot_svg(svg, &p) != 0;
@@ -374,24 +440,19 @@ static int write_files(const struct bench *b, const char *prefix)
     return 0;
 }
 
-static int auto_eligible(const struct bench *b, size_t i)
-{
-    unsigned f = b->is_mul ? gemm_kernels[i].flags : transpose_kernels[i].flags;
-    return !(f & (KERNEL_HOST | KERNEL_REFERENCE | KERNEL_BENCH_ONLY | KERNEL_NO_AUTO));
-}
-
 /* One row per benchmarked shape: the fastest kernel auto may pick. */
 static void auto_rows(const struct bench *b, FILE *f)
 {
     for (int j = 0; j < b->n_shapes; j++) {
         long best = -1;
         for (size_t i = 0; i < b->n_kernels; i++)
-            if (auto_eligible(b, i) && isfinite(rate(b, i, j)) &&
+            if (select_auto_candidate(kernel_flags(b, i)) && isfinite(rate(b, i, j)) &&
                 (best < 0 || rate(b, i, j) > rate(b, (size_t)best, j)))
                 best = (long)i;
         if (best >= 0)
-            fprintf(f, "    { \"%s\", %zu, %zu, %zu, \"%s\" },   /* %.2f %s */\n",
-                    b->is_mul ? "mul" : "transpose", b->shapes[j].m, b->shapes[j].n,
+            fprintf(f, "    { \"%s\", \"%s\", %zu, %zu, %zu, %zu, \"%s\", %.2f },   /* %s */\n",
+                    b->is_mul ? "mul" : "transpose", b->is_mul ? gemm_sigs[b->sig].name : "any",
+                    b->shapes[j].batch, b->shapes[j].m, b->shapes[j].n,
                     b->is_mul ? b->shapes[j].k : 1, kernel_name(b, (size_t)best),
                     rate(b, (size_t)best, j), b->is_mul ? "TFLOP/s" : "GB/s");
     }
@@ -405,7 +466,7 @@ static int write_auto_table(struct bench *const *benches, int n, const char *pat
         return rc;
     FILE *f = out.f;
     fprintf(f, "/* auto's choices, measured by `gemmcli bench --auto-table` on %s, %s.\n"
-            " * For each benchmarked shape, the fastest kernel auto may pick. */\n"
+            " * For each benchmarked type and shape, the fastest kernel auto may pick. */\n"
             "#include \"registry.h\"\n\nconst struct auto_choice auto_choices[] = {\n",
             benches[0]->dev.name, benches[0]->date);
     for (int i = 0; i < n; i++)
@@ -414,20 +475,23 @@ static int write_auto_table(struct bench *const *benches, int n, const char *pat
     return output_commit(&out);
 }
 
-static int bench_op(struct bench *b, const struct gc_opts *o, int is_mul)
+static int bench_one(struct bench *b, const struct gc_opts *o, int is_mul, enum gemm_sig sig)
 {
     b->o = o;
     b->is_mul = is_mul;
+    b->sig = sig;
     b->n_kernels = is_mul ? gemm_kernel_count : transpose_kernel_count;
+    snprintf(b->name, sizeof b->name, is_mul ? "mul %s" : "transpose", gemm_sigs[sig].name);
     int rc = parse_sizes(b, o->bench_sizes ? o->bench_sizes
-                              : is_mul ? default_mul_sizes : default_transpose_sizes);
+                              : !is_mul ? default_transpose_sizes
+                              : sig == GEMM_F32 ? default_f32_sizes : default_other_sizes);
     if (rc)
         return rc;
     time_t now = time(NULL);
     strftime(b->date, sizeof b->date, "%Y-%m-%d", gmtime(&now));
     b->ms = malloc(b->n_kernels * b->n_shapes * sizeof *b->ms);
     if (!b->ms)
-        return gc_fail(GC_EXIT_GPU, "out of host memory");
+        return gc_fail(GC_EXIT_INPUT, "out of host memory");
     for (size_t i = 0; i < b->n_kernels * b->n_shapes; i++)
         b->ms[i] = NAN;
     if (!(rc = device_open(&b->dev, o->device, 0)) && !(rc = device_cublas(&b->dev)) &&
@@ -435,11 +499,37 @@ static int bench_op(struct bench *b, const struct gc_opts *o, int is_mul)
         print_table(b, stdout);
         if (o->bench_out) {
             char prefix[4096];
-            snprintf(prefix, sizeof prefix, "%s-%s", o->bench_out, is_mul ? "mul" : "transpose");
+            snprintf(prefix, sizeof prefix, "%s-%s%s%s", o->bench_out, is_mul ? "mul" : "transpose",
+                     is_mul ? "-" : "", is_mul ? gemm_sigs[sig].name : "");
             rc = write_files(b, prefix);
         }
     }
     return rc;
+}
+
+/* --dtype for bench: a comma-separated list of f16, f32, f64. */
+static int parse_types(const char *list, unsigned *sigs)
+{
+    *sigs = 0;
+    if (!list) {
+        *sigs = 1u << GEMM_F16 | 1u << GEMM_F32 | 1u << GEMM_F64;
+        return 0;
+    }
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", list);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        int t = gc_dtype_parse(tok);
+        if (t == GC_F16)
+            *sigs |= 1u << GEMM_F16;
+        else if (t == GC_F32)
+            *sigs |= 1u << GEMM_F32;
+        else if (t == GC_F64)
+            *sigs |= 1u << GEMM_F64;
+        else
+            return gc_fail(GC_EXIT_USAGE, "--dtype: bench times f16, f32 and f64, not '%s'", tok);
+    }
+    return 0;
 }
 
 int cmd_bench(const struct gc_opts *o)
@@ -449,16 +539,28 @@ int cmd_bench(const struct gc_opts *o)
     int all = strcmp(o->bench_op, "all") == 0;
     if (all && o->bench_sizes)
         return gc_fail(GC_EXIT_USAGE, "--sizes needs --op mul or --op transpose");
-    struct bench benches[2];
+    unsigned sigs;
+    int rc = parse_types(o->bench_dtypes, &sigs);
+    if (rc)
+        return rc;
+    struct bench benches[GEMM_SIG_COUNT + 1];
     memset(benches, 0, sizeof benches);
-    struct bench *done[2];
-    int n = 0, rc = 0;
-    for (int op = 0; op < 2 && !rc; op++) {
-        int is_mul = op == 0;
-        if (!all && is_mul != (strcmp(o->bench_op, "mul") == 0))
-            continue;
+    struct bench *done[GEMM_SIG_COUNT + 1];
+    int n = 0;
+    /* f32 first: its table is the ladder's. */
+    static const enum gemm_sig order[] = { GEMM_F32, GEMM_F16, GEMM_F64 };
+    if (all || strcmp(o->bench_op, "mul") == 0)
+        for (size_t i = 0; i < sizeof order / sizeof order[0] && !rc; i++) {
+            if (!(sigs & (1u << order[i])))
+                continue;
+            struct bench *b = &benches[n];
+            rc = bench_one(b, o, 1, order[i]);
+            device_close(&b->dev);
+            done[n++] = b;
+        }
+    if (!rc && (all || strcmp(o->bench_op, "transpose") == 0)) {
         struct bench *b = &benches[n];
-        rc = bench_op(b, o, is_mul);
+        rc = bench_one(b, o, 0, GEMM_F32);
         device_close(&b->dev);
         done[n++] = b;
     }

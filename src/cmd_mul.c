@@ -1,289 +1,543 @@
-/* gemmcli mul: C = alpha*A*B + beta*C0. */
-#include <float.h>
-#include <limits.h>
+/* gemmcli mul: C = alpha * A @ B + beta * C0, with NumPy's matmul rules
+ * (src/matmul.h) for dtypes, vectors and stacks.
+ *
+ * On the GPU the operands go up as they were read; there they are checked
+ * for the exact integer path (largest magnitudes), converted to the type
+ * the kernel takes, multiplied (the stack in as few launches as its
+ * broadcasting allows), and the result converted to its dtype before it is
+ * streamed or copied back.  On the host (--kernel cpu) the same steps run
+ * on host memory.  --verify compares with an FP64 product of the operands
+ * as read (cuBLAS DGEMM, or long double on the host), or, for integers,
+ * with the exact result. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/error.h"
+#include "../kernels/convert.h"
 #include "commands.h"
 #include "device.h"
-#include "../kernels/convert.h"
-#include "error.h"
 #include "io.h"
-#include "progress.h"
-#include "report.h"
+#include "job.h"
+#include "matmul.h"
 #include "select.h"
-#include "stream.h"
 #include "verify.h"
 
 struct mul_job {
+    struct job job;
     const struct gc_opts *o;
+    struct gc_tensor a, b, c0;      /* as read; c0 as the result's dtype and shape */
+    struct matmul_plan plan;
     const struct gemm_kernel *kern;
-    struct gc_matrix a, b, c0, c;
-    size_t m, n, k;
-    struct gc_report rep;
-    char device_name[256];
-    int out_format;
-    enum gc_dtype out_dtype;
-    int streamed;        /* the result went from the device to the output */
-    struct gc_output out;
-    struct gc_progress progress;
+    enum gemm_sig sig;
+    struct gc_tensor result;        /* host, the result's dtype */
+    int64_t alpha_i, beta_i;        /* the scalars of an integer result */
 };
 
-struct launch_arg {
-    const struct gemm_kernel *kern;
-    struct sgemm_problem p;
-    struct launch_env env;
-    const float *c0;     /* device copy of C0 to restore before each run */
-    size_t c_bytes;
-};
-
-static cudaError_t run_gemm(void *arg)
+/* The default tolerance of --verify: the larger of what the arithmetic and
+ * what the result's dtype can hold; integers are exact. */
+static double default_tol(const struct mul_job *j)
 {
-    const struct launch_arg *l = arg;
-    return l->kern->launch(&l->p, &l->env);
+    double by_dtype = j->plan.result == GC_F16 ? 4e-3 : j->plan.result == GC_F32 ? 1e-4 : 1e-10;
+    double by_sig = j->sig == GEMM_F64 ? 1e-10 : 1e-4;
+    return by_dtype > by_sig ? by_dtype : by_sig;
 }
 
-static cudaError_t restore_c(void *arg)
+/* The arithmetic, as the summary names it. */
+static const char *compute_words(const struct matmul_plan *pl, enum gemm_sig sig)
 {
-    const struct launch_arg *l = arg;
-    return cudaMemcpyAsync(l->p.c, l->c0, l->c_bytes, cudaMemcpyDeviceToDevice, l->env.stream);
+    if (pl->exact && pl->needs_bound)
+        return sig == GEMM_F64 ? "exact: FP64, below 2^53" : "exact: int64 modulo 2^64";
+    return gemm_sigs[sig].arith;
 }
 
-/* Times l->kern on the device buffers in `l` (C restored from C0 before
- * each run when beta != 0); the result is left in l->p.c. */
-static int time_kernel(struct gc_device *dev, struct launch_arg *l, int repeat, double *ms)
+static void shape_text_into(int ndim, const size_t *shape, char *buf, size_t n)
 {
-    return device_time_runs(dev, run_gemm, l->p.beta != 0 ? restore_c : NULL, l, repeat, ms);
+    gc_shape_text(ndim, shape, buf, n);
 }
 
-static int alloc_result(struct mul_job *j)
-{
-    j->c = (struct gc_matrix){ .rows = j->m, .cols = j->n, .dtype = GC_F32 };
-    if (gc_matrix_alloc(&j->c, NULL))
-        return gc_fail(GC_EXIT_INPUT, "out of host memory for a %zux%zu result", j->m, j->n);
-    return 0;
-}
+/* ---- one run of the product, device or host ---- */
 
-static int needs_conversion(const struct gc_matrix *m)
-{
-    return m->data && (m->dtype != GC_F32 || (m->fortran_order && m->rows > 1 && m->cols > 1));
-}
-
-/* Device memory for the largest operand that must be converted there. */
-static size_t staging_bytes(const struct gc_matrix *a, const struct gc_matrix *b,
-                            const struct gc_matrix *c0)
-{
-    const struct gc_matrix *ms[3] = { a, b, c0 };
-    size_t most = 0;
-    for (int i = 0; i < 3; i++)
-        if (needs_conversion(ms[i])) {
-            size_t bytes = ms[i]->rows * ms[i]->cols * gc_dtypes[ms[i]->dtype].size;
-            most = bytes > most ? bytes : most;
-        }
-    return most;
-}
-
-/* Copies operand `m` to `dst` as row-major float32: directly when it is
- * that already, else as it was read, converted on the device. */
-static int upload(struct gc_device *dev, const struct gc_matrix *m, float *dst)
-{
-    size_t bytes = m->rows * m->cols * gc_dtypes[m->dtype].size;
-    if (!needs_conversion(m))
-        return CUDA_CALL(cudaMemcpyAsync(dst, m->data, bytes, cudaMemcpyHostToDevice,
-                                         dev->stream));
-    void *raw = NULL;
-    int rc;
-    rc = CUDA_CALL(cudaMallocAsync(&raw, bytes, dev->stream));
-    if (!rc)
-        rc = CUDA_CALL(cudaMemcpyAsync(raw, m->data, bytes, cudaMemcpyHostToDevice,
-                                       dev->stream));
-    if (!rc)
-        rc = CUDA_CALL(convert_to_f32_launch(raw, m->dtype, m->fortran_order, m->rows, m->cols,
-                                             dst, dev->stream));
-    if (raw)
-        cudaFreeAsync(raw, dev->stream);
-    return rc;
-}
-
-static int mul_device(struct mul_job *j)
-{
-    const struct gc_opts *o = j->o;
-    struct gc_device dev;
-    progress_phase(&j->progress, "starting the GPU");
-    int rc = device_open(&dev, o->device, 1);
-    if (rc)
-        return rc;
-    snprintf(j->device_name, sizeof j->device_name, "%s", dev.name);
-    j->rep.device = j->device_name;
-
-    size_t a_bytes = j->m * j->k * sizeof(float), b_bytes = j->k * j->n * sizeof(float);
-    size_t c_bytes = j->m * j->n * sizeof(float);
-    int with_c0 = o->beta != 0;
-    size_t need = a_bytes + b_bytes + c_bytes + (with_c0 ? c_bytes : 0) +
-                  (o->verify ? c_bytes : 0) + staging_bytes(&j->a, &j->b, &j->c0);
-    float *d_a = NULL, *d_b = NULL, *d_c = NULL, *d_c0 = NULL, *d_ref = NULL;
-    float *ref = NULL;
-    if ((rc = device_check_memory(&dev, need, "this product")))
-        goto out;
-    if ((rc = CUDA_CALL(cudaMalloc((void **)&d_a, a_bytes))) ||
-        (rc = CUDA_CALL(cudaMalloc((void **)&d_b, b_bytes))) ||
-        (rc = CUDA_CALL(cudaMalloc((void **)&d_c, c_bytes))) ||
-        (with_c0 && (rc = CUDA_CALL(cudaMalloc((void **)&d_c0, c_bytes)))) ||
-        (o->verify && (rc = CUDA_CALL(cudaMalloc((void **)&d_ref, c_bytes)))))
-        goto out;
-
-    progress_phase(&j->progress, "copying A and B to the GPU");
-    double t = now_ms();
-    if ((rc = upload(&dev, &j->a, d_a)) || (rc = upload(&dev, &j->b, d_b)) ||
-        (with_c0 && (rc = upload(&dev, &j->c0, d_c0))) ||
-        (rc = CUDA_CALL(cudaStreamSynchronize(dev.stream))))
-        goto out;
-    j->rep.h2d_ms = now_ms() - t;
-    /* The host copies of the inputs are not needed again: freeing them
-     * before the result is allocated keeps the peak at inputs or output,
-     * not both. */
-    gc_matrix_free(&j->a);
-    gc_matrix_free(&j->b);
-    gc_matrix_free(&j->c0);
-    int stream = !o->verify && stream_can_write(j->out_format, GC_F32, j->out_dtype);
-    if (!stream && (rc = alloc_result(j)))
-        goto out;
-
-    if ((j->kern->flags & KERNEL_REFERENCE) || o->verify)
-        if ((rc = device_cublas(&dev)))
-            goto out;
-    struct launch_arg l = {
-        j->kern, { (int)j->m, (int)j->n, (int)j->k, (float)o->alpha, (float)o->beta, d_a, d_b,
-                   d_c },
-        device_launch_env(&dev), d_c0, c_bytes,
-    };
-    progress_phase(&j->progress, "running %s", j->kern->name);
-    if ((rc = time_kernel(&dev, &l, o->repeat, &j->rep.kernel_ms)))
-        goto out;
-
-    progress_phase(&j->progress, "writing %s", gc_display_name(o->output, 1));
-    if (stream) {
-        if (!(rc = output_begin(&j->out, o->output, 1)))
-            rc = stream_write_result(&j->out, j->out_format, &dev, d_c, j->m, j->n, GC_F32,
-                                     &j->rep.d2h_ms, &j->rep.write_ms);
-        j->streamed = rc == 0;
-        goto out;
-    }
-    t = now_ms();
-    if ((rc = CUDA_CALL(cudaMemcpyAsync(j->c.data, d_c, c_bytes, cudaMemcpyDeviceToHost,
-                                        dev.stream))) ||
-        (rc = CUDA_CALL(cudaStreamSynchronize(dev.stream))))
-        goto out;
-    j->rep.d2h_ms = now_ms() - t;
-
-    if (o->verify) {
-        struct launch_arg r = l;
-        r.kern = gemm_kernel_find("cublas");
-        r.p.c = d_ref;
-        if (!r.kern) {
-            rc = gc_fail(GC_EXIT_GPU, "the cublas reference kernel is not registered");
-            goto out;
-        }
-        ref = malloc(c_bytes);
-        if (!ref) {
-            rc = gc_fail(GC_EXIT_GPU, "out of host memory for the reference result");
-            goto out;
-        }
-        progress_phase(&j->progress, "checking against cuBLAS");
-        if ((rc = time_kernel(&dev, &r, o->repeat, &j->rep.verify.ref_ms)) ||
-            (rc = CUDA_CALL(cudaMemcpy(ref, d_ref, c_bytes, cudaMemcpyDeviceToHost))))
-            goto out;
-        j->rep.verify.reference = "cublas";
-        verify_compare_f32(j->c.data, ref, j->m * j->n, &j->rep.verify);
-    }
-out:
-    free(ref);
-    cudaFree(d_a);
-    cudaFree(d_b);
-    cudaFree(d_c);
-    cudaFree(d_c0);
-    cudaFree(d_ref);
-    device_close(&dev);
-    return rc;
-}
-
-/* Empty products follow NumPy: (m,0)@(0,n) is an m x n matrix of zeros,
- * to which beta*C0 is added. */
-static void mul_empty(struct mul_job *j)
-{
-    float *c = j->c.data;
-    const float *c0 = j->c0.data;
-    for (size_t i = 0; i < j->m * j->n; i++)
-        c[i] = j->o->beta != 0 ? (float)j->o->beta * c0[i] : 0.0f;
-}
-
-struct host_arg {
+struct run_arg {
     const struct mul_job *j;
-    struct sgemm_problem p;
+    const struct gemm_kernel *kern;
+    struct gemm_problem p;          /* pointers at the stack's start */
+    size_t in_es, out_es;           /* element sizes of the kernel's operands and C */
+    const void *c0;                 /* C0 in C's type, restored before each run (beta != 0) */
+    size_t c_bytes;
+    int on_host;
+    struct launch_env env;
 };
 
-static int run_host_gemm(void *arg)
+static int run_product(void *arg, int i)
 {
-    const struct host_arg *h = arg;
-    h->j->kern->host(&h->p, h->j->o->threads);
+    (void)i;
+    const struct run_arg *r = arg;
+    const struct matmul_plan *pl = &r->j->plan;
+    for (int64_t l = 0; l < pl->outer; l++) {
+        int64_t oa, ob, oc;
+        matmul_launch_offsets(pl, l, &oa, &ob, &oc);
+        struct gemm_problem q = r->p;
+        q.a = (const char *)r->p.a + (size_t)oa * r->in_es;
+        q.b = (const char *)r->p.b + (size_t)ob * r->in_es;
+        q.c = (char *)r->p.c + (size_t)oc * r->out_es;
+        cudaError_t err = gemm_run(r->kern, &q, &r->env, r->j->o->threads);
+        if (err != cudaSuccess)
+            return device_cuda_fail(err, r->kern->name, __FILE__, __LINE__);
+    }
     return 0;
 }
 
-static int restore_host_c(void *arg)
+static int restore_c(void *arg, int i)
 {
-    const struct host_arg *h = arg;
-    memcpy(h->p.c, h->j->c0.data, h->j->m * h->j->n * sizeof(float));
+    (void)i;
+    const struct run_arg *r = arg;
+    if (r->on_host) {
+        memcpy(r->p.c, r->c0, r->c_bytes);
+        return 0;
+    }
+    return CUDA_CALL(cudaMemcpyAsync(r->p.c, r->c0, r->c_bytes, cudaMemcpyDeviceToDevice,
+                                     r->env.stream));
+}
+
+static size_t result_count(const struct matmul_plan *p)
+{
+    return (size_t)(p->batch * p->m * p->n);
+}
+
+static struct gc_tensor result_shape(const struct matmul_plan *p, enum gc_dtype dt)
+{
+    struct gc_tensor t;
+    memset(&t, 0, sizeof t);
+    t.ndim = p->out_ndim;
+    memcpy(t.shape, p->out_shape, sizeof p->out_shape);
+    t.dtype = dt;
+    return t;
+}
+
+/* ---- the host ---- */
+
+/* Largest |x| of an integer tensor, for the exact path's bound. */
+static uint64_t host_max_abs(const struct gc_tensor *t)
+{
+    size_t n = gc_tensor_count(t);
+    uint64_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        long double v = gc_tensor_get(t, i);
+        uint64_t a = v < 0 ? (uint64_t)(-v) : (uint64_t)v;
+        m = a > m ? a : m;
+    }
+    return m;
+}
+
+static int f64_exact_for(const struct matmul_plan *p, uint64_t max_a, uint64_t max_b)
+{
+    return (long double)max_a * (long double)max_b * (long double)(p->k ? p->k : 1) < 0x1p53L;
+}
+
+/* An operand in the kernel's type, C order. */
+static int host_operand(const struct gc_tensor *t, enum gc_dtype to, struct gc_tensor *out)
+{
+    if (to == GC_I64) {
+        *out = *t;
+        out->dtype = GC_I64;
+        out->fortran_order = 0;
+        if (gc_tensor_alloc(out, NULL))
+            return gc_fail(GC_EXIT_INPUT, "out of host memory for an operand");
+        matmul_to_i64(t, out->data);
+        return 0;
+    }
+    if (gc_tensor_convert(t, to, NULL, out))
+        return gc_fail(GC_EXIT_INPUT, "out of host memory for an operand");
     return 0;
 }
 
 static int mul_host(struct mul_job *j)
 {
-    int rc = alloc_result(j);
-    if (rc)
+    const struct gc_opts *o = j->o;
+    const struct matmul_plan *pl = &j->plan;
+    int f64_exact = !pl->needs_bound || f64_exact_for(pl, host_max_abs(&j->a), host_max_abs(&j->b));
+    int rc, is_auto;
+    j->kern = select_gemm(o->kernel, pl, 0, f64_exact, &j->sig, &is_auto, &rc);
+    if (!j->kern)
         return rc;
-    struct host_arg h = { j, { (int)j->m, (int)j->n, (int)j->k, (float)j->o->alpha,
-                               (float)j->o->beta, j->a.data, j->b.data, j->c.data } };
-    progress_phase(&j->progress, "running %s", j->kern->name);
-    return host_time_runs(run_host_gemm, j->o->beta != 0 ? restore_host_c : NULL, &h,
-                          j->o->repeat, &j->rep.kernel_ms);
+    if (!(j->kern->flags & KERNEL_HOST))
+        return gc_fail(GC_EXIT_USAGE, "kernel '%s' runs on the GPU only", j->kern->name);
+    if ((rc = matmul_check_scalars(pl, j->sig, o->alpha, o->beta)))
+        return rc;
+    j->job.rep.kernel = j->kern->name;
+    j->job.rep.compute = compute_words(pl, j->sig);
+    j->job.rep.verify.tol = o->tol >= 0 ? o->tol : default_tol(j);
+    const struct gemm_sig_info *si = &gemm_sigs[j->sig];
+    struct gc_tensor a = { 0 }, b = { 0 }, c = result_shape(pl, si->out), c0 = { 0 };
+    int float_beta = o->beta != 0 && !pl->exact && j->c0.data;
+    if ((rc = host_operand(&j->a, si->in, &a)) || (rc = host_operand(&j->b, si->in, &b)))
+        goto out;
+    if (gc_tensor_alloc(&c, NULL)) {
+        rc = gc_fail(GC_EXIT_INPUT, "out of host memory for the result");
+        goto out;
+    }
+    if (float_beta && (rc = host_operand(&j->c0, si->out, &c0)))
+        goto out;
+    struct run_arg r = { j, j->kern, { 0 }, gc_dtypes[si->in].size, gc_dtypes[si->out].size,
+                         c0.data, result_count(pl) * gc_dtypes[si->out].size, 1, { 0 } };
+    matmul_problem(pl, j->sig, pl->exact ? 1 : o->alpha, float_beta ? o->beta : 0, &r.p);
+    r.p.a = a.data;
+    r.p.b = b.data;
+    r.p.c = c.data;
+    progress_phase(&j->job.progress, "running %s", j->kern->name);
+    if ((rc = job_time(&j->job, run_product, float_beta ? restore_c : NULL, &r, o->repeat,
+                       &j->job.rep.kernel_ms)))
+        goto out;
+
+    /* The result's dtype. */
+    if (pl->exact) {
+        j->result = result_shape(pl, pl->result);
+        if (gc_tensor_alloc(&j->result, NULL)) {
+            rc = gc_fail(GC_EXIT_INPUT, "out of host memory for the result");
+            goto out;
+        }
+        matmul_integer_result(c.data, si->out, j->alpha_i, j->beta_i,
+                              j->c0.data ? &j->c0 : NULL, result_count(pl), j->result.data,
+                              pl->result);
+    } else if ((rc = gc_tensor_convert(&c, pl->result, NULL, &j->result)) != 0) {
+        rc = gc_fail(GC_EXIT_INPUT, "out of host memory for the result");
+        goto out;
+    }
+
+    if (o->verify) {
+        struct gc_verify_result *v = &j->job.rep.verify;
+        size_t n = result_count(pl);
+        void *ref = malloc((n ? n : 1) * (pl->exact ? gc_dtypes[pl->result].size : sizeof(double)));
+        if (!ref) {
+            rc = gc_fail(GC_EXIT_INPUT, "out of host memory for the reference product");
+            goto out;
+        }
+        progress_phase(&j->job.progress, "checking against %s",
+                       pl->exact ? "the exact product" : "a long double product");
+        v->reference = pl->exact ? "exact (cpu, modulo 2^64)" : "cpu (long double)";
+        if (!(rc = verify_host_reference(pl, &j->a, &j->b, j->c0.data ? &j->c0 : NULL, o->alpha,
+                                         o->beta, o->threads, ref))) {
+            if (pl->exact)
+                verify_compare_exact(&j->result, ref, v);
+            else
+                verify_compare_float(&j->result, ref, v);
+        }
+        free(ref);
+    }
+out:
+    gc_tensor_free(&a);
+    gc_tensor_free(&b);
+    gc_tensor_free(&c);
+    gc_tensor_free(&c0);
+    return rc;
 }
 
-/* --verify without a GPU: an FP64 product on the CPU. */
-static int verify_on_host(struct mul_job *j)
+/* ---- the device ---- */
+
+struct dev_bufs {
+    void *raw_a, *raw_b, *a, *b, *c, *c0, *res, *ref_a, *ref_b, *ref, *tc, *c0_ref;
+    unsigned long long *max;
+};
+
+/* Buffers may alias (an operand already in the kernel's type is its own
+ * converted copy): each distinct one is freed once. */
+static void free_bufs(struct dev_bufs *d)
 {
-    size_t count = j->m * j->n;
-    double *ref = malloc((count ? count : 1) * sizeof *ref);
-    if (!ref)
-        return gc_fail(GC_EXIT_INPUT, "out of host memory for the FP64 reference");
-    progress_phase(&j->progress, "checking against an FP64 product");
-    verify_host_dgemm(j->m, j->n, j->k, (float)j->o->alpha, j->a.data, j->b.data,
-                      (float)j->o->beta, j->c0.data, ref, j->o->threads);
-    j->rep.verify.reference = "cpu-fp64";
-    verify_compare_f32_f64(j->c.data, ref, count, &j->rep.verify);
-    free(ref);
+    void *ps[] = { d->raw_a, d->raw_b, d->a, d->b, d->c, d->c0, d->res, d->ref_a, d->ref_b,
+                   d->ref, d->tc, d->c0_ref, d->max };
+    size_t n = sizeof ps / sizeof ps[0];
+    for (size_t i = 0; i < n; i++) {
+        int seen = 0;
+        for (size_t k = 0; k < i && !seen; k++)
+            seen = ps[k] == ps[i];
+        if (ps[i] && !seen)
+            cudaFree(ps[i]);
+    }
+    memset(d, 0, sizeof *d);
+}
+
+/* *dst = the tensor at `raw` (as read: dtype, order) in type `to`: `raw`
+ * itself when it is that already, else a new buffer. */
+static int device_operand(struct job *jb, const struct gc_tensor *t, void *raw, enum gc_dtype to,
+                          void **dst)
+{
+    size_t n = gc_tensor_count(t);
+    int column = gc_tensor_column_major(t);
+    if (t->dtype == to && !column) {
+        *dst = raw;
+        return 0;
+    }
+    int rc;
+    if ((rc = CUDA_CALL(cudaMalloc(dst, (n ? n : 1) * gc_dtypes[to].size))))
+        return rc;
+    size_t rows = column ? t->shape[0] : 0, cols = column ? t->shape[1] : 0;
+    return CUDA_CALL(convert_operand_launch(raw, t->dtype, column, rows, cols, n, *dst, to,
+                                            jb->dev.stream));
+}
+
+static int device_max_abs(struct job *jb, const struct gc_tensor *t, const void *raw,
+                          unsigned long long *d_max, uint64_t *out)
+{
+    unsigned long long h = 0;
+    int rc;
+    if ((rc = CUDA_CALL(convert_max_abs_launch(raw, t->dtype, gc_tensor_count(t), d_max,
+                                               jb->dev.stream))) ||
+        (rc = CUDA_CALL(cudaMemcpyAsync(&h, d_max, sizeof h, cudaMemcpyDeviceToHost,
+                                        jb->dev.stream))) ||
+        (rc = CUDA_CALL(cudaStreamSynchronize(jb->dev.stream))))
+        return rc;
+    *out = h;
     return 0;
 }
 
-static int check_shapes(struct mul_job *j)
+/* Device memory this run will take, to fail early and clearly. */
+static size_t device_need(const struct mul_job *j)
+{
+    const struct matmul_plan *pl = &j->plan;
+    const struct gemm_sig_info *si = &gemm_sigs[j->sig];
+    size_t na = gc_tensor_count(&j->a), nb = gc_tensor_count(&j->b), nc = result_count(pl);
+    size_t need = na * gc_dtypes[j->a.dtype].size + nb * gc_dtypes[j->b.dtype].size +
+                  (na + nb) * gc_dtypes[si->in].size + nc * gc_dtypes[si->out].size * 2 +
+                  nc * gc_dtypes[pl->result].size;
+    if (j->o->verify)
+        need += (na + nb + nc) * sizeof(double) + nc * gc_dtypes[si->out].size;
+    struct gemm_problem p;
+    matmul_problem(pl, j->sig, 1, 0, &p);
+    return need + gemm_workspace_bytes(j->kern, &p);
+}
+
+static int mul_device(struct mul_job *j)
 {
     const struct gc_opts *o = j->o;
-    if (j->a.cols != j->b.rows)
-        return gc_fail(GC_EXIT_INPUT, "%s, %s: inner dimensions differ: A is %zux%zu, "
-                       "B is %zux%zu", gc_display_name(o->operands[0], 0),
-                       gc_display_name(o->operands[1], 0), j->a.rows, j->a.cols, j->b.rows,
-                       j->b.cols);
-    j->m = j->a.rows;
-    j->k = j->a.cols;
-    j->n = j->b.cols;
-    if (j->m > INT_MAX || j->n > INT_MAX || j->k > INT_MAX)
-        return gc_fail(GC_EXIT_INPUT, "%zux%zux%zu: dimensions above %d are not supported",
-                       j->m, j->n, j->k, INT_MAX);
-    if (o->c0_path && (j->c0.rows != j->m || j->c0.cols != j->n))
-        return gc_fail(GC_EXIT_INPUT, "%s: C0 is %zux%zu but A*B is %zux%zu",
-                       gc_display_name(o->c0_path, 0), j->c0.rows, j->c0.cols, j->m, j->n);
-    return 0;
+    struct job *jb = &j->job;
+    const struct matmul_plan *pl = &j->plan;
+    struct dev_bufs d = { 0 };
+    int rc;
+    if ((rc = job_open_device(jb, 0)))
+        return rc;
+    int cc = jb->dev.cc_major * 10 + jb->dev.cc_minor;
+
+    progress_phase(&jb->progress, "copying the operands to the GPU");
+    if ((rc = job_upload(jb, j->a.data, gc_tensor_count(&j->a) * gc_dtypes[j->a.dtype].size,
+                         &d.raw_a)) ||
+        (rc = job_upload(jb, j->b.data, gc_tensor_count(&j->b) * gc_dtypes[j->b.dtype].size,
+                         &d.raw_b)))
+        goto out;
+    /* The host copies are not needed again unless the host checks the
+     * result; freeing them keeps the peak at inputs or output, not both. */
+    int host_check = o->verify && pl->exact;
+    int f64_exact = 1;
+    if (pl->needs_bound) {
+        uint64_t ma, mb;
+        if ((rc = CUDA_CALL(cudaMalloc((void **)&d.max, sizeof *d.max))) ||
+            (rc = device_max_abs(jb, &j->a, d.raw_a, d.max, &ma)) ||
+            (rc = device_max_abs(jb, &j->b, d.raw_b, d.max, &mb)))
+            goto out;
+        f64_exact = f64_exact_for(pl, ma, mb);
+    }
+    int is_auto;
+    if (!(j->kern = select_gemm(o->kernel, pl, cc, f64_exact, &j->sig, &is_auto, &rc)))
+        goto out;
+    jb->rep.kernel_auto = is_auto;
+    jb->rep.kernel = j->kern->name;
+    jb->rep.compute = compute_words(pl, j->sig);
+    jb->rep.verify.tol = o->tol >= 0 ? o->tol : default_tol(j);
+    if ((rc = matmul_check_scalars(pl, j->sig, o->alpha, o->beta)))
+        goto out;
+    if ((rc = device_check_memory(&jb->dev, device_need(j), "this product")))
+        goto out;
+    int need_cublas = (j->kern->flags & KERNEL_REFERENCE) || o->verify;
+    if (need_cublas && (rc = device_cublas(&jb->dev)))
+        goto out;
+
+    const struct gemm_sig_info *si = &gemm_sigs[j->sig];
+    size_t nc = result_count(pl), out_es = gc_dtypes[si->out].size;
+    if ((rc = device_operand(jb, &j->a, d.raw_a, si->in, &d.a)) ||
+        (rc = device_operand(jb, &j->b, d.raw_b, si->in, &d.b)) ||
+        (rc = CUDA_CALL(cudaMalloc(&d.c, (nc ? nc : 1) * out_es))))
+        goto out;
+    /* C0: as C's type for the kernel (floats), as int64 for the integer
+     * epilogue, and as double for the reference. */
+    int with_c0 = o->beta != 0 && j->c0.data;
+    if (with_c0) {
+        void *raw_c0;
+        enum gc_dtype c0_to = pl->exact ? GC_I64 : si->out;
+        if ((rc = job_upload(jb, j->c0.data, nc * gc_dtypes[j->c0.dtype].size, &raw_c0)))
+            goto out;
+        rc = device_operand(jb, &j->c0, raw_c0, c0_to, &d.c0);
+        if (!rc && o->verify && !pl->exact)
+            rc = device_operand(jb, &j->c0, raw_c0, GC_F64, &d.c0_ref);
+        if (raw_c0 != d.c0 && raw_c0 != d.c0_ref) {
+            /* The conversions read it on the stream: wait for them. */
+            if (!rc)
+                rc = CUDA_CALL(cudaStreamSynchronize(jb->dev.stream));
+            cudaFree(raw_c0);
+        }
+        if (rc)
+            goto out;
+    }
+    if (o->verify && (!pl->exact || f64_exact) &&
+        ((rc = device_operand(jb, &j->a, d.raw_a, GC_F64, &d.ref_a)) ||
+         (rc = device_operand(jb, &j->b, d.raw_b, GC_F64, &d.ref_b))))
+        goto out;
+    if (!host_check) {
+        gc_tensor_free(&j->a);
+        gc_tensor_free(&j->b);
+    }
+
+    struct run_arg r = { j, j->kern, { 0 }, gc_dtypes[si->in].size, out_es, d.c0,
+                         nc * out_es, 0, device_launch_env(&jb->dev) };
+    int float_beta = with_c0 && !pl->exact;
+    matmul_problem(pl, j->sig, pl->exact ? 1 : o->alpha, float_beta ? o->beta : 0, &r.p);
+    r.p.a = d.a;
+    r.p.b = d.b;
+    r.p.c = d.c;
+    r.p.cc = cc;
+    progress_phase(&jb->progress, "running %s", j->kern->name);
+    if ((rc = job_time(jb, run_product, float_beta ? restore_c : NULL, &r, o->repeat,
+                       &jb->rep.kernel_ms)))
+        goto out;
+
+    /* The result's dtype, on the device. */
+    void *res = d.c;
+    if (pl->exact) {
+        if ((rc = CUDA_CALL(cudaMalloc(&d.res, (nc ? nc : 1) * gc_dtypes[pl->result].size))) ||
+            (rc = CUDA_CALL(convert_integer_result_launch(d.c, si->out, j->alpha_i, j->beta_i,
+                                                          with_c0 ? d.c0 : NULL, nc, d.res,
+                                                          pl->result, jb->dev.stream))))
+            goto out;
+        res = d.res;
+    } else if (si->out != pl->result) {
+        if ((rc = CUDA_CALL(cudaMalloc(&d.res, (nc ? nc : 1) * gc_dtypes[pl->result].size))) ||
+            (rc = CUDA_CALL(convert_result_launch(d.c, si->out, nc, d.res, pl->result,
+                                                  jb->dev.stream))))
+            goto out;
+        res = d.res;
+    }
+    struct gc_tensor shape = result_shape(pl, pl->result);
+    int out_dtype = o->out_dtype >= 0 ? o->out_dtype : (int)pl->result;
+    if ((rc = job_take_result(jb, res, &shape, !o->verify && out_dtype == (int)pl->result,
+                              &j->result)))
+        goto out;
+
+    if (o->verify) {
+        struct gc_verify_result *v = &jb->rep.verify;
+        const struct gemm_kernel *cublas = gemm_kernel_find("cublas");
+        double *ref = malloc((nc ? nc : 1) * sizeof *ref);
+        void *tc_host = NULL;
+        if (!ref) {
+            rc = gc_fail(GC_EXIT_INPUT, "out of host memory for the reference product");
+            goto out;
+        }
+        progress_phase(&jb->progress, "checking against an FP64 product");
+        /* cuBLAS in this product's signature, timed on the same operands. */
+        struct gemm_problem tp = r.p;
+        if (cublas && gemm_can_implement(cublas, &tp, (char[8]){ 0 }, 8) &&
+            !(rc = CUDA_CALL(cudaMalloc(&d.tc, (nc ? nc : 1) * out_es)))) {
+            struct run_arg t = r;
+            t.kern = cublas;
+            t.p.c = d.tc;
+            v->timed = "cublas";
+            if (!(rc = job_time(jb, run_product, float_beta ? restore_c : NULL, &t, o->repeat,
+                                &v->ref_ms)) &&
+                !(tc_host = malloc((nc ? nc : 1) * out_es)))
+                rc = gc_fail(GC_EXIT_INPUT, "out of host memory");
+            if (!rc)
+                rc = device_download(&jb->dev, tc_host, d.tc, nc * out_es);
+        }
+        if (rc) {
+            free(ref);
+            free(tc_host);
+            goto out;
+        }
+        v->timed_rel_fro = -1;
+        if (pl->exact && !f64_exact) {
+            /* Beyond 2^53 only the host's int64 arithmetic is exact. */
+            void *exact = malloc((nc ? nc : 1) * gc_dtypes[pl->result].size);
+            v->reference = "exact (cpu, modulo 2^64)";
+            rc = exact ? verify_host_reference(pl, &j->a, &j->b, with_c0 ? &j->c0 : NULL,
+                                               o->alpha, o->beta, o->threads, exact)
+                       : gc_fail(GC_EXIT_INPUT, "out of host memory for the reference");
+            if (!rc)
+                verify_compare_exact(&j->result, exact, v);
+            free(exact);
+        } else {
+            /* DGEMM of the operands as read (exact for integers below 2^53). */
+            struct run_arg f = r;
+            f.kern = cublas;
+            f.in_es = f.out_es = sizeof(double);
+            matmul_problem(pl, GEMM_F64, pl->exact ? 1 : o->alpha, float_beta ? o->beta : 0,
+                           &f.p);
+            f.p.a = d.ref_a;
+            f.p.b = d.ref_b;
+            f.p.cc = cc;
+            if ((rc = CUDA_CALL(cudaMalloc(&d.ref, (nc ? nc : 1) * sizeof(double)))))
+                goto verify_out;
+            f.p.c = d.ref;
+            if ((float_beta && (rc = CUDA_CALL(cudaMemcpyAsync(d.ref, d.c0_ref, nc * sizeof(double),
+                                                               cudaMemcpyDeviceToDevice,
+                                                               jb->dev.stream)))) ||
+                (rc = run_product(&f, 0)) ||
+                (rc = device_download(&jb->dev, ref, d.ref, nc * sizeof(double))))
+                goto verify_out;
+            if (pl->exact) {
+                void *exact = malloc((nc ? nc : 1) * gc_dtypes[pl->result].size);
+                if (!exact) {
+                    rc = gc_fail(GC_EXIT_INPUT, "out of host memory for the reference");
+                    goto verify_out;
+                }
+                matmul_integer_result(ref, GC_F64, j->alpha_i, j->beta_i,
+                                      with_c0 ? &j->c0 : NULL, nc, exact, pl->result);
+                v->reference = "exact (cuBLAS DGEMM below 2^53)";
+                verify_compare_exact(&j->result, exact, v);
+                free(exact);
+            } else {
+                v->reference = "fp64 (cuBLAS DGEMM of the operands as read)";
+                verify_compare_float(&j->result, ref, v);
+                if (tc_host && !pl->exact)
+                    v->timed_rel_fro = verify_rel_fro(tc_host, si->out, ref, nc);
+            }
+        }
+verify_out:
+        free(ref);
+        free(tc_host);
+    }
+out:
+    free_bufs(&d);
+    return rc;
+}
+
+/* An empty product: nothing to run; NumPy's (m,0) @ (0,n) is zeros. */
+static int mul_empty(struct mul_job *j)
+{
+    const struct matmul_plan *pl = &j->plan;
+    const struct gc_opts *o = j->o;
+    j->job.rep.kernel = "none (empty product)";
+    size_t n = result_count(pl);
+    double *zero = calloc(n ? n : 1, sizeof *zero);
+    if (!zero)
+        return gc_fail(GC_EXIT_INPUT, "out of host memory for the result");
+    j->result = result_shape(pl, pl->result);
+    int rc = 0;
+    if (gc_tensor_alloc(&j->result, NULL)) {
+        rc = gc_fail(GC_EXIT_INPUT, "out of host memory for the result");
+    } else if (pl->exact) {
+        matmul_integer_result(zero, GC_F64, j->alpha_i, j->beta_i, j->c0.data ? &j->c0 : NULL,
+                              n, j->result.data, pl->result);
+    } else {
+        struct gc_tensor d = result_shape(pl, GC_F64);
+        d.data = zero;
+        if (o->beta != 0 && j->c0.data)
+            for (size_t i = 0; i < n; i++)
+                zero[i] = o->beta * (double)gc_tensor_get(&j->c0, i);
+        gc_tensor_free(&j->result);
+        if (gc_tensor_convert(&d, pl->result, NULL, &j->result))
+            rc = gc_fail(GC_EXIT_INPUT, "out of host memory for the result");
+    }
+    free(zero);
+    return rc;
 }
 
 int cmd_mul(const struct gc_opts *o)
@@ -294,105 +548,96 @@ int cmd_mul(const struct gc_opts *o)
         return gc_fail(GC_EXIT_USAGE, "mul needs an output: -o FILE ('-' for stdout)");
     if (o->beta != 0 && !o->c0_path)
         return gc_fail(GC_EXIT_USAGE, "--beta needs C0: -c FILE");
-    /* The scalars must be finite in the arithmetic of the product, FP32. */
-    if (isinf((float)o->alpha))
-        return gc_fail(GC_EXIT_USAGE, "--alpha %g is not finite in float32, the compute "
-                       "precision (largest %g)", o->alpha, FLT_MAX);
-    if (isinf((float)o->beta))
-        return gc_fail(GC_EXIT_USAGE, "--beta %g is not finite in float32, the compute "
-                       "precision (largest %g)", o->beta, FLT_MAX);
     int nstdin = (strcmp(o->operands[0], "-") == 0) + (strcmp(o->operands[1], "-") == 0) +
                  (o->c0_path && strcmp(o->c0_path, "-") == 0);
     if (nstdin > 1)
         return gc_fail(GC_EXIT_USAGE, "only one operand can be read from stdin");
 
-    int fmt = io_output_format(o, format_by_extension(o->operands[0]) >= 0
-                                      ? format_by_extension(o->operands[0]) : GC_FMT_CSV);
-    if (fmt < 0)
-        return -fmt;
-
-    struct mul_job j = { .o = o, .out_format = fmt };
+    struct mul_job j;
+    struct gc_tensor in[3];
+    memset(&j, 0, sizeof j);
+    memset(in, 0, sizeof in);
+    j.o = o;
     const struct gemm_kernel *named = gemm_kernel_find(o->kernel);
-    struct gc_device_warm warm = { 0 };
-    if (!named || !(named->flags & KERNEL_HOST))
-        device_warm_start(&warm, o->device);
-    j.rep.command = "mul";
-    j.rep.repeat = o->repeat;
-    j.rep.verify.tol = o->tol;
-    j.rep.device = "cpu";
-    enum gc_dtype out_dtype = o->out_dtype >= 0 ? (enum gc_dtype)o->out_dtype : GC_F32;
-    j.out_dtype = out_dtype;
-    j.rep.dtype = gc_dtypes[out_dtype].name;
-    progress_begin(&j.progress, o->quiet || o->json);
-    progress_phase(&j.progress, "reading the operands");
-    double t0 = now_ms();
-    const char *paths[3] = { o->operands[0], o->operands[1], o->c0_path };
-    struct gc_matrix in[3] = { { 0 } };
-    /* For the GPU the operands go up as they were read and are converted
-     * there (kernels/convert.cu); the host kernels take them as float32. */
+    if (!named && strcmp(o->kernel, "auto") != 0)
+        return gc_fail(GC_EXIT_USAGE, "unknown mul kernel '%s' (see 'gemmcli kernels')",
+                       o->kernel);
     int on_host = named && (named->flags & KERNEL_HOST);
-    /* A C0 that is named is read, and must fit, even when beta is 0. */
-    int rc = io_read_operands(o, o->c0_path ? 3 : 2, paths, on_host ? GC_F32 : -1, in);
-    j.a = in[0];
-    j.b = in[1];
-    j.c0 = in[2];
-    if (!rc)
-        rc = check_shapes(&j);
+    int fb = format_by_extension(o->operands[0]);
+    int rc = job_begin(&j.job, o, "mul", on_host, fb >= 0 ? fb : GC_FMT_CSV);
     if (rc)
         goto out;
-    j.rep.read_ms = now_ms() - t0;
-    j.rep.m = j.m;
-    j.rep.n = j.n;
-    j.rep.k = j.k;
-    j.rep.work = 2.0 * j.m * j.n * j.k;
-
-    if (j.m == 0 || j.n == 0 || j.k == 0) {
-        j.rep.kernel = "none (empty product)";
-        if ((rc = alloc_result(&j)) || (rc = io_to_c_order(&j.c0, GC_F32, NULL)))
+    progress_phase(&j.job.progress, "reading the operands");
+    const char *paths[3] = { o->operands[0], o->operands[1], o->c0_path };
+    /* A C0 that is named is read, and must fit, even when beta is 0. */
+    rc = io_read_operands(o, o->c0_path ? 3 : 2, paths, in);
+    j.a = in[0];
+    j.b = in[1];
+    in[0].data = in[1].data = NULL;
+    if (rc)
+        goto out;
+    /* Only 2-D Fortran order converts on the device; more axes here. */
+    if ((j.a.ndim > 2 && (rc = io_to_c_order(&j.a, -1))) ||
+        (j.b.ndim > 2 && (rc = io_to_c_order(&j.b, -1))))
+        goto out;
+    if ((rc = matmul_plan(&j.a, &j.b, o->compute, gc_display_name(o->operands[0], 0),
+                          gc_display_name(o->operands[1], 0), &j.plan)))
+        goto out;
+    const struct matmul_plan *pl = &j.plan;
+    int out_dtype = o->out_dtype >= 0 ? o->out_dtype : (int)pl->result;
+    if ((rc = io_check_ndim(o, j.job.fmt, pl->out_ndim, pl->out_shape)))
+        goto out;
+    /* A named kernel that cannot compute this product is told before any
+     * device is opened (the device's own limits are checked there). */
+    if (named && !on_host) {
+        enum gemm_sig sig;
+        int is_auto;
+        if (!select_gemm(o->kernel, pl, 1000, 1, &sig, &is_auto, &rc))
             goto out;
-        mul_empty(&j);
-    } else {
-        j.kern = select_gemm(o->kernel, j.m, j.n, j.k, &j.rep.kernel_auto, &rc);
-        if (!j.kern)
+    }
+    if (o->c0_path) {
+        if (!matmul_c0_fits(pl, &in[2], gc_display_name(o->c0_path, 0))) {
+            rc = GC_EXIT_INPUT;
             goto out;
-        j.rep.kernel = j.kern->name;
-        if (j.kern->flags & KERNEL_HOST) {
-            rc = mul_host(&j);
-            if (!rc && o->verify)
-                rc = verify_on_host(&j);
-        } else {
-            device_warm_wait(&warm);
-            rc = mul_device(&j);
         }
+        if (o->beta != 0 && (rc = matmul_c0_expand(pl, &in[2], &j.c0)))
+            goto out;
+    }
+    j.alpha_i = (int64_t)o->alpha;
+    j.beta_i = (int64_t)o->beta;
+
+    struct gc_report *rep = &j.job.rep;
+    rep->read_ms = now_ms() - j.job.t0;
+    rep->dtype = gc_dtypes[out_dtype].name;
+    shape_text_into(j.a.ndim, j.a.shape, rep->shape_a, sizeof rep->shape_a);
+    shape_text_into(j.b.ndim, j.b.shape, rep->shape_b, sizeof rep->shape_b);
+    shape_text_into(pl->out_ndim, pl->out_shape, rep->shape_out, sizeof rep->shape_out);
+    rep->m = (size_t)pl->m;
+    rep->n = (size_t)pl->n;
+    rep->k = (size_t)pl->k;
+    rep->batch = (size_t)pl->batch;
+    rep->work = 2.0 * (double)pl->batch * (double)pl->m * (double)pl->n * (double)pl->k;
+
+    if (result_count(pl) == 0 || pl->k == 0) {
+        rep->compute = "none";
+        if ((rc = matmul_check_scalars(pl, GEMM_F64, o->alpha, o->beta)) || (rc = mul_empty(&j)))
+            goto out;
+    } else {
+        rc = on_host ? mul_host(&j) : mul_device(&j);
         if (rc)
             goto out;
     }
-    if (o->verify && !j.rep.verify.done) {
-        j.rep.verify.reference = "none";
-        j.rep.verify.done = 1;
-        j.rep.verify.ok = 1;
+    if (o->verify && !rep->verify.done) {
+        rep->verify.reference = "none (empty product)";
+        rep->verify.done = rep->verify.ok = 1;
     }
-
-    /* A result that failed verification is not written: it is not what was
-     * asked for, and it must not replace an earlier good file. */
-    if (o->verify && !j.rep.verify.ok) {
-        progress_end(&j.progress);
-        char why[512];
-        verify_describe_failure(&j.rep.verify, why, sizeof why);
-        if (!(rc = cmd_emit_report(o, &j.rep)))
-            rc = gc_fail(GC_EXIT_VERIFY, "verification failed: %s; %s not written", why,
-                         gc_display_name(o->output, 1));
-        goto out;
-    }
-
-    rc = cmd_finish(o, fmt, &j.out, j.streamed, &j.c, out_dtype, &j.rep, t0, &j.progress);
+    rc = job_finish(&j.job, &j.result, (enum gc_dtype)out_dtype);
 out:
-    output_abort(&j.out);
-    progress_end(&j.progress);
-    device_warm_wait(&warm);
-    gc_matrix_free(&j.a);
-    gc_matrix_free(&j.b);
-    gc_matrix_free(&j.c0);
-    gc_matrix_free(&j.c);
+    job_end(&j.job);
+    gc_tensor_free(&j.a);
+    gc_tensor_free(&j.b);
+    gc_tensor_free(&in[2]);
+    gc_tensor_free(&j.c0);
+    gc_tensor_free(&j.result);
     return rc;
 }

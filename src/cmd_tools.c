@@ -1,50 +1,16 @@
 /* gemmcli convert, info and kernels: the commands that run no kernel. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
 #include "device.h"
-#include "error.h"
+#include "../core/error.h"
 #include "io.h"
 #include "output.h"
 #include "progress.h"
 #include "report.h"
-
-int cmd_emit_report(const struct gc_opts *o, const struct gc_report *r)
-{
-    if (o->json) {
-        FILE *f = output_is_stdout(o->output) ? stderr : stdout;
-        report_json(f, r);
-        if ((fflush(f) != 0 || ferror(f)) && f == stdout)
-            return gc_fail(GC_EXIT_OUTPUT, "<stdout>: write error: %s", strerror(errno));
-    } else if (!o->quiet) {
-        report_print(stderr, r);
-    }
-    return 0;
-}
-
-int cmd_finish(const struct gc_opts *o, int fmt, struct gc_output *out, int streamed,
-               struct gc_matrix *result, enum gc_dtype dtype, struct gc_report *r, double t0,
-               struct gc_progress *prog)
-{
-    int rc = 0;
-    if (!streamed) {
-        progress_phase(prog, "writing %s", gc_display_name(o->output, 1));
-        if ((rc = io_to_c_order(result, dtype, NULL)))
-            return rc;
-        double t = now_ms();
-        if ((rc = output_begin(out, o->output, io_format_is_binary(fmt))) ||
-            (rc = io_write_matrix(out, o, fmt, result)))
-            return rc;
-        r->write_ms = now_ms() - t;
-    }
-    r->total_ms = now_ms() - t0;
-    progress_end(prog);
-    if ((rc = cmd_emit_report(o, r)))
-        return rc;
-    return output_commit(out);
-}
 
 int cmd_convert(const struct gc_opts *o)
 {
@@ -61,22 +27,25 @@ int cmd_convert(const struct gc_opts *o)
     int fmt = io_output_format(o, fb >= 0 ? fb : GC_FMT_CSV);
     if (fmt < 0)
         return -fmt;
-    struct gc_matrix m = { 0 };
+    struct gc_tensor m = { 0 };
     double t0 = now_ms();
-    int rc = io_read_operand(o, 0, o->operands[0], NULL, &m);
+    int rc = io_read_operand(o, 0, o->operands[0], &m);
     double t1 = now_ms();
     if (!rc)
-        rc = io_to_c_order(&m, o->out_dtype >= 0 ? (enum gc_dtype)o->out_dtype : m.dtype, NULL);
+        rc = io_check_ndim(o, fmt, m.ndim, m.shape);
+    if (!rc)
+        rc = io_to_c_order(&m, o->out_dtype);
     struct gc_output out = { 0 };
+    char shape[96];
+    gc_shape_text(m.ndim, m.shape, shape, sizeof shape);
     if (!rc && !(rc = output_begin(&out, o->output, io_format_is_binary(fmt))) &&
-        !(rc = io_write_matrix(&out, o, fmt, &m)) && !o->quiet)
-        fprintf(stderr, "gemmcli convert: %zux%zu %s -> %s: read %.3f ms, write %.3f ms\n",
-                m.rows, m.cols, gc_dtypes[m.dtype].name, gc_formats[fmt].name, t1 - t0,
-                now_ms() - t1);
+        !(rc = io_write_tensor(&out, o, fmt, &m)) && !o->quiet)
+        fprintf(stderr, "gemmcli convert: %s %s -> %s: read %.3f ms, write %.3f ms\n", shape,
+                gc_dtypes[m.dtype].name, gc_formats[fmt].name, t1 - t0, now_ms() - t1);
     if (!rc)
         rc = output_commit(&out);
     output_abort(&out);
-    gc_matrix_free(&m);
+    gc_tensor_free(&m);
     return rc;
 }
 
@@ -87,12 +56,8 @@ static int info_one(const struct gc_opts *o, const char *path, int first)
     if (rc)
         return rc;
     int fmt = o->in_format >= 0 ? o->in_format : format_detect(&in, 0);
-    struct gc_read_opts ro = o->read;
-    if (o->n_shapes) {
-        ro.has_shape = 1;
-        ro.rows = o->shapes[0][0];
-        ro.cols = o->shapes[0][1];
-    }
+    struct gc_read_opts ro = io_read_opts(o, 0);
+    ro.announce = 0;
     struct gc_info info;
     memset(&info, 0, sizeof info);
     info.file_bytes = -1;
@@ -101,13 +66,17 @@ static int info_one(const struct gc_opts *o, const char *path, int first)
     if (!rc) {
         info.format = fmt;
         const char *order = info.fortran_order ? "F" : "C";
+        char shape[GC_MAX_DIMS * 22];
+        gc_shape_text(info.ndim, info.shape, shape, sizeof shape);
         if (o->json) {
             fputs(first ? "" : ",\n", stdout);
             fputs("  {\"file\": ", stdout);
             json_string(stdout, path);
-            fprintf(stdout, ", \"format\": \"%s\", \"dtype\": \"%s\", \"shape\": [%zu, %zu], "
-                    "\"order\": \"%s\", \"big_endian\": %s", gc_formats[fmt].name,
-                    gc_dtypes[info.dtype].name, info.rows, info.cols, order,
+            fprintf(stdout, ", \"format\": \"%s\", \"dtype\": \"%s\", \"shape\": [",
+                    gc_formats[fmt].name, gc_dtypes[info.dtype].name);
+            for (int d = 0; d < info.ndim; d++)
+                fprintf(stdout, "%s%zu", d ? ", " : "", info.shape[d]);
+            fprintf(stdout, "], \"order\": \"%s\", \"big_endian\": %s", order,
                     info.big_endian ? "true" : "false");
             if (fmt == GC_FMT_NPY)
                 fprintf(stdout, ", \"npy_version\": \"%u.%u\", \"header_bytes\": %zu",
@@ -119,8 +88,8 @@ static int info_one(const struct gc_opts *o, const char *path, int first)
             printf("%s: %s", path, gc_formats[fmt].name);
             if (fmt == GC_FMT_NPY)
                 printf(" v%u.%u", info.version_major, info.version_minor);
-            printf(", %s%s, %zux%zu, %s order", gc_dtypes[info.dtype].name,
-                   info.big_endian ? " big-endian" : "", info.rows, info.cols, order);
+            printf(", %s%s, %s, %s order", gc_dtypes[info.dtype].name,
+                   info.big_endian ? " big-endian" : "", shape, order);
             if (info.file_bytes >= 0)
                 printf(", %lld bytes", (long long)info.file_bytes);
             putchar('\n');
@@ -153,39 +122,81 @@ int cmd_info(const struct gc_opts *o)
 
 struct kernel_row {
     const char *name, *op, *idea, *source, *file;
+    char types[48], runs_on[32];
     unsigned flags;
+    int cc_min;
     kernel_attr_fn attr;
 };
 
 static struct kernel_row gemm_row(size_t i)
 {
     const struct gemm_kernel *k = &gemm_kernels[i];
-    return (struct kernel_row){ k->name, "mul", k->idea, k->source, k->file, k->flags, k->attr };
+    struct kernel_row r = { k->name, "mul", k->idea, k->source, k->file, "", "", k->flags,
+                            k->cc_min, k->attr };
+    gemm_sigs_text(k->sigs, r.types, sizeof r.types);
+    return r;
 }
 
 static struct kernel_row transpose_row(size_t i)
 {
     const struct transpose_kernel *k = &transpose_kernels[i];
-    return (struct kernel_row){ k->name, k->flags & KERNEL_BENCH_ONLY ? "copy" : "transpose",
-                                k->idea, k->source, k->file, k->flags, k->attr };
+    struct kernel_row r = { k->name, k->flags & KERNEL_BENCH_ONLY ? "copy" : "transpose", k->idea,
+                            k->source, k->file, "", "", k->flags, 0, k->attr };
+    size_t used = 0;
+    for (unsigned es = 2; es <= 8; es *= 2)
+        if (k->elem_sizes & (1u << es))
+            used += (size_t)snprintf(r.types + used, sizeof r.types - used, "%s%u", used ? "," : "",
+                                     es);
+    snprintf(r.types + used, sizeof r.types - used, "-byte");
+    return r;
 }
 
-static void print_row(const struct gc_opts *o, const struct kernel_row *r, int dev_ok, int first)
+static void fill_runs_on(struct kernel_row *r)
+{
+    if (r->flags & KERNEL_HOST)
+        snprintf(r->runs_on, sizeof r->runs_on, "cpu");
+    else if (r->cc_min)
+        snprintf(r->runs_on, sizeof r->runs_on, "gpu %d.%d+", r->cc_min / 10, r->cc_min % 10);
+    else
+        snprintf(r->runs_on, sizeof r->runs_on, "gpu");
+}
+
+/* Column widths: the longest entry of each column over all rows. */
+struct widths { int name, op, types, runs, idea; };
+
+static void widen(struct widths *w, const struct kernel_row *r)
+{
+#define W(f, s) if ((int)strlen(s) > w->f) w->f = (int)strlen(s)
+    W(name, r->name);
+    W(op, r->op);
+    W(types, r->types);
+    W(runs, r->runs_on);
+    W(idea, r->idea);
+#undef W
+}
+
+static void print_row(const struct gc_opts *o, const struct kernel_row *r, const struct widths *w,
+                      const struct gc_device *dev, int first)
 {
     struct kernel_attr a;
-    int have_attr = o->details && dev_ok && r->attr && r->attr(&a) == cudaSuccess;
-    if (o->details && dev_ok && r->attr && !have_attr)
+    int dev_cc = dev ? dev->cc_major * 10 + dev->cc_minor : 0;
+    int usable = dev && !(r->flags & KERNEL_HOST) && dev_cc >= r->cc_min;
+    int have_attr = o->details && usable && r->attr && r->attr(&a) == cudaSuccess;
+    if (o->details && usable && r->attr && !have_attr)
         cudaGetLastError();
     if (o->json) {
         printf("%s  {\"name\": ", first ? "" : ",\n");
         json_string(stdout, r->name);
-        printf(", \"operation\": \"%s\", \"idea\": ", r->op);
+        printf(", \"operation\": \"%s\", \"types\": \"%s\", \"runs_on\": \"%s\", "
+               "\"min_compute_capability\": \"%d.%d\", \"idea\": ", r->op, r->types,
+               r->flags & KERNEL_HOST ? "cpu" : "gpu", r->cc_min / 10, r->cc_min % 10);
         json_string(stdout, r->idea);
         fputs(", \"source\": ", stdout);
         json_string(stdout, r->source);
         fputs(", \"file\": ", stdout);
         json_string(stdout, r->file);
-        printf(", \"runs_on\": \"%s\"", r->flags & KERNEL_HOST ? "cpu" : "gpu");
+        if (dev && !(r->flags & KERNEL_HOST))
+            printf(", \"available\": %s", usable ? "true" : "false");
         if (have_attr)
             printf(", \"registers\": %d, \"smem_bytes\": %zu, \"local_bytes\": %zu, "
                    "\"threads\": %d, \"blocks_per_sm\": %d", a.regs,
@@ -193,10 +204,15 @@ static void print_row(const struct gc_opts *o, const struct kernel_row *r, int d
         fputs("}", stdout);
         return;
     }
-    printf("%-16s %-9s %-52s %s", r->name, r->op, r->idea, r->source);
+    printf("%-*s  %-*s  %-*s  %-*s  %-*s  %s", w->name, r->name, w->op, r->op, w->types,
+           r->types, w->runs, r->runs_on, w->idea, r->idea, r->source);
     if (have_attr)
-        printf("\n%16s regs %d, smem %zu B, local %zu B, %d threads, %d blocks/SM", "", a.regs,
-               a.smem_static + a.smem_dynamic, a.local_bytes, a.threads, a.blocks_per_sm);
+        printf("\n%*s  regs %d, smem %zu B, local %zu B, %d threads, %d blocks/SM", w->name, "",
+               a.regs, a.smem_static + a.smem_dynamic, a.local_bytes, a.threads,
+               a.blocks_per_sm);
+    else if (o->details && dev && !(r->flags & KERNEL_HOST) && !usable)
+        printf("\n%*s  unavailable on this device (compute capability %d.%d)", w->name, "",
+               dev_cc / 10, dev_cc % 10);
     putchar('\n');
 }
 
@@ -212,23 +228,29 @@ int cmd_kernels(const struct gc_opts *o)
         else
             gc_warn("no CUDA device: --details shows no per-device figures");
     }
+    size_t n = gemm_kernel_count + transpose_kernel_count;
+    struct kernel_row *rows = malloc(n * sizeof *rows);
+    if (!rows)
+        return gc_fail(GC_EXIT_INPUT, "out of host memory");
+    struct widths w = { 4, 2, 5, 7, 4 };
+    for (size_t i = 0; i < n; i++) {
+        rows[i] = i < gemm_kernel_count ? gemm_row(i) : transpose_row(i - gemm_kernel_count);
+        fill_runs_on(&rows[i]);
+        widen(&w, &rows[i]);
+    }
     if (o->json)
         fputs("[\n", stdout);
     else
-        printf("%-16s %-9s %-52s %s\n", "NAME", "OP", "IDEA", "SOURCE");
-    int first = 1;
-    for (size_t i = 0; i < gemm_kernel_count; i++, first = 0) {
-        struct kernel_row r = gemm_row(i);
-        print_row(o, &r, dev_ok, first);
-    }
-    for (size_t i = 0; i < transpose_kernel_count; i++, first = 0) {
-        struct kernel_row r = transpose_row(i);
-        print_row(o, &r, dev_ok, first);
-    }
+        printf("%-*s  %-*s  %-*s  %-*s  %-*s  %s\n", w.name, "NAME", w.op, "OP", w.types, "TYPES",
+               w.runs, "RUNS ON", w.idea, "IDEA", "SOURCE");
+    for (size_t i = 0; i < n; i++)
+        print_row(o, &rows[i], &w, dev_ok ? &dev : NULL, i == 0);
+    free(rows);
     if (o->json)
         fputs("\n]\n", stdout);
     else if (o->details && dev_ok)
-        printf("\n(on %s, %d SMs)\n", dev.name, dev.sm_count);
+        printf("\n(on %s, compute capability %d.%d, %d SMs)\n", dev.name, dev.cc_major,
+               dev.cc_minor, dev.sm_count);
     if (dev_ok)
         device_close(&dev);
     if (fflush(stdout) != 0 || ferror(stdout))

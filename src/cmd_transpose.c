@@ -1,70 +1,32 @@
-/* gemmcli transpose: out = in^T, elements moved bit for bit. */
+/* gemmcli transpose: the last two axes of each matrix swapped (NumPy's
+ * .mT), elements moved bit for bit.  A 1-D input is a single row and
+ * comes out a column; a stack comes out a stack. */
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/error.h"
+#include "../kernels/transpose.h"
 #include "commands.h"
 #include "device.h"
-#include "../kernels/transpose.h"
-#include "error.h"
 #include "io.h"
-#include "progress.h"
-#include "report.h"
+#include "job.h"
 #include "select.h"
-#include "stream.h"
 
 struct transpose_job {
+    struct job job;
     const struct gc_opts *o;
     const struct transpose_kernel *kern;
-    struct gc_matrix in, result;
-    struct gc_report rep;
-    char device_name[256];
-    int out_format;
-    enum gc_dtype out_dtype;
-    int streamed;        /* the result went from the device to the output */
-    struct gc_output out;
-    struct gc_progress progress;
+    struct gc_tensor in, result;
+    size_t rows, cols, batch, elem;
 };
 
-static int alloc_result(struct transpose_job *j)
-{
-    j->result = (struct gc_matrix){ .rows = j->in.cols, .cols = j->in.rows, .dtype = j->in.dtype };
-    if (gc_matrix_alloc(&j->result, NULL))
-        return gc_fail(GC_EXIT_INPUT, "out of host memory for a %zux%zu result", j->result.rows,
-                       j->result.cols);
-    return 0;
-}
-
-struct transpose_arg {
-    const struct transpose_kernel *kern;
-    struct transpose_problem p;
-    struct launch_env env;
-};
-
-struct host_transpose {
-    const struct transpose_kernel *kern;
-    struct transpose_problem p;
-};
-
-static int run_host_transpose(void *arg)
-{
-    const struct host_transpose *h = arg;
-    h->kern->host(&h->p);
-    return 0;
-}
-
-static cudaError_t run_transpose(void *arg)
-{
-    const struct transpose_arg *l = arg;
-    return l->kern->launch(&l->p, &l->env);
-}
-
-/* One element of `got` against the reference: bit for bit, except that any
+/* Element i of `got` against the reference: bit for bit, except that any
  * NaN matches any NaN (cuBLAS geam computes 1*x + 0*y, which may rewrite a
  * NaN's payload). */
-static int same_element(const struct gc_matrix *got, const void *ref, size_t i)
+static int same_element(const struct gc_tensor *got, const void *ref, size_t i)
 {
     size_t es = gc_dtypes[got->dtype].size;
     const unsigned char *a = (const unsigned char *)got->data + i * es;
@@ -87,43 +49,59 @@ static int same_element(const struct gc_matrix *got, const void *ref, size_t i)
 }
 
 /* Exact comparison: a transpose moves elements, so anything but the same
- * output is wrong.  The error figures are computed through doubles. */
-static void compare_exact(const struct gc_matrix *got, const void *ref,
+ * output is wrong. */
+static void compare_exact(const struct gc_tensor *got, const void *ref,
                           struct gc_verify_result *v)
 {
-    size_t count = got->rows * got->cols;
-    struct gc_matrix r = *got;
-    r.data = (void *)ref;
-    double diff2 = 0, ref2 = 0;
+    size_t count = gc_tensor_count(got), bad = 0;
+    for (size_t i = 0; i < count; i++)
+        bad += !same_element(got, ref, i);
+    v->exact = 1;
+    v->count = count;
+    v->mismatches = bad;
+    v->ok = bad == 0;
     v->done = 1;
-    v->ok = 1;
-    v->max_abs = v->max_rel = v->rel_fro = 0;
-    for (size_t i = 0; i < count; i++) {
-        if (same_element(got, ref, i))
-            continue;
-        v->ok = 0;
-        double g = gc_matrix_get(got, i / got->cols, i % got->cols);
-        double e = gc_matrix_get(&r, i / got->cols, i % got->cols);
-        double d = isnan(g - e) ? INFINITY : fabs(g - e);
-        diff2 += d * d;
-        ref2 += e * e;
-        if (d > v->max_abs)
-            v->max_abs = d;
-        if (e != 0 && d / fabs(e) > v->max_rel)
-            v->max_rel = d / fabs(e);
-    }
-    if (!v->ok)
-        v->rel_fro = ref2 > 0 ? sqrt(diff2 / ref2) : sqrt(diff2);
 }
 
-/* The reference for --verify: cuBLAS geam where it moves this element size,
- * else the host transpose. */
-static const struct transpose_kernel *reference_kernel(size_t elem, int on_device)
+/* The definition, on the host: out[b][c][r] = in[b][r][c]. */
+static void transpose_host(const struct transpose_job *j, const void *in, void *out)
 {
-    const struct transpose_kernel *geam = transpose_kernel_find("geam");
-    if (on_device && geam && (geam->elem_sizes & (1u << elem)))
-        return geam;
-    return transpose_kernel_find("cpu");
+    const struct transpose_kernel *cpu = transpose_kernel_find("cpu");
+    size_t matrix = j->rows * j->cols * j->elem;
+    for (size_t b = 0; b < j->batch; b++) {
+        struct transpose_problem p = { (int)j->rows, (int)j->cols, j->elem,
+                                       (const char *)in + b * matrix, (char *)out + b * matrix };
+        cpu->host(&p);
+    }
+}
+
+struct stack_arg {
+    const struct transpose_job *j;
+    const struct transpose_kernel *kern;
+    const void *in;
+    void *out;
+    struct launch_env env;
+};
+
+/* One run: every matrix of the stack. */
+static int run_stack(void *arg, int i)
+{
+    (void)i;
+    const struct stack_arg *s = arg;
+    const struct transpose_job *j = s->j;
+    size_t matrix = j->rows * j->cols * j->elem;
+    for (size_t b = 0; b < j->batch; b++) {
+        struct transpose_problem p = { (int)j->rows, (int)j->cols, j->elem,
+                                       (const char *)s->in + b * matrix, (char *)s->out + b * matrix };
+        if (s->kern->flags & KERNEL_HOST) {
+            s->kern->host(&p);
+            continue;
+        }
+        cudaError_t err = s->kern->launch(&p, &s->env);
+        if (err != cudaSuccess)
+            return device_cuda_fail(err, s->kern->name, __FILE__, __LINE__);
+    }
+    return 0;
 }
 
 struct in_place_arg {
@@ -133,50 +111,58 @@ struct in_place_arg {
     struct launch_env env;
 };
 
-static cudaError_t run_in_place(void *arg)
+static int run_in_place(void *arg, int i)
 {
+    (void)i;
     const struct in_place_arg *l = arg;
-    return transpose_inplace_square_launch(l->data, l->n, l->elem, &l->env);
+    return CUDA_CALL(transpose_inplace_square_launch(l->data, l->n, l->elem, &l->env));
+}
+
+static struct gc_tensor result_shape(const struct transpose_job *j)
+{
+    struct gc_tensor t = j->in;
+    t.data = NULL;
+    t.alloc = NULL;
+    t.fortran_order = 0;
+    if (t.ndim == 1) {
+        gc_tensor_set_2d(&t, j->cols, 1);
+        return t;
+    }
+    t.shape[t.ndim - 2] = j->cols;
+    t.shape[t.ndim - 1] = j->rows;
+    return t;
 }
 
 /* A square matrix too large to hold twice on the device is transposed in
  * place, by swapping tiles across the diagonal.  Each run transposes the
  * result of the run before, so the number of timed runs is rounded up to
- * an even one: with the warm-up, an odd number of runs leaves the transpose.
- * --verify checks it against the host transpose. */
-static int transpose_in_place(struct transpose_job *j, struct gc_device *dev, size_t elem,
-                              size_t bytes)
+ * an even one: with the warm-up, an odd number of runs leaves the
+ * transpose. */
+static int transpose_in_place(struct transpose_job *j, size_t bytes)
 {
+    struct job *jb = &j->job;
     void *d = NULL;
     int rc;
     int repeat = j->o->repeat % 2 ? j->o->repeat + 1 : j->o->repeat;
-    j->rep.kernel = "inplace (too large to hold twice)";
-    j->rep.repeat = repeat;
-    if ((rc = alloc_result(j)) || (rc = CUDA_CALL(cudaMalloc(&d, bytes))))
-        return rc;
-    double t = now_ms();
-    if ((rc = CUDA_CALL(cudaMemcpy(d, j->in.data, bytes, cudaMemcpyHostToDevice))))
+    jb->rep.kernel = "inplace (too large to hold twice)";
+    jb->rep.repeat = repeat;
+    if ((rc = job_upload(jb, j->in.data, bytes, &d)))
         goto out;
-    j->rep.h2d_ms = now_ms() - t;
-    struct in_place_arg l = { d, (int)j->in.rows, elem, device_launch_env(dev) };
-    if ((rc = device_time_runs(dev, run_in_place, NULL, &l, repeat, &j->rep.kernel_ms)))
+    struct in_place_arg l = { d, (int)j->rows, j->elem, device_launch_env(&jb->dev) };
+    if ((rc = job_time(jb, run_in_place, NULL, &l, repeat, &jb->rep.kernel_ms)))
         goto out;
-    t = now_ms();
-    if ((rc = CUDA_CALL(cudaMemcpy(j->result.data, d, bytes, cudaMemcpyDeviceToHost))))
+    struct gc_tensor shape = result_shape(j);
+    if ((rc = job_take_result(jb, d, &shape, 0, &j->result)))
         goto out;
-    j->rep.d2h_ms = now_ms() - t;
     if (j->o->verify) {
-        const struct transpose_kernel *cpu = transpose_kernel_find("cpu");
         void *ref = malloc(bytes);
-        if (!ref || !cpu) {
-            free(ref);
-            rc = gc_fail(GC_EXIT_GPU, "out of host memory for the reference result");
+        if (!ref) {
+            rc = gc_fail(GC_EXIT_INPUT, "out of host memory for the reference result");
             goto out;
         }
-        struct transpose_problem p = { (int)j->in.rows, (int)j->in.cols, elem, j->in.data, ref };
-        cpu->host(&p);
-        j->rep.verify.reference = "cpu";
-        compare_exact(&j->result, ref, &j->rep.verify);
+        transpose_host(j, j->in.data, ref);
+        jb->rep.verify.reference = "cpu";
+        compare_exact(&j->result, ref, &jb->rep.verify);
         free(ref);
     }
 out:
@@ -184,95 +170,66 @@ out:
     return rc;
 }
 
-static int transpose_device(struct transpose_job *j, size_t elem, size_t bytes)
+static int transpose_device(struct transpose_job *j, size_t bytes)
 {
     const struct gc_opts *o = j->o;
-    struct gc_device dev;
-    progress_phase(&j->progress, "starting the GPU");
-    int rc = device_open(&dev, o->device, 1);
-    if (rc)
+    struct job *jb = &j->job;
+    const struct transpose_kernel *geam = transpose_kernel_find("geam");
+    int ref_on_device = o->verify && geam && (geam->elem_sizes & (1u << j->elem));
+    int rc;
+    if ((rc = job_open_device(jb, (j->kern->flags & KERNEL_REFERENCE) || ref_on_device)))
         return rc;
-    snprintf(j->device_name, sizeof j->device_name, "%s", dev.name);
-    j->rep.device = j->device_name;
-
-    const struct transpose_kernel *ref_kern = o->verify ? reference_kernel(elem, 1) : NULL;
-    int ref_on_device = ref_kern && !(ref_kern->flags & KERNEL_HOST);
     void *d_in = NULL, *d_out = NULL, *d_ref = NULL, *ref = NULL;
     size_t free_b = 0, total_b = 0;
     if ((rc = CUDA_CALL(cudaMemGetInfo(&free_b, &total_b))))
         goto out;
-    if (j->in.rows == j->in.cols && bytes * (2 + ref_on_device) > free_b && bytes <= free_b) {
-        rc = transpose_in_place(j, &dev, elem, bytes);
+    if (j->batch == 1 && j->rows == j->cols && bytes * (2 + ref_on_device) > free_b &&
+        bytes <= free_b) {
+        rc = transpose_in_place(j, bytes);
         goto out;
     }
-    if ((rc = device_check_memory(&dev, bytes * (2 + ref_on_device), "this transpose")) ||
-        (rc = CUDA_CALL(cudaMalloc(&d_in, bytes))) ||
-        (rc = CUDA_CALL(cudaMalloc(&d_out, bytes))) ||
-        (ref_on_device && (rc = CUDA_CALL(cudaMalloc(&d_ref, bytes)))))
+    if ((rc = device_check_memory(&jb->dev, bytes * (2 + ref_on_device), "this transpose")))
         goto out;
-
-    progress_phase(&j->progress, "copying to the GPU");
-    double t = now_ms();
-    if ((rc = CUDA_CALL(cudaMemcpyAsync(d_in, j->in.data, bytes, cudaMemcpyHostToDevice,
-                                        dev.stream))) ||
-        (rc = CUDA_CALL(cudaStreamSynchronize(dev.stream))))
+    progress_phase(&jb->progress, "copying to the GPU");
+    if ((rc = job_upload(jb, j->in.data, bytes, &d_in)) ||
+        (rc = CUDA_CALL(cudaMalloc(&d_out, bytes ? bytes : 1))) ||
+        (ref_on_device && (rc = CUDA_CALL(cudaMalloc(&d_ref, bytes ? bytes : 1)))))
         goto out;
-    j->rep.h2d_ms = now_ms() - t;
-    int stream = !o->verify && stream_can_write(j->out_format, j->in.dtype, j->out_dtype);
-    if (!stream && (rc = alloc_result(j)))
+    struct stack_arg s = { j, j->kern, d_in, d_out, device_launch_env(&jb->dev) };
+    progress_phase(&jb->progress, "running %s", j->kern->name);
+    if ((rc = job_time(jb, run_stack, NULL, &s, o->repeat, &jb->rep.kernel_ms)))
         goto out;
-
-    if (((j->kern->flags & KERNEL_REFERENCE) || ref_on_device) && (rc = device_cublas(&dev)))
+    int out_dtype = o->out_dtype >= 0 ? o->out_dtype : (int)j->in.dtype;
+    struct gc_tensor shape = result_shape(j);
+    if ((rc = job_take_result(jb, d_out, &shape, !o->verify && out_dtype == (int)j->in.dtype,
+                              &j->result)))
         goto out;
-    struct transpose_arg l = { j->kern, { (int)j->in.rows, (int)j->in.cols, elem, d_in, d_out },
-                               device_launch_env(&dev) };
-    progress_phase(&j->progress, "running %s", j->kern->name);
-    if ((rc = device_time_runs(&dev, run_transpose, NULL, &l, o->repeat, &j->rep.kernel_ms)))
-        goto out;
-    progress_phase(&j->progress, "writing %s", gc_display_name(o->output, 1));
-
-    if (stream) {
-        if (!(rc = output_begin(&j->out, o->output, 1)))
-            rc = stream_write_result(&j->out, j->out_format, &dev, d_out, j->in.cols,
-                                     j->in.rows, j->in.dtype, &j->rep.d2h_ms,
-                                     &j->rep.write_ms);
-        j->streamed = rc == 0;
-        goto out;
-    }
-    t = now_ms();
-    if ((rc = CUDA_CALL(cudaMemcpyAsync(j->result.data, d_out, bytes, cudaMemcpyDeviceToHost,
-                                        dev.stream))) ||
-        (rc = CUDA_CALL(cudaStreamSynchronize(dev.stream))))
-        goto out;
-    j->rep.d2h_ms = now_ms() - t;
-
-    if (ref_kern) {
-        if (!(ref = malloc(bytes))) {
-            rc = gc_fail(GC_EXIT_GPU, "out of host memory for the reference result");
+    if (o->verify) {
+        if (!(ref = malloc(bytes ? bytes : 1))) {
+            rc = gc_fail(GC_EXIT_INPUT, "out of host memory for the reference result");
             goto out;
         }
-        j->rep.verify.reference = ref_kern->name;
         if (ref_on_device) {
-            struct transpose_arg r = l;
-            r.kern = ref_kern;
-            r.p.out = d_ref;
-            if ((rc = device_time_runs(&dev, run_transpose, NULL, &r, o->repeat,
-                                       &j->rep.verify.ref_ms)) ||
-                (rc = CUDA_CALL(cudaMemcpy(ref, d_ref, bytes, cudaMemcpyDeviceToHost))))
+            struct stack_arg r = s;
+            r.kern = geam;
+            r.out = d_ref;
+            jb->rep.verify.reference = "geam";
+            jb->rep.verify.timed = "geam";
+            if ((rc = job_time(jb, run_stack, NULL, &r, o->repeat, &jb->rep.verify.ref_ms)) ||
+                (rc = device_download(&jb->dev, ref, d_ref, bytes)))
                 goto out;
         } else {
-            struct transpose_problem p = { (int)j->in.rows, (int)j->in.cols, elem,
-                                           j->in.data, ref };
-            ref_kern->host(&p);
+            jb->rep.verify.reference = "cpu";
+            transpose_host(j, j->in.data, ref);
         }
-        compare_exact(&j->result, ref, &j->rep.verify);
+        jb->rep.verify.timed_rel_fro = -1;
+        compare_exact(&j->result, ref, &jb->rep.verify);
     }
 out:
     free(ref);
     cudaFree(d_in);
     cudaFree(d_out);
     cudaFree(d_ref);
-    device_close(&dev);
     return rc;
 }
 
@@ -290,102 +247,106 @@ int cmd_transpose(const struct gc_opts *o)
     if (!oo.output)
         return gc_fail(GC_EXIT_USAGE, "transpose needs an output: OUT or -o FILE");
     o = &oo;
-    int fb = format_by_extension(o->operands[0]);
-    int fmt = io_output_format(o, fb >= 0 ? fb : GC_FMT_CSV);
-    if (fmt < 0)
-        return -fmt;
 
-    struct transpose_job j = { .o = o, .out_format = fmt };
+    struct transpose_job j;
+    memset(&j, 0, sizeof j);
+    j.o = o;
     const struct transpose_kernel *named = transpose_kernel_find(o->kernel);
-    struct gc_device_warm warm = { 0 };
-    if (!named || !(named->flags & KERNEL_HOST))
-        device_warm_start(&warm, o->device);
-    j.rep.command = "transpose";
-    j.rep.repeat = o->repeat;
-    j.rep.device = "cpu";
-    j.rep.verify.tol = 0;
-    progress_begin(&j.progress, o->quiet || o->json);
-    progress_phase(&j.progress, "reading %s", gc_display_name(o->operands[0], 0));
-    double t0 = now_ms();
-    int rc = io_read_operand(o, 0, o->operands[0], NULL, &j.in);
-    if (!rc)
-        rc = io_to_c_order(&j.in, j.in.dtype, NULL);
+    if (!named && strcmp(o->kernel, "auto") != 0)
+        return gc_fail(GC_EXIT_USAGE, "unknown transpose kernel '%s' (see 'gemmcli kernels')",
+                       o->kernel);
+    int on_host = named && (named->flags & KERNEL_HOST);
+    int fb = format_by_extension(o->operands[0]);
+    struct gc_report *rep = &j.job.rep;
+    int rc = job_begin(&j.job, o, "transpose", on_host, fb >= 0 ? fb : GC_FMT_CSV);
     if (rc)
         goto out;
-    if (j.in.rows > INT_MAX || j.in.cols > INT_MAX) {
-        rc = gc_fail(GC_EXIT_INPUT, "%s: %zux%zu: dimensions above %d are not supported",
-                     gc_display_name(o->operands[0], 0), j.in.rows, j.in.cols, INT_MAX);
+    progress_phase(&j.job.progress, "reading %s", gc_display_name(o->operands[0], 0));
+    if ((rc = io_read_operand(o, 0, o->operands[0], &j.in)) || (rc = io_to_c_order(&j.in, -1)))
+        goto out;
+    const char *name = gc_display_name(o->operands[0], 0);
+    char shape_in[96];
+    gc_shape_text(j.in.ndim, j.in.shape, shape_in, sizeof shape_in);
+    j.rows = j.in.ndim == 1 ? 1 : j.in.shape[j.in.ndim - 2];
+    j.cols = j.in.shape[j.in.ndim - 1];
+    j.batch = 1;
+    for (int d = 0; d < j.in.ndim - 2; d++)
+        j.batch *= j.in.shape[d];
+    if (j.rows > INT_MAX || j.cols > INT_MAX) {
+        rc = gc_fail(GC_EXIT_INPUT, "%s: %s: matrices wider or taller than %d are not supported",
+                     name, shape_in, INT_MAX);
         goto out;
     }
-    j.rep.read_ms = now_ms() - t0;
-    j.rep.m = j.in.rows;
-    j.rep.n = j.in.cols;
-    size_t elem = gc_dtypes[j.in.dtype].size;
-    size_t bytes = j.in.rows * j.in.cols * elem;
-    j.rep.work = 2.0 * (double)bytes;
-    enum gc_dtype out_dtype = o->out_dtype >= 0 ? (enum gc_dtype)o->out_dtype : j.in.dtype;
-    j.out_dtype = out_dtype;
-    j.rep.dtype = gc_dtypes[out_dtype].name;
+    struct gc_tensor out_shape = result_shape(&j);
+    if ((rc = io_check_ndim(o, j.job.fmt, out_shape.ndim, out_shape.shape)))
+        goto out;
+    rep->read_ms = now_ms() - j.job.t0;
+    snprintf(rep->shape_a, sizeof rep->shape_a, "%s", shape_in);
+    gc_shape_text(out_shape.ndim, out_shape.shape, rep->shape_out, sizeof rep->shape_out);
+    rep->m = j.rows;
+    rep->n = j.cols;
+    rep->batch = j.batch;
+    j.elem = gc_dtypes[j.in.dtype].size;
+    size_t bytes = gc_tensor_count(&j.in) * j.elem;
+    rep->work = 2.0 * (double)bytes;
+    int out_dtype = o->out_dtype >= 0 ? o->out_dtype : (int)j.in.dtype;
+    rep->dtype = gc_dtypes[out_dtype].name;
 
     if (bytes == 0) {
-        j.rep.kernel = "none (empty matrix)";
-        if ((rc = alloc_result(&j)))
+        rep->kernel = "none (empty matrix)";
+        j.result = out_shape;
+        if (gc_tensor_alloc(&j.result, NULL)) {
+            rc = gc_fail(GC_EXIT_INPUT, "out of host memory for the result");
             goto out;
+        }
     } else {
-        j.kern = select_transpose(o->kernel, j.in.rows, j.in.cols, elem, &j.rep.kernel_auto,
-                                  &rc);
+        int is_auto;
+        j.kern = select_transpose(o->kernel, j.rows, j.cols, j.elem, &is_auto, &rc);
         if (!j.kern)
             goto out;
-        j.rep.kernel = j.kern->name;
+        rep->kernel = j.kern->name;
+        rep->kernel_auto = is_auto;
         if (j.kern->flags & KERNEL_HOST) {
-            if ((rc = alloc_result(&j)))
+            j.result = out_shape;
+            if (gc_tensor_alloc(&j.result, NULL)) {
+                rc = gc_fail(GC_EXIT_INPUT, "out of host memory for the result");
                 goto out;
-            struct host_transpose h = { j.kern, { (int)j.in.rows, (int)j.in.cols, elem,
-                                                  j.in.data, j.result.data } };
-            if ((rc = host_time_runs(run_host_transpose, NULL, &h, o->repeat,
-                                     &j.rep.kernel_ms)))
+            }
+            struct stack_arg s = { &j, j.kern, j.in.data, j.result.data, { 0 } };
+            if ((rc = job_time(&j.job, run_stack, NULL, &s, o->repeat, &rep->kernel_ms)))
                 goto out;
             if (o->verify) {
                 /* The host kernel is its own reference; check it against the
                  * definition element by element. */
                 void *ref = malloc(bytes);
+                char *refp = ref;
                 if (!ref) {
                     rc = gc_fail(GC_EXIT_INPUT, "out of host memory for the reference");
                     goto out;
                 }
-                for (size_t r = 0; r < j.in.rows; r++)
-                    for (size_t c = 0; c < j.in.cols; c++)
-                        memcpy((char *)ref + (c * j.in.rows + r) * elem,
-                               (const char *)j.in.data + (r * j.in.cols + c) * elem, elem);
-                j.rep.verify.reference = "definition";
-                compare_exact(&j.result, ref, &j.rep.verify);
+                size_t matrix = j.rows * j.cols * j.elem;
+                const char *in = j.in.data;
+                for (size_t b = 0; b < j.batch; b++)
+                    for (size_t r = 0; r < j.rows; r++)
+                        for (size_t c = 0; c < j.cols; c++)
+                            memcpy(refp + b * matrix + (c * j.rows + r) * j.elem,
+                                   in + b * matrix + (r * j.cols + c) * j.elem, j.elem);
+                rep->verify.reference = "definition";
+                compare_exact(&j.result, ref, &rep->verify);
                 free(ref);
             }
-        } else {
-            device_warm_wait(&warm);
-            if ((rc = transpose_device(&j, elem, bytes)))
-                goto out;
+        } else if ((rc = transpose_device(&j, bytes))) {
+            goto out;
         }
     }
-    if (o->verify && !j.rep.verify.done) {
-        j.rep.verify.reference = "none";
-        j.rep.verify.done = j.rep.verify.ok = 1;
+    if (o->verify && !rep->verify.done) {
+        rep->verify.reference = "none";
+        rep->verify.done = rep->verify.ok = 1;
     }
-    if (o->verify && !j.rep.verify.ok) {
-        progress_end(&j.progress);
-        if (!(rc = cmd_emit_report(o, &j.rep)))
-            rc = gc_fail(GC_EXIT_VERIFY, "verification failed: the transpose differs from %s; "
-                         "%s not written", j.rep.verify.reference,
-                         gc_display_name(o->output, 1));
-        goto out;
-    }
-
-    rc = cmd_finish(o, fmt, &j.out, j.streamed, &j.result, out_dtype, &j.rep, t0, &j.progress);
+    rc = job_finish(&j.job, &j.result, (enum gc_dtype)out_dtype);
 out:
-    output_abort(&j.out);
-    progress_end(&j.progress);
-    device_warm_wait(&warm);
-    gc_matrix_free(&j.in);
-    gc_matrix_free(&j.result);
+    job_end(&j.job);
+    gc_tensor_free(&j.in);
+    gc_tensor_free(&j.result);
     return rc;
 }

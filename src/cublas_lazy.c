@@ -16,7 +16,7 @@
 
 #include <cublas_v2.h>
 
-#include "error.h"
+#include "../core/error.h"
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
@@ -32,6 +32,11 @@ struct cublas_api {
                               int, const void *, const void *, cudaDataType, int, const void *,
                               cudaDataType, int, const void *, void *, cudaDataType, int,
                               cublasComputeType_t, cublasGemmAlgo_t);
+    cublasStatus_t (*gemm_batched)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int,
+                                   int, int, const void *, const void *, cudaDataType, int,
+                                   long long, const void *, cudaDataType, int, long long,
+                                   const void *, void *, cudaDataType, int, long long, int,
+                                   cublasComputeType_t, cublasGemmAlgo_t);
     cublasStatus_t (*sgeam)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
                             const float *, const float *, int, const float *, const float *,
                             int, float *, int);
@@ -74,6 +79,7 @@ static void load_api(void)
     *(void **)&a.set_math_mode = symbol(lib, "cublasSetMathMode", &missing);
     *(void **)&a.status_string = symbol(lib, "cublasGetStatusString", &missing);
     *(void **)&a.gemm_ex = symbol(lib, "cublasGemmEx", &missing);
+    *(void **)&a.gemm_batched = symbol(lib, "cublasGemmStridedBatchedEx", &missing);
     *(void **)&a.sgeam = symbol(lib, "cublasSgeam", &missing);
     *(void **)&a.dgeam = symbol(lib, "cublasDgeam", &missing);
     if (missing) {
@@ -127,6 +133,20 @@ cublasStatus_t CUBLASWINAPI cublasGemmEx(cublasHandle_t handle, cublasOperation_
         return CUBLAS_STATUS_NOT_INITIALIZED;
     return api.gemm_ex(handle, transa, transb, m, n, k, alpha, a, atype, lda, b, btype, ldb,
                        beta, c, ctype, ldc, compute, algo);
+}
+
+cublasStatus_t CUBLASWINAPI cublasGemmStridedBatchedEx(
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n,
+    int k, const void *alpha, const void *a, cudaDataType atype, int lda, long long stride_a,
+    const void *b, cudaDataType btype, int ldb, long long stride_b, const void *beta, void *c,
+    cudaDataType ctype, int ldc, long long stride_c, int batch, cublasComputeType_t compute,
+    cublasGemmAlgo_t algo)
+{
+    if (!loaded())
+        return CUBLAS_STATUS_NOT_INITIALIZED;
+    return api.gemm_batched(handle, transa, transb, m, n, k, alpha, a, atype, lda, stride_a, b,
+                            btype, ldb, stride_b, beta, c, ctype, ldc, stride_c, batch, compute,
+                            algo);
 }
 
 cublasStatus_t CUBLASWINAPI cublasSgeam(cublasHandle_t handle, cublasOperation_t transa,

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
+#include "../core/error.h"
 
 int device_cuda_fail(cudaError_t err, const char *what, const char *file, int line)
 {
@@ -67,8 +67,7 @@ int device_open(struct gc_device *d, int ordinal, int suggest_cpu)
     d->clock_ghz = khz / 1e6;
 
     CUDA_TRY(cudaStreamCreateWithFlags(&d->stream, cudaStreamNonBlocking));
-    CUDA_TRY(cudaEventCreate(&d->start));
-    CUDA_TRY(cudaEventCreate(&d->stop));
+    CUDA_TRY(device_timer_init(&d->timer, d->stream));
     d->open = 1;
     return 0;
 }
@@ -91,8 +90,7 @@ void device_close(struct gc_device *d)
         return;
     if (d->cublas)
         cublasDestroy(d->cublas);
-    cudaEventDestroy(d->start);
-    cudaEventDestroy(d->stop);
+    device_timer_destroy(&d->timer);
     cudaStreamDestroy(d->stream);
     d->open = 0;
 }
@@ -109,9 +107,18 @@ int device_check_memory(struct gc_device *d, size_t bytes, const char *what)
     return 0;
 }
 
+int device_download(struct gc_device *d, void *host, const void *dev, size_t bytes)
+{
+    if (!bytes)
+        return 0;
+    CUDA_TRY(cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, d->stream));
+    CUDA_TRY(cudaStreamSynchronize(d->stream));
+    return 0;
+}
+
 struct launch_env device_launch_env(const struct gc_device *d)
 {
-    struct launch_env env = { d->stream, d->cublas, d->sm_count };
+    struct launch_env env = { d->stream, d->cublas, d->sm_count, d->cc_major * 10 + d->cc_minor };
     return env;
 }
 
@@ -120,39 +127,18 @@ double device_fp32_peak_gflops(const struct gc_device *d)
     return d->sm_count * 128.0 * 2.0 * d->clock_ghz;
 }
 
-static int cmp_float(const void *x, const void *y)
+int device_time_runs(struct gc_device *d, int (*run)(void *arg, int i),
+                     int (*before)(void *arg, int i), void *arg, int repeat,
+                     double *median_ms)
 {
-    float a = *(const float *)x, b = *(const float *)y;
-    return (a > b) - (a < b);
-}
-
-double device_median_ms(float *ms, int n)
-{
-    qsort(ms, (size_t)n, sizeof *ms, cmp_float);
-    return n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
-}
-
-int device_time_runs(struct gc_device *d, device_run_fn launch, device_run_fn before,
-                     void *arg, int repeat, double *median_ms)
-{
-    float *ms = malloc((size_t)repeat * sizeof *ms);
-    if (!ms)
-        return gc_fail(GC_EXIT_GPU, "out of host memory");
-    int rc = 0;
-    for (int r = -1; r < repeat && !rc; r++) {   /* r == -1: the warm-up */
-        if (before && (rc = CUDA_CALL(before(arg))))
-            break;
-        if ((rc = CUDA_CALL(cudaEventRecord(d->start, d->stream))) ||
-            (rc = CUDA_CALL(launch(arg))) ||
-            (rc = CUDA_CALL(cudaEventRecord(d->stop, d->stream))) ||
-            (rc = CUDA_CALL(cudaEventSynchronize(d->stop))))
-            break;
-        if (r >= 0)
-            rc = CUDA_CALL(cudaEventElapsedTime(&ms[r], d->start, d->stop));
-    }
-    if (!rc)
-        *median_ms = device_median_ms(ms, repeat);
-    free(ms);
+    struct clock_timer timer = device_timer_clock(&d->timer);
+    struct clock_plan plan = { .repeat = repeat, .warmup = 1 };
+    d->timer.err = cudaSuccess;
+    int rc = clock_time_runs(&timer, run, before, arg, &plan, median_ms, NULL);
+    if (rc == -1 && d->timer.err != cudaSuccess)
+        return device_cuda_fail(d->timer.err, "timing a kernel", __FILE__, __LINE__);
+    if (rc == -1)
+        return gc_fail(GC_EXIT_INPUT, "out of host memory");
     return rc;
 }
 

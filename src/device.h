@@ -10,6 +10,7 @@
 #include <cublas_v2.h>
 
 #include "../kernels/registry.h"
+#include "../kernels/timer.h"
 
 struct gc_device {
     int ordinal;
@@ -20,7 +21,7 @@ struct gc_device {
     double clock_ghz;            /* boost clock, for the FP32 peak */
     cudaStream_t stream;
     cublasHandle_t cublas;       /* created on first use: see device_cublas */
-    cudaEvent_t start, stop;
+    struct device_timer timer;
 };
 
 /* Reports a failed CUDA call and returns GC_EXIT_GPU. */
@@ -52,15 +53,13 @@ static inline int device_cuda_status(cudaError_t err, const char *what, const ch
     return err == cudaSuccess ? 0 : device_cuda_fail(err, what, file, line);
 }
 
-/* Median of n timings (sorts them). */
-double device_median_ms(float *ms, int n);
-
-/* Times `repeat` runs of launch(arg) with events after one warm-up run;
- * `before`, if not NULL, runs untimed ahead of each run (to restore C when
- * beta != 0).  Stores the median in *median_ms. */
-typedef cudaError_t (*device_run_fn)(void *arg);
-int device_time_runs(struct gc_device *d, device_run_fn launch, device_run_fn before,
-                     void *arg, int repeat, double *median_ms);
+/* Times `repeat` runs of run(arg, i) on the device's stream after one
+ * warm-up run (core/clock.h's loop with CUDA events); `before`, if not
+ * NULL, runs untimed ahead of each (to restore C when beta != 0).  The
+ * callbacks return 0 or a status they have reported.  Stores the median. */
+int device_time_runs(struct gc_device *d, int (*run)(void *arg, int i),
+                     int (*before)(void *arg, int i), void *arg, int repeat,
+                     double *median_ms);
 
 /* Creating a CUDA context takes a large share of a short run, so commands
  * start it on a thread of its own while they read their inputs.
@@ -91,6 +90,11 @@ void device_close(struct gc_device *d);
 
 /* Fails with a clear message when `bytes` exceed the free device memory. */
 int device_check_memory(struct gc_device *d, size_t bytes, const char *what);
+
+/* Copies `bytes` from device memory to the host once the device's stream
+ * has done its work (a plain cudaMemcpy does not wait for a non-blocking
+ * stream). */
+int device_download(struct gc_device *d, void *host, const void *dev, size_t bytes);
 
 /* The environment a kernel launcher gets. */
 struct launch_env device_launch_env(const struct gc_device *d);

@@ -3,51 +3,50 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "error.h"
-#include "parallel.h"
+#include "../core/error.h"
+#include "../core/parallel.h"
 
-int io_read_operand(const struct gc_opts *o, int index, const char *path,
-                    const struct gc_alloc *alloc, struct gc_matrix *m)
+struct gc_read_opts io_read_opts(const struct gc_opts *o, int index)
 {
     struct gc_read_opts ro = o->read;
-    ro.alloc = alloc;
     ro.announce = !o->quiet;
-    /* One --shape serves every raw operand; several go in operand order. */
     if (o->n_shapes == 1)
         index = 0;
     if (index < o->n_shapes) {
         ro.has_shape = 1;
-        ro.rows = o->shapes[index][0];
-        ro.cols = o->shapes[index][1];
+        ro.ndim = o->shapes[index].ndim;
+        memcpy(ro.shape, o->shapes[index].dims, sizeof ro.shape[0] * (size_t)ro.ndim);
     }
-    return format_read_path(path, o->in_format, &ro, m);
+    return ro;
+}
+
+int io_read_operand(const struct gc_opts *o, int index, const char *path, struct gc_tensor *t)
+{
+    struct gc_read_opts ro = io_read_opts(o, index);
+    return format_read_path(path, o->in_format, &ro, t);
 }
 
 struct read_job {
     const struct gc_opts *o;
     const char *const *paths;
-    int dtype;
-    struct gc_matrix *out;
+    struct gc_tensor *out;
     int status[GC_MAX_OPERANDS];
 };
 
 static void read_range(void *arg, size_t begin, size_t end)
 {
     struct read_job *j = arg;
-    for (size_t i = begin; i < end; i++) {
-        j->status[i] = io_read_operand(j->o, (int)i, j->paths[i], NULL, &j->out[i]);
-        if (!j->status[i] && j->dtype >= 0)
-            j->status[i] = io_to_c_order(&j->out[i], (enum gc_dtype)j->dtype, NULL);
-    }
+    for (size_t i = begin; i < end; i++)
+        j->status[i] = io_read_operand(j->o, (int)i, j->paths[i], &j->out[i]);
 }
 
 int io_read_operands(const struct gc_opts *o, int count, const char *const *paths,
-                     int dtype, struct gc_matrix *out)
+                     struct gc_tensor *out)
 {
     /* Page faults on the fresh buffers and format decoding, not the disk,
      * bound reading from the page cache, so the operands are read side by
      * side, one thread each. */
-    struct read_job j = { o, paths, dtype, out, { 0 } };
+    struct read_job j = { o, paths, out, { 0 } };
     parallel_for(count, (size_t)count, 1, read_range, &j);
     for (int i = 0; i < count; i++)
         if (j.status[i])
@@ -74,28 +73,41 @@ int io_output_format(const struct gc_opts *o, int fallback)
     return f;
 }
 
+int io_check_ndim(const struct gc_opts *o, int format, int ndim, const size_t *shape)
+{
+    int max = gc_formats[format].max_ndim;
+    /* A scalar (vector @ vector) goes to .npy or raw, not to CSV. */
+    if (ndim <= max && (ndim >= 1 || max > 2))
+        return 0;
+    char text[64];
+    gc_shape_text(ndim, shape, text, sizeof text);
+    return gc_fail(GC_EXIT_USAGE, "%s: %s holds a matrix or a vector; the result is %s (write "
+                   ".npy or raw)", gc_display_name(o->output, 1), gc_formats[format].name, text);
+}
+
 int io_format_is_binary(int format)
 {
     return format != GC_FMT_CSV;
 }
 
-int io_write_matrix(struct gc_output *out, const struct gc_opts *o, int format,
-                    const struct gc_matrix *m)
+int io_write_tensor(struct gc_output *out, const struct gc_opts *o, int format,
+                    const struct gc_tensor *t)
 {
-    return gc_formats[format].write(out->f, out->name, m, &o->write);
+    return gc_formats[format].write(out->f, out->name, t, &o->write);
 }
 
-int io_to_c_order(struct gc_matrix *m, enum gc_dtype dt, const struct gc_alloc *alloc)
+int io_to_c_order(struct gc_tensor *t, int dt)
 {
-    if (m->dtype == dt && (!m->fortran_order || m->rows <= 1 || m->cols <= 1)) {
-        m->fortran_order = 0;   /* a vector reads the same in either order */
+    if ((dt < 0 || t->dtype == (enum gc_dtype)dt) && !gc_tensor_column_major(t)) {
+        t->fortran_order = 0;   /* a vector reads the same in either order */
         return 0;
     }
-    struct gc_matrix c;
-    if (gc_matrix_convert(m, dt, alloc, &c))
-        return gc_fail(GC_EXIT_INPUT, "out of host memory converting a %zux%zu matrix",
-                       m->rows, m->cols);
-    gc_matrix_free(m);
-    *m = c;
+    char shape[64];
+    gc_shape_text(t->ndim, t->shape, shape, sizeof shape);
+    struct gc_tensor c;
+    if (gc_tensor_convert(t, dt, NULL, &c))
+        return gc_fail(GC_EXIT_INPUT, "out of host memory converting a %s tensor", shape);
+    gc_tensor_free(t);
+    *t = c;
     return 0;
 }

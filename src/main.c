@@ -9,7 +9,7 @@
 
 #include "commands.h"
 #include "device.h"
-#include "error.h"
+#include "../core/error.h"
 #include "options.h"
 #include "output.h"
 

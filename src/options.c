@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
+#include "../core/error.h"
 
 enum {
     OPT_HELP = 'h', OPT_OUTPUT = 'o', OPT_C0 = 'c', OPT_KERNEL = 'k',
@@ -16,7 +16,7 @@ enum {
     OPT_ALPHA = 256, OPT_BETA, OPT_VERIFY, OPT_TOL, OPT_JSON, OPT_DETAILS,
     OPT_THREADS, OPT_DEVICE, OPT_FORMAT, OPT_IN_FORMAT, OPT_DTYPE, OPT_SHAPE,
     OPT_ORDER, OPT_DELIMITER, OPT_HEADER, OPT_PRECISION, OPT_LEVEL,
-    OPT_OP, OPT_SIZES, OPT_BENCH_OUT, OPT_AUTO_TABLE,
+    OPT_OP, OPT_SIZES, OPT_BENCH_OUT, OPT_AUTO_TABLE, OPT_COMPUTE,
 };
 
 #define RUNS (CMD_MUL | CMD_TRANSPOSE)
@@ -38,8 +38,8 @@ static const struct opt_def opt_defs[] = {
     { "output", 'o', OPT_OUTPUT, "FILE", WRITES, "write the result to FILE ('-': stdout)" },
     { "format", 0, OPT_FORMAT, "FMT", WRITES, "output format: npy, raw, csv, csv.gz (default: from -o's extension)" },
     { "in-format", 0, OPT_IN_FORMAT, "FMT", READS, "input format (default: detected from magic bytes, then extension)" },
-    { "dtype", 0, OPT_DTYPE, "T", WRITES | CMD_INFO, "element type of raw input and of the output: f32, f64, f16" },
-    { "shape", 0, OPT_SHAPE, "RxC", READS, "shape of raw input (repeat for each raw operand)" },
+    { "dtype", 0, OPT_DTYPE, "T", WRITES | CMD_INFO | CMD_BENCH, "element type of raw input and of the output: f16 f32 f64 i8..i64 u8..u64 bool (bench: a list)" },
+    { "shape", 0, OPT_SHAPE, "DIMS", READS, "shape of raw input: 5, 96x64, 4x8x5 (repeat for each raw operand)" },
     { "order", 0, OPT_ORDER, "C|F", READS, "element order of raw input: C (row-major, default) or F" },
     { "delimiter", 0, OPT_DELIMITER, "CHAR", READS | WRITES, "CSV field delimiter (default ','; 'space' or ' ' for whitespace)" },
     { "header", 0, OPT_HEADER, NULL, READS, "CSV input has one header row to skip" },
@@ -49,8 +49,9 @@ static const struct opt_def opt_defs[] = {
     { "alpha", 0, OPT_ALPHA, "X", CMD_MUL, "scale of A*B (default 1)" },
     { "beta", 0, OPT_BETA, "X", CMD_MUL, "scale of C0 (default 0)" },
     { "kernel", 'k', OPT_KERNEL, "NAME", RUNS, "kernel to run (default auto; see 'gemmcli kernels')" },
-    { "verify", 0, OPT_VERIFY, NULL, RUNS, "check the result against cuBLAS (FP64 on the CPU without a GPU)" },
-    { "tol", 0, OPT_TOL, "X", RUNS, "largest relative Frobenius error --verify accepts (default 1e-4)" },
+    { "compute", 0, OPT_COMPUTE, "MODE", CMD_MUL, "arithmetic: auto (the result dtype's own), fp32, fp64, exact (integers)" },
+    { "verify", 0, OPT_VERIFY, NULL, RUNS, "check the result against an FP64 (or exact integer) product" },
+    { "tol", 0, OPT_TOL, "X", RUNS, "largest relative Frobenius error --verify accepts (default by dtype)" },
     { "repeat", 'r', OPT_REPEAT, "N", RUNS, "time the kernel N times after a warm-up, report the median" },
     { "threads", 0, OPT_THREADS, "N", CMD_MUL, "host threads for the cpu kernel and FP64 check (default: all cores)" },
     { "device", 0, OPT_DEVICE, "N", DEVICE_USERS, "CUDA device ordinal (default 0, or $GEMMCLI_DEVICE)" },
@@ -82,22 +83,25 @@ void options_print_help(FILE *f, unsigned command)
     }
 }
 
-int options_parse_shape(const char *s, size_t *rows, size_t *cols)
+int options_parse_shape(const char *s, struct gc_shape_opt *shape)
 {
-    char *end;
-    errno = 0;
-    if (*s < '0' || *s > '9')
-        return -1;
-    unsigned long long r = strtoull(s, &end, 10);
-    if (errno || (*end != 'x' && *end != 'X') || end[1] < '0' || end[1] > '9')
-        return -1;
-    unsigned long long c = strtoull(end + 1, &end, 10);
-    /* NumPy's limit on a dimension: PY_SSIZE_T_MAX. */
-    if (errno || *end || r > INT64_MAX || c > INT64_MAX)
-        return -1;
-    *rows = (size_t)r;
-    *cols = (size_t)c;
-    return 0;
+    shape->ndim = 0;
+    for (;;) {
+        char *end;
+        if (*s < '0' || *s > '9' || shape->ndim == GC_MAX_DIMS)
+            return -1;
+        errno = 0;
+        unsigned long long v = strtoull(s, &end, 10);
+        /* NumPy's limit on a dimension: PY_SSIZE_T_MAX. */
+        if (errno || v > INT64_MAX)
+            return -1;
+        shape->dims[shape->ndim++] = (size_t)v;
+        if (*end == '\0')
+            return 0;
+        if (*end != 'x' && *end != 'X')
+            return -1;
+        s = end + 1;
+    }
 }
 
 static int parse_int(const char *opt, const char *s, long lo, long hi, int *out)
@@ -163,19 +167,32 @@ static int apply(struct gc_opts *o, const struct opt_def *d, const char *arg)
     case OPT_FORMAT: rc = parse_format(d->name, arg, &o->out_format); break;
     case OPT_IN_FORMAT: rc = parse_format(d->name, arg, &o->in_format); break;
     case OPT_DTYPE: {
+        if (o->command == CMD_BENCH) {
+            o->bench_dtypes = arg;
+            break;
+        }
         int t = gc_dtype_parse(arg);
-        if (t != GC_F32 && t != GC_F64 && t != GC_F16)
-            return gc_fail(GC_EXIT_USAGE, "--dtype: expected f32, f64 or f16, got '%s'", arg);
+        if (t < 0)
+            return gc_fail(GC_EXIT_USAGE, "--dtype: unknown dtype '%s' (f16 f32 f64 i8 i16 i32 "
+                           "i64 u8 u16 u32 u64 bool)", arg);
         o->out_dtype = t;
         o->read.dtype = t;
+        break;
+    }
+    case OPT_COMPUTE: {
+        int m = matmul_compute_parse(arg);
+        if (m < 0)
+            return gc_fail(GC_EXIT_USAGE, "--compute: expected auto, fp32, fp64 or exact, got "
+                           "'%s'", arg);
+        o->compute = m;
         break;
     }
     case OPT_SHAPE:
         if (o->n_shapes == GC_MAX_SHAPES)
             return gc_fail(GC_EXIT_USAGE, "--shape: given more than %d times", GC_MAX_SHAPES);
-        if (options_parse_shape(arg, &o->shapes[o->n_shapes][0], &o->shapes[o->n_shapes][1]))
-            return gc_fail(GC_EXIT_USAGE, "--shape: expected ROWSxCOLS, each at most %lld, "
-                           "got '%s'", (long long)INT64_MAX, arg);
+        if (options_parse_shape(arg, &o->shapes[o->n_shapes]))
+            return gc_fail(GC_EXIT_USAGE, "--shape: expected dimensions joined by 'x' (5, 96x64, "
+                           "4x8x5), each at most %lld, got '%s'", (long long)INT64_MAX, arg);
         o->n_shapes++;
         break;
     case OPT_ORDER:
@@ -220,7 +237,8 @@ static void set_defaults(struct gc_opts *o, unsigned command)
     o->command = command;
     o->alpha = 1.0;
     o->kernel = "auto";
-    o->tol = 1e-4;
+    o->tol = -1;
+    o->compute = COMPUTE_AUTO;
     o->repeat = 1;
     o->out_format = GC_FMT_AUTO;
     o->in_format = GC_FMT_AUTO;

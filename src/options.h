@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include "../formats/format.h"
+#include "matmul.h"
 
 enum gc_command_bit {
     CMD_MUL = 1 << 0,
@@ -18,6 +19,11 @@ enum gc_command_bit {
 
 #define GC_MAX_OPERANDS 16
 #define GC_MAX_SHAPES 3
+
+struct gc_shape_opt {
+    int ndim;
+    size_t dims[GC_MAX_DIMS];
+};
 #define GC_MAX_SIZES 32
 
 struct gc_opts {
@@ -30,7 +36,8 @@ struct gc_opts {
     double alpha, beta;             /* checked against the compute precision by mul */
     const char *kernel;             /* --kernel; "auto" by default */
     int verify;
-    double tol;                     /* relative Frobenius error allowed */
+    double tol;                     /* relative Frobenius error allowed; < 0: by dtype */
+    int compute;                    /* --compute: enum matmul_compute */
     int repeat;
     int quiet, json, details;
     int threads;                    /* host threads; 0: all cores */
@@ -40,12 +47,13 @@ struct gc_opts {
     int out_format;                 /* --format; GC_FMT_AUTO: from -o */
     int in_format;                  /* --in-format; GC_FMT_AUTO: detect */
     int out_dtype;                  /* --dtype; -1: the command's default */
-    size_t shapes[GC_MAX_SHAPES][2];/* --shape, in operand order */
+    struct gc_shape_opt shapes[GC_MAX_SHAPES];  /* --shape, in operand order */
     int n_shapes;
     struct gc_read_opts read;
     struct gc_write_opts write;
 
     const char *bench_op;           /* bench: "mul", "transpose", "all" */
+    const char *bench_dtypes;       /* bench: --dtype as given (a list), NULL: all */
     const char *bench_sizes;        /* bench: size list as given */
     const char *bench_out;          /* bench: prefix for .csv/.json/.svg */
     const char *auto_table;         /* bench: where to write auto's table */
@@ -59,7 +67,8 @@ int options_parse(struct gc_opts *o, unsigned command, const char *usage,
 /* Prints the options that `command` accepts, one per line, to `f`. */
 void options_print_help(FILE *f, unsigned command);
 
-/* "RxC" -> rows, cols; returns 0 or -1. */
-int options_parse_shape(const char *s, size_t *rows, size_t *cols);
+/* "5", "96x64", "4x8x5" -> a shape of up to GC_MAX_DIMS dimensions, each
+ * at most 2^63 - 1; returns 0 or -1. */
+int options_parse_shape(const char *s, struct gc_shape_opt *shape);
 
 #endif

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "error.h"
+#include "../core/error.h"
 
 /* ---- the signal handler's list of temporary files ----
  *

@@ -79,16 +79,6 @@ void progress_phase(struct gc_progress *p, const char *fmt, ...)
     pthread_mutex_unlock(&p->lock);
 }
 
-void progress_done(struct gc_progress *p)
-{
-    if (!p->enabled)
-        return;
-    pthread_mutex_lock(&p->lock);
-    erase(p);
-    p->phase_start = 0;
-    pthread_mutex_unlock(&p->lock);
-}
-
 void progress_end(struct gc_progress *p)
 {
     if (!p->enabled)

@@ -21,8 +21,6 @@ void progress_begin(struct gc_progress *p, int quiet);
 /* Starts a phase named by the printf-style arguments; ends the last one. */
 void progress_phase(struct gc_progress *p, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-/* Ends the current phase and erases the line. */
-void progress_done(struct gc_progress *p);
 void progress_end(struct gc_progress *p);
 
 #endif

@@ -1,48 +1,11 @@
 #include "report.h"
 
-#include "error.h"
+#include "../core/error.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
-
-int host_time_runs(int (*run)(void *), int (*before)(void *), void *arg, int repeat,
-                   double *median_ms)
-{
-    double *ms = malloc((size_t)repeat * sizeof *ms);
-    if (!ms)
-        return gc_fail(GC_EXIT_INPUT, "out of host memory");
-    int rc = 0;
-    for (int r = repeat > 1 ? -1 : 0; r < repeat && !rc; r++) {
-        if (before && (rc = before(arg)))
-            break;
-        double t = now_ms();
-        if ((rc = run(arg)))
-            break;
-        if (r >= 0)
-            ms[r] = now_ms() - t;
-    }
-    if (!rc) {
-        qsort(ms, (size_t)repeat, sizeof *ms, cmp_double);
-        *median_ms = repeat % 2 ? ms[repeat / 2] : 0.5 * (ms[repeat / 2 - 1] + ms[repeat / 2]);
-    }
-    free(ms);
-    return rc;
-}
 
 static int is_mul(const struct gc_report *r) { return strcmp(r->command, "mul") == 0; }
 
@@ -56,13 +19,12 @@ void report_print(FILE *f, const struct gc_report *r)
 {
     const char *unit = is_mul(r) ? "GFLOP/s" : "GB/s";
     if (is_mul(r))
-        fprintf(f, "gemmcli mul: %zux%zu @ %zux%zu -> %zux%zu %s, kernel %s%s on %s\n",
-                r->m, r->k, r->k, r->n, r->m, r->n, r->dtype, r->kernel,
+        fprintf(f, "gemmcli mul: %s @ %s -> %s %s (%s), kernel %s%s on %s\n", r->shape_a,
+                r->shape_b, r->shape_out, r->dtype, r->compute ? r->compute : "-", r->kernel,
                 r->kernel_auto ? " (auto)" : "", r->device);
     else
-        fprintf(f, "gemmcli transpose: %zux%zu -> %zux%zu %s, kernel %s%s on %s\n",
-                r->m, r->n, r->n, r->m, r->dtype, r->kernel,
-                r->kernel_auto ? " (auto)" : "", r->device);
+        fprintf(f, "gemmcli transpose: %s -> %s %s, kernel %s%s on %s\n", r->shape_a,
+                r->shape_out, r->dtype, r->kernel, r->kernel_auto ? " (auto)" : "", r->device);
     fprintf(f, "  %-13s %10.3f ms\n", "read", r->read_ms);
     fprintf(f, "  %-13s %10.3f ms\n", "host->device", r->h2d_ms);
     if (r->repeat > 1)
@@ -76,13 +38,20 @@ void report_print(FILE *f, const struct gc_report *r)
     fprintf(f, "  %-13s %10.3f ms\n", "total", r->total_ms);
     const struct gc_verify_result *v = &r->verify;
     if (v->done) {
-        if (v->ref_ms > 0)
+        if (v->timed && v->ref_ms > 0)
             fprintf(f, "  %-13s %10.3f ms  %10.1f %s  (this kernel took %.0f%% of its time)\n",
-                    v->reference, v->ref_ms, rate(r, v->ref_ms), unit,
+                    v->timed, v->ref_ms, rate(r, v->ref_ms), unit,
                     100.0 * r->kernel_ms / v->ref_ms);
-        fprintf(f, "  verify against %s: max abs error %.3g, max rel error %.3g, "
-                "rel Frobenius error %.3g (tol %.3g): %s\n", v->reference, v->max_abs,
-                v->max_rel, v->rel_fro, v->tol, v->ok ? "ok" : "FAILED");
+        if (v->exact)
+            fprintf(f, "  verify against %s: %zu of %zu elements differ: %s\n", v->reference,
+                    v->mismatches, v->count, v->ok ? "ok" : "FAILED");
+        else
+            fprintf(f, "  verify against %s: max abs error %.3g, max rel error %.3g, "
+                    "rel Frobenius error %.3g (tol %.3g): %s\n", v->reference, v->max_abs,
+                    v->max_rel, v->rel_fro, v->tol, v->ok ? "ok" : "FAILED");
+        if (v->timed && v->timed_rel_fro >= 0)
+            fprintf(f, "  %s's own rel Frobenius error against the same reference: %.3g\n",
+                    v->timed, v->timed_rel_fro);
         if (v->nonfinite_got + v->nonfinite_ref + v->nonfinite_diff)
             fprintf(f, "  non-finite disagreements: %zu inf/nan where %s is finite, %zu finite "
                     "where it is inf/nan, %zu other inf/nan mismatches\n", v->nonfinite_got,
@@ -94,6 +63,11 @@ void verify_describe_failure(const struct gc_verify_result *v, char *buf, size_t
 {
     size_t used = 0;
     buf[0] = '\0';
+    if (v->exact) {
+        snprintf(buf, n, "%zu of %zu elements differ from the reference (%s)", v->mismatches,
+                 v->count, v->reference);
+        return;
+    }
 #define ADD(...) (used += (size_t)snprintf(buf + used, used < n ? n - used : 0, __VA_ARGS__))
     if (v->nonfinite_got)
         ADD("%zu element%s inf or nan where the reference (%s) is finite; ", v->nonfinite_got,
@@ -171,10 +145,22 @@ void report_json(FILE *f, const struct gc_report *r)
     json_string(f, r->device);
     fputs(", \"dtype\": ", f);
     json_string(f, r->dtype);
-    if (is_mul(r))
-        fprintf(f, ", \"m\": %zu, \"n\": %zu, \"k\": %zu, ", r->m, r->n, r->k);
-    else
-        fprintf(f, ", \"rows\": %zu, \"cols\": %zu, ", r->m, r->n);
+    fputs(", \"shape_out\": ", f);
+    json_string(f, r->shape_out);
+    if (is_mul(r)) {
+        fputs(", \"shape_a\": ", f);
+        json_string(f, r->shape_a);
+        fputs(", \"shape_b\": ", f);
+        json_string(f, r->shape_b);
+        fputs(", \"compute\": ", f);
+        json_string(f, r->compute ? r->compute : "");
+        fprintf(f, ", \"m\": %zu, \"n\": %zu, \"k\": %zu, \"batch\": %zu, ", r->m, r->n, r->k,
+                r->batch);
+    } else {
+        fputs(", \"shape_in\": ", f);
+        json_string(f, r->shape_a);
+        fprintf(f, ", \"rows\": %zu, \"cols\": %zu, \"batch\": %zu, ", r->m, r->n, r->batch);
+    }
     fprintf(f, "\"repeat\": %d, \"ms\": {", r->repeat);
     json_num(f, "read", r->read_ms, 1);
     json_num(f, "host_to_device", r->h2d_ms, 1);
@@ -188,7 +174,11 @@ void report_json(FILE *f, const struct gc_report *r)
     if (v->done) {
         fputs(", \"verify\": {\"reference\": ", f);
         json_string(f, v->reference);
-        fputs(", ", f);
+        fputs(", \"timed\": ", f);
+        json_string(f, v->timed ? v->timed : "");
+        fprintf(f, ", \"exact\": %s, \"mismatches\": %zu, ", v->exact ? "true" : "false",
+                v->mismatches);
+        json_num(f, "timed_rel_frobenius_error", v->timed_rel_fro >= 0 ? v->timed_rel_fro : NAN, 1);
         json_num(f, "reference_ms", v->ref_ms, 1);
         json_num(f, "percent_of_reference_time",
                  v->ref_ms > 0 ? 100.0 * r->kernel_ms / v->ref_ms : NAN, 1);

@@ -6,26 +6,24 @@
 #include <stdio.h>
 #include <stddef.h>
 
-/* Milliseconds on a monotonic clock. */
-double now_ms(void);
-
-/* Times `repeat` runs of run(arg) on the host's clock (after one untimed
- * warm-up run when repeat > 1) and stores the median; `before`, if not
- * NULL, runs untimed ahead of each run.  A non-zero status from either
- * stops and is returned. */
-int host_time_runs(int (*run)(void *), int (*before)(void *), void *arg, int repeat,
-                   double *median_ms);
+#include "../core/clock.h"
 
 struct gc_verify_result {
     int done;
-    const char *reference;    /* "cublas" or "cpu-fp64" */
-    double ref_ms;            /* the reference's kernel time (0 if not timed) */
+    int exact;                /* integers: compared bit for bit */
+    const char *reference;    /* what the result was compared with */
+    /* The library kernel timed on the same inputs and signature, and its
+     * own error against the reference (negative: not measured). */
+    const char *timed;        /* "cublas", or NULL */
+    double ref_ms;
+    double timed_rel_fro;
     /* Errors over the elements finite in both the result and the reference. */
     double max_abs, max_rel, rel_fro, tol;
     /* Where the two disagree about being finite: inf or nan in the result
      * where the reference is finite, the reverse, and both non-finite but
      * not the same (nan against inf, or infinities of opposite signs). */
     size_t nonfinite_got, nonfinite_ref, nonfinite_diff;
+    size_t mismatches, count;  /* exact: elements that differ, of count */
     int ok;
 };
 
@@ -39,8 +37,11 @@ struct gc_report {
     const char *kernel;
     int kernel_auto;          /* chosen by auto */
     const char *device;       /* device name, or "cpu" */
-    const char *dtype;
-    size_t m, n, k;           /* transpose: m x n is the input's shape */
+    const char *dtype;        /* the result's */
+    const char *compute;      /* mul: the arithmetic, as a signature's words */
+    char shape_a[96], shape_b[96], shape_out[96];   /* "4x8x5" */
+    size_t m, n, k;           /* of one product; transpose: rows, cols */
+    size_t batch;             /* products (matrices) in the stack */
     double work;              /* FLOPs (mul) or bytes moved (transpose) */
     int repeat;
     double read_ms, h2d_ms, kernel_ms, d2h_ms, write_ms, total_ms;
@@ -50,7 +51,11 @@ struct gc_report {
 void report_print(FILE *f, const struct gc_report *r);
 void report_json(FILE *f, const struct gc_report *r);
 
-/* Writes `s` as a JSON string literal. */
+/* Writes `s` as a JSON string literal: UTF-8 as it is, a byte that is not
+ * part of valid UTF-8 as \udcXX (Python's surrogateescape). */
 void json_string(FILE *f, const char *s);
+
+/* Milliseconds on a monotonic clock (core/clock.h). */
+static inline double now_ms(void) { return clock_ms(); }
 
 #endif

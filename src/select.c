@@ -1,61 +1,119 @@
 #include "select.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
-#include "error.h"
+#include "../core/error.h"
 
-static int auto_candidate(unsigned flags)
+int select_auto_candidate(unsigned flags)
 {
     return !(flags & (KERNEL_HOST | KERNEL_REFERENCE | KERNEL_BENCH_ONLY | KERNEL_NO_AUTO));
 }
 
-/* The benchmarked kernel for the shape nearest (m, n, k), nearness taken
- * on a log scale so that 4097 is near 4096 and 64 is far from 1024. */
-static const char *auto_table_choice(const char *op, size_t m, size_t n, size_t k)
+/* The benchmarked row for the shape nearest this one among the rows of
+ * `op` and `type`, nearness taken on a log scale so that 4097 is near 4096
+ * and 64 is far from 1024; NULL when the table has none. */
+static const struct auto_choice *auto_table_row(const char *op, const char *type, double batch,
+                                                double m, double n, double k)
 {
-    const char *best = NULL;
+    const struct auto_choice *best = NULL;
     double best_d = 0;
     for (size_t i = 0; i < auto_choice_count; i++) {
         const struct auto_choice *c = &auto_choices[i];
-        if (strcmp(c->op, op) != 0)
+        if (strcmp(c->op, op) != 0 || strcmp(c->type, type) != 0)
             continue;
-        double dm = log2((double)m / c->m), dn = log2((double)n / c->n),
-               dk = log2((double)k / c->k);
-        double d = dm * dm + dn * dn + dk * dk;
+        double db = log2(batch / c->batch), dm = log2(m / c->m), dn = log2(n / c->n),
+               dk = log2(k / c->k);
+        double d = db * db + dm * dm + dn * dn + dk * dk;
         if (!best || d < best_d) {
-            best = c->kernel;
+            best = c;
             best_d = d;
         }
     }
     return best;
 }
 
-/* auto: the table's choice for the nearest benchmarked shape; without one,
- * the top of the ladder (the table is in ladder order, so the last
- * eligible row is the most advanced stage). */
-static const struct gemm_kernel *auto_gemm(size_t m, size_t n, size_t k)
+static int usable(const struct matmul_plan *plan, enum gemm_sig sig, int f64_exact)
 {
-    const char *name = auto_table_choice("mul", m, n, k);
-    const struct gemm_kernel *best = name ? gemm_kernel_find(name) : NULL;
-    if (best && auto_candidate(best->flags))
-        return best;
-    best = NULL;
-    for (size_t i = 0; i < gemm_kernel_count; i++)
-        if (auto_candidate(gemm_kernels[i].flags))
-            best = &gemm_kernels[i];
-    return best;
+    return !(plan->needs_bound && sig == GEMM_F64 && !f64_exact);
 }
 
-const struct gemm_kernel *select_gemm(const char *name, size_t m, size_t n, size_t k,
-                                      int *is_auto, int *status)
+const struct gemm_kernel *select_gemm(const char *name, const struct matmul_plan *plan, int cc,
+                                      int f64_exact, enum gemm_sig *sig, int *is_auto,
+                                      int *status)
 {
+    char why[512] = "", first_why[512] = "";
+    struct gemm_problem p;
     *is_auto = strcmp(name, "auto") == 0;
-    const struct gemm_kernel *kern = *is_auto ? auto_gemm(m, n, k) : gemm_kernel_find(name);
-    if (!kern)
-        *status = gc_fail(GC_EXIT_USAGE, *is_auto ? "no mul kernel is registered"
-                          : "unknown mul kernel '%s' (see 'gemmcli kernels')", name);
-    return kern;
+    if (!*is_auto) {
+        const struct gemm_kernel *k = gemm_kernel_find(name);
+        if (!k) {
+            *status = gc_fail(GC_EXIT_USAGE, "unknown mul kernel '%s' (see 'gemmcli kernels')",
+                              name);
+            return NULL;
+        }
+        for (int i = 0; i < plan->n_sigs; i++) {
+            if (!usable(plan, plan->sigs[i], f64_exact))
+                continue;
+            matmul_problem(plan, plan->sigs[i], 1, 0, &p);
+            p.cc = cc;
+            if (gemm_can_implement(k, &p, why, sizeof why)) {
+                *sig = plan->sigs[i];
+                return k;
+            }
+            if (!first_why[0])
+                memcpy(first_why, why, sizeof why);
+        }
+        *status = gc_fail(GC_EXIT_USAGE, "%s%s", first_why,
+                          first_why[0] ? "; --compute chooses the arithmetic"
+                                       : "no signature of this product is usable");
+        return NULL;
+    }
+    /* The table's best among the signatures that compute this exactly: a
+     * float16 product may run faster on float operands, say. */
+    const struct gemm_kernel *pick = NULL;
+    double pick_rate = 0;
+    for (int i = 0; i < plan->n_sigs; i++) {
+        enum gemm_sig s = plan->sigs[i];
+        if (!usable(plan, s, f64_exact))
+            continue;
+        matmul_problem(plan, s, 1, 0, &p);
+        p.cc = cc;
+        const struct auto_choice *row = auto_table_row("mul", gemm_sigs[s].name,
+                                                       (double)plan->inner, (double)plan->m,
+                                                       (double)plan->n, (double)plan->k);
+        const struct gemm_kernel *k = row ? gemm_kernel_find(row->kernel) : NULL;
+        if (k && select_auto_candidate(k->flags) && gemm_can_implement(k, &p, why, sizeof why) &&
+            (!pick || row->rate > pick_rate)) {
+            pick = k;
+            pick_rate = row->rate;
+            *sig = s;
+        }
+    }
+    if (pick)
+        return pick;
+    for (int i = 0; i < plan->n_sigs; i++) {
+        enum gemm_sig s = plan->sigs[i];
+        if (!usable(plan, s, f64_exact))
+            continue;
+        matmul_problem(plan, s, 1, 0, &p);
+        p.cc = cc;
+        /* Off the table: the top of the ladder that can (the table is in
+         * ladder order). */
+        const struct gemm_kernel *best = NULL;
+        for (size_t j = 0; j < gemm_kernel_count; j++)
+            if (select_auto_candidate(gemm_kernels[j].flags) &&
+                gemm_can_implement(&gemm_kernels[j], &p, why, sizeof why))
+                best = &gemm_kernels[j];
+        if (best) {
+            *sig = s;
+            return best;
+        }
+    }
+    *status = gc_fail(GC_EXIT_GPU, "no kernel of gemmcli's own computes this product on this "
+                      "device; --kernel cublas or --kernel cpu can");
+    return NULL;
 }
 
 const struct transpose_kernel *select_transpose(const char *name, size_t rows, size_t cols,
@@ -64,13 +122,14 @@ const struct transpose_kernel *select_transpose(const char *name, size_t rows, s
     *is_auto = strcmp(name, "auto") == 0;
     const struct transpose_kernel *kern = NULL;
     if (*is_auto) {
-        const char *choice = auto_table_choice("transpose", rows, cols, 1);
-        kern = choice ? transpose_kernel_find(choice) : NULL;
-        if (kern && auto_candidate(kern->flags) && (kern->elem_sizes & (1u << elem_size)))
+        const struct auto_choice *row = auto_table_row("transpose", "any", 1, (double)rows,
+                                                       (double)cols, 1);
+        kern = row ? transpose_kernel_find(row->kernel) : NULL;
+        if (kern && select_auto_candidate(kern->flags) && (kern->elem_sizes & (1u << elem_size)))
             return kern;
         kern = NULL;
         for (size_t i = 0; i < transpose_kernel_count; i++)
-            if (auto_candidate(transpose_kernels[i].flags) &&
+            if (select_auto_candidate(transpose_kernels[i].flags) &&
                 (transpose_kernels[i].elem_sizes & (1u << elem_size)))
                 kern = &transpose_kernels[i];
         if (!kern)
@@ -90,7 +149,7 @@ const struct transpose_kernel *select_transpose(const char *name, size_t rows, s
         return NULL;
     }
     if (elem_size > 8 || !(kern->elem_sizes & (1u << elem_size))) {
-        *status = gc_fail(GC_EXIT_INPUT, "kernel '%s' cannot move %zu-byte elements", name,
+        *status = gc_fail(GC_EXIT_USAGE, "kernel '%s' cannot move %zu-byte elements", name,
                           elem_size);
         return NULL;
     }

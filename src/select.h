@@ -1,16 +1,26 @@
-/* Choosing a kernel: by name (--kernel NAME) or for a shape (auto). */
+/* Choosing a kernel: by name (--kernel NAME) or for a problem (auto); every
+ * candidate is asked can_implement. */
 #ifndef GC_SELECT_H
 #define GC_SELECT_H
 
 #include <stddef.h>
-#include "../kernels/registry.h"
 
-/* The kernel named `name`, or auto's choice for m x n x k when name is
- * "auto".  Sets *is_auto.  Reports and returns NULL (status in *status)
- * when the name is unknown. */
-const struct gemm_kernel *select_gemm(const char *name, size_t m, size_t n, size_t k,
-                                      int *is_auto, int *status);
+#include "matmul.h"
+
+/* The kernel for the plan, trying its signatures in order of preference
+ * (GEMM_F64 only when `f64_exact` for an exact plan); sets *sig and
+ * *is_auto.  `cc` is the device's compute capability (0: no device).
+ * Reports and returns NULL with *status set when none fits: an unknown
+ * name or a named kernel that cannot compute this product (GC_EXIT_USAGE,
+ * saying why), or no own kernel for it (GC_EXIT_GPU). */
+const struct gemm_kernel *select_gemm(const char *name, const struct matmul_plan *plan, int cc,
+                                      int f64_exact, enum gemm_sig *sig, int *is_auto,
+                                      int *status);
+
 const struct transpose_kernel *select_transpose(const char *name, size_t rows, size_t cols,
                                                 size_t elem_size, int *is_auto, int *status);
+
+/* Whether auto may pick rows with these flags. */
+int select_auto_candidate(unsigned flags);
 
 #endif

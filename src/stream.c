@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "error.h"
+#include "../core/error.h"
 #include "report.h"
 
 #define CHUNK_BYTES (8u << 20)
@@ -62,13 +62,12 @@ static int pump(struct gc_device *dev, const unsigned char *d, size_t bytes, int
 }
 
 int stream_write_result(struct gc_output *out, int fmt, struct gc_device *dev,
-                        const void *d, size_t rows, size_t cols, enum gc_dtype dt,
-                        double *d2h_ms, double *write_ms)
+                        const void *d, const struct gc_tensor *shape, double *d2h_ms,
+                        double *write_ms)
 {
-    struct gc_matrix shape = { .rows = rows, .cols = cols, .dtype = dt };
     size_t bytes;
-    if (!gc_matrix_bytes(rows, cols, dt, &bytes))
-        return gc_fail(GC_EXIT_OUTPUT, "%zux%zu: result too large", rows, cols);
+    if (!gc_tensor_bytes(shape, &bytes))
+        return gc_fail(GC_EXIT_OUTPUT, "%s: result too large", out->name);
     unsigned char *staging[2] = { NULL, NULL };
     cudaEvent_t done[2] = { NULL, NULL };
     int rc;
@@ -77,7 +76,7 @@ int stream_write_result(struct gc_output *out, int fmt, struct gc_device *dev,
         (rc = CUDA_CALL(cudaMallocHost((void **)&staging[1], CHUNK_BYTES))) ||
         (rc = CUDA_CALL(cudaEventCreateWithFlags(&done[0], cudaEventDisableTiming))) ||
         (rc = CUDA_CALL(cudaEventCreateWithFlags(&done[1], cudaEventDisableTiming))) ||
-        (rc = gc_formats[fmt].write_header(out->f, out->name, &shape)))
+        (rc = gc_formats[fmt].write_header(out->f, out->name, shape)))
         goto out;
     if (fflush(out->f) != 0) {
         rc = gc_fail(GC_EXIT_OUTPUT, "%s: write error: %s", out->name, strerror(errno));

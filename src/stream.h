@@ -12,12 +12,12 @@
 /* 1 if a result of dtype `dt` can be streamed to format `fmt` as it is. */
 int stream_can_write(int fmt, enum gc_dtype dt, enum gc_dtype wanted);
 
-/* Writes the rows x cols C-order matrix of dtype `dt` at device address
- * `d` in `fmt` to `out`, which the caller began and commits or aborts.
+/* Writes the C-order tensor at device address `d` (of `shape`'s shape and
+ * dtype) in `fmt` to `out`, which the caller began and commits or aborts.
  * Adds the time spent waiting for copies to *d2h_ms and the time spent
  * writing to *write_ms. */
 int stream_write_result(struct gc_output *out, int fmt, struct gc_device *dev,
-                        const void *d, size_t rows, size_t cols, enum gc_dtype dt,
-                        double *d2h_ms, double *write_ms);
+                        const void *d, const struct gc_tensor *shape, double *d2h_ms,
+                        double *write_ms);
 
 #endif

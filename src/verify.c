@@ -1,25 +1,34 @@
 #include "verify.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "parallel.h"
+#include "../core/error.h"
+#include "../core/parallel.h"
 
-/* One comparison for both reference precisions: exactly one of ref_f and
- * ref_d is non-NULL. */
-static void compare(const float *got, const float *ref_f, const double *ref_d, size_t n,
-                    struct gc_verify_result *v)
+static double got_at(const struct gc_tensor *t, size_t i)
 {
+    switch (t->dtype) {
+    case GC_F32: return ((const float *)t->data)[i];
+    case GC_F64: return ((const double *)t->data)[i];
+    case GC_F16: return gc_half_to_float(((const uint16_t *)t->data)[i]);
+    default: return (double)gc_tensor_get(t, i);
+    }
+}
+
+void verify_compare_float(const struct gc_tensor *got, const double *ref,
+                          struct gc_verify_result *v)
+{
+    size_t n = gc_tensor_count(got);
     double scale = 0, diff2 = 0, ref2 = 0, max_abs = 0, max_rel = 0;
     size_t got_only = 0, ref_only = 0, differ = 0;
-    for (size_t i = 0; i < n; i++) {
-        double r = ref_d ? ref_d[i] : ref_f[i];
-        if (isfinite(r) && fabs(r) > scale)
-            scale = fabs(r);
-    }
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(ref[i]) && fabs(ref[i]) > scale)
+            scale = fabs(ref[i]);
     double rel_floor = scale * 1e-6;
     for (size_t i = 0; i < n; i++) {
-        double g = got[i], r = ref_d ? ref_d[i] : ref_f[i];
+        double g = got_at(got, i), r = ref[i];
         if (!isfinite(g) || !isfinite(r)) {
             /* Non-finite values must agree exactly: NaN with NaN, an
              * infinity with the same infinity. */
@@ -39,6 +48,8 @@ static void compare(const float *got, const float *ref_f, const double *ref_d, s
         if (fabs(r) > rel_floor && d / fabs(r) > max_rel)
             max_rel = d / fabs(r);
     }
+    v->exact = 0;
+    v->count = n;
     v->max_abs = max_abs;
     v->max_rel = max_rel;
     v->rel_fro = ref2 > 0 ? sqrt(diff2 / ref2) : sqrt(diff2);
@@ -49,48 +60,150 @@ static void compare(const float *got, const float *ref_f, const double *ref_d, s
     v->done = 1;
 }
 
-void verify_compare_f32(const float *got, const float *ref, size_t n,
-                        struct gc_verify_result *v)
+void verify_compare_exact(const struct gc_tensor *got, const void *ref,
+                          struct gc_verify_result *v)
 {
-    compare(got, ref, NULL, n, v);
+    size_t n = gc_tensor_count(got), es = gc_dtypes[got->dtype].size, bad = 0;
+    const unsigned char *g = got->data, *r = ref;
+    for (size_t i = 0; i < n; i++)
+        bad += memcmp(g + i * es, r + i * es, es) != 0;
+    v->exact = 1;
+    v->count = n;
+    v->mismatches = bad;
+    v->max_abs = v->max_rel = v->rel_fro = 0;
+    v->ok = bad == 0;
+    v->done = 1;
 }
 
-void verify_compare_f32_f64(const float *got, const double *ref, size_t n,
-                            struct gc_verify_result *v)
+double verify_rel_fro(const void *x, int dt, const double *ref, size_t n)
 {
-    compare(got, NULL, ref, n, v);
+    double diff2 = 0, ref2 = 0;
+    for (size_t i = 0; i < n; i++) {
+        double g = dt == GC_F64 ? ((const double *)x)[i] : ((const float *)x)[i];
+        if (!isfinite(g) || !isfinite(ref[i]))
+            continue;
+        diff2 += (g - ref[i]) * (g - ref[i]);
+        ref2 += ref[i] * ref[i];
+    }
+    return ref2 > 0 ? sqrt(diff2 / ref2) : sqrt(diff2);
 }
 
-struct dgemm_job {
-    size_t n, k;
+struct ref_job {
+    const struct matmul_plan *plan;
+    const long double *a, *b;        /* floats */
+    const uint64_t *ia, *ib;         /* integers, by their bits */
+    const struct gc_tensor *c0;
     double alpha, beta;
-    const float *a, *b, *c0;
-    double *c;
+    uint64_t ialpha, ibeta;
+    void *out;
 };
 
-/* Rows [row0, row1) of C, in i-p-j order so that B and C are walked along rows. */
-static void dgemm_rows(void *arg, size_t row0, size_t row1)
+/* Rows [begin, end) of the stack's products laid end to end, i-k-j. */
+static void ref_rows(void *arg, size_t begin, size_t end)
 {
-    const struct dgemm_job *j = arg;
-    for (size_t i = row0; i < row1; i++) {
-        double *crow = j->c + i * j->n;
-        memset(crow, 0, j->n * sizeof *crow);
-        for (size_t p = 0; p < j->k; p++) {
-            double aip = j->a[i * j->k + p];
-            const float *brow = j->b + p * j->n;
-            for (size_t c = 0; c < j->n; c++)
-                crow[c] += aip * brow[c];
-        }
-        for (size_t c = 0; c < j->n; c++)
-            crow[c] = j->alpha * crow[c] + (j->c0 ? j->beta * j->c0[i * j->n + c] : 0.0);
+    const struct ref_job *j = arg;
+    const struct matmul_plan *pl = j->plan;
+    int64_t m = pl->m, n = pl->n, k = pl->k;
+    long double *acc = malloc(sizeof *acc * (size_t)(n ? n : 1));
+    uint64_t *iacc = malloc(sizeof *iacc * (size_t)(n ? n : 1));
+    if (!acc || !iacc) {
+        free(acc);
+        free(iacc);
+        return;
     }
+    for (size_t r = begin; r < end; r++) {
+        int64_t p = (int64_t)r / m, i = (int64_t)r % m;
+        int64_t outer = p / pl->inner, in = p % pl->inner, oa, ob, oc;
+        matmul_launch_offsets(pl, outer, &oa, &ob, &oc);
+        oa += in * pl->inner_sa;
+        ob += in * pl->inner_sb;
+        oc += in * m * n;
+        {
+            size_t row = (size_t)(oc + i * n);
+            if (!pl->exact) {
+                for (int64_t c = 0; c < n; c++)
+                    acc[c] = 0;
+                for (int64_t q = 0; q < k; q++) {
+                    long double av = j->a[oa + i * k + q];
+                    const long double *brow = j->b + ob + q * n;
+                    for (int64_t c = 0; c < n; c++)
+                        acc[c] += av * brow[c];
+                }
+                for (int64_t c = 0; c < n; c++) {
+                    long double r = j->alpha * acc[c];
+                    if (j->beta != 0)
+                        r += j->beta * (long double)gc_tensor_get(j->c0, row + (size_t)c);
+                    ((double *)j->out)[row + (size_t)c] = (double)r;
+                }
+            } else {
+                memset(iacc, 0, sizeof *iacc * (size_t)n);
+                for (int64_t q = 0; q < k; q++) {
+                    uint64_t av = j->ia[oa + i * k + q];
+                    const uint64_t *brow = j->ib + ob + q * n;
+                    for (int64_t c = 0; c < n; c++)
+                        iacc[c] += av * brow[c];
+                }
+                size_t es = gc_dtypes[pl->result].size;
+                for (int64_t c = 0; c < n; c++) {
+                    uint64_t r = j->ialpha * iacc[c];
+                    if (j->ibeta)
+                        r += j->ibeta * (uint64_t)(int64_t)gc_tensor_get(j->c0, row + (size_t)c);
+                    if (pl->result == GC_BOOL)
+                        r = r != 0;
+                    /* Truncation to the result's width is its low bytes. */
+                    memcpy((char *)j->out + (row + (size_t)c) * es, &r, es);
+                }
+            }
+        }
+    }
+    free(acc);
+    free(iacc);
 }
 
-int verify_host_dgemm(size_t m, size_t n, size_t k, double alpha, const float *a,
-                      const float *b, double beta, const float *c0, double *c,
-                      int threads)
+/* Every element of t as a long double, or (ints) as its 64-bit pattern. */
+static void *widen(const struct gc_tensor *t, int as_int)
 {
-    struct dgemm_job job = { n, k, alpha, beta, a, b, beta != 0 ? c0 : NULL, c };
-    parallel_for(threads, m, 1, dgemm_rows, &job);
+    size_t n = gc_tensor_count(t);
+    void *w = malloc((n ? n : 1) * (as_int ? sizeof(uint64_t) : sizeof(long double)));
+    if (!w)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (!as_int) {
+            ((long double *)w)[i] = gc_tensor_get(t, i);
+        } else if (t->dtype == GC_U64) {
+            ((uint64_t *)w)[i] = ((const uint64_t *)t->data)[i];
+        } else {
+            ((uint64_t *)w)[i] = (uint64_t)(int64_t)gc_tensor_get(t, i);
+        }
+    }
+    return w;
+}
+
+int verify_host_reference(const struct matmul_plan *plan, const struct gc_tensor *a,
+                          const struct gc_tensor *b, const struct gc_tensor *c0, double alpha,
+                          double beta, int threads, void *out)
+{
+    struct ref_job j = { plan, NULL, NULL, NULL, NULL, c0, alpha, beta,
+                         (uint64_t)(int64_t)alpha, (uint64_t)(int64_t)beta, out };
+    void *wa = widen(a, plan->exact), *wb = widen(b, plan->exact);
+    if (!wa || !wb) {
+        free(wa);
+        free(wb);
+        return gc_fail(GC_EXIT_INPUT, "out of host memory for the reference product");
+    }
+    if (plan->exact) {
+        j.ia = wa;
+        j.ib = wb;
+    } else {
+        j.a = wa;
+        j.b = wb;
+    }
+    if (!c0 || beta == 0) {
+        j.beta = 0;
+        j.ibeta = 0;
+    }
+    parallel_for(threads, (size_t)(plan->batch * plan->m), 1, ref_rows, &j);
+    free(wa);
+    free(wb);
     return 0;
 }

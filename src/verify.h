@@ -1,24 +1,38 @@
-/* Comparing a result with a reference, and the FP64 host reference GEMM
- * used when --verify runs without a GPU. */
+/* Checking a result: comparisons with a reference, and the host
+ * references used without a GPU (FP64 or better for floats, exact for
+ * integers). */
 #ifndef GC_VERIFY_H
 #define GC_VERIFY_H
 
 #include <stddef.h>
+
+#include "matmul.h"
 #include "report.h"
 
-/* Fills max_abs, max_rel, rel_fro and ok (against v->tol) for n values.
- * NaN anywhere in `got` that is not NaN in `ref` fails.  max_rel divides by
- * |ref| where |ref| is above 1e-6 of the largest |ref|, so that values that
- * cancel to near zero do not dominate it. */
-void verify_compare_f32(const float *got, const float *ref, size_t n,
-                        struct gc_verify_result *v);
-void verify_compare_f32_f64(const float *got, const double *ref, size_t n,
-                            struct gc_verify_result *v);
+/* Fills max_abs, max_rel, rel_fro, the non-finite counts and ok (against
+ * v->tol) for a float result (f16, f32 or f64, C order) against a double
+ * reference.  max_rel divides by |ref| where |ref| is above 1e-6 of the
+ * largest finite |ref|, so that values that cancel to near zero do not
+ * dominate it. */
+void verify_compare_float(const struct gc_tensor *got, const double *ref,
+                          struct gc_verify_result *v);
 
-/* C = alpha*A*B + beta*C0 in double on `threads` host threads (0: all);
- * A is m x k, B is k x n, C0 (may be NULL) and C are m x n, row-major. */
-int verify_host_dgemm(size_t m, size_t n, size_t k, double alpha, const float *a,
-                      const float *b, double beta, const float *c0, double *c,
-                      int threads);
+/* An integer (or bool) result against the exact one of the same dtype:
+ * bit for bit. */
+void verify_compare_exact(const struct gc_tensor *got, const void *ref,
+                          struct gc_verify_result *v);
+
+/* ||x - ref|| / ||ref|| over the elements finite in both, for n floats or
+ * doubles (`dt` GC_F32 or GC_F64). */
+double verify_rel_fro(const void *x, int dt, const double *ref, size_t n);
+
+/* The product of the plan on the host from A and B as read (C order) and
+ * C0 as the result's dtype and shape (or NULL): for a float result, sums
+ * of products in long double, rounded once to the double `out`; for an
+ * integer result, exact modulo 2^64 and truncated as NumPy wraps, into
+ * `out` of the result's dtype.  Returns 0 or GC_EXIT_INPUT (memory). */
+int verify_host_reference(const struct matmul_plan *plan, const struct gc_tensor *a,
+                          const struct gc_tensor *b, const struct gc_tensor *c0, double alpha,
+                          double beta, int threads, void *out);
 
 #endif

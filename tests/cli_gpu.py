@@ -38,58 +38,93 @@ def main():
     if b"no CUDA device" in probe.stderr:
         print("skipped: no CUDA device on this machine")
         return 0
-    mul = [k["name"] for k in kernels if k["operation"] == "mul"]
+    mul = [(k["name"], k["types"].split(",")) for k in kernels if k["operation"] == "mul"
+           and k["runs_on"] == "gpu"]
     tra = [k["name"] for k in kernels if k["operation"] == "transpose"]
+    # The data each kernel signature computes in its own precision.
+    data = {"f32": np.float32, "f16": np.float16, "f64": np.float64, "i64": np.int32}
+    tol = {"f32": 1e-5, "f16": 2e-3, "f64": 1e-13, "i64": 0}
     with tempfile.TemporaryDirectory() as d:
         p = lambda n: os.path.join(d, n)
         for m, n, k in [(1, 1, 1), (33, 65, 17), (300, 200, 130)]:
-            a = rng.standard_normal((m, k)).astype(np.float32)
-            b = rng.standard_normal((k, n)).astype(np.float32)
-            c0 = rng.standard_normal((m, n)).astype(np.float32)
-            np.save(p("a.npy"), a)
-            np.save(p("b.npy"), b)
-            np.save(p("c0.npy"), c0)
-            ref = 1.5 * (a.astype(np.float64) @ b) + 0.5 * c0
-            for kern in mul + ["auto"]:
-                r = run("mul", p("a.npy"), p("b.npy"), "-c", p("c0.npy"), "--alpha", "1.5",
-                        "--beta", "0.5", "-o", p("c.npy"), "--kernel", kern, "--verify",
-                        "--json", "--repeat", "2")
-                ok = r.returncode == 0
-                check(f"mul {kern} {m}x{n}x{k}", ok, r.stderr.decode()[-300:])
-                if ok:
+            for kern, types in mul + [("auto", ["f32", "f16", "f64", "i64"])]:
+                for t in types:
+                    dt = data[t]
+                    if t == "i64":
+                        a = rng.integers(-1000, 1000, (m, k)).astype(dt)
+                        b = rng.integers(-1000, 1000, (k, n)).astype(dt)
+                        c0 = rng.integers(-1000, 1000, (m, n)).astype(dt)
+                        alpha, beta = "3", "-2"
+                        ref = 3 * (a.astype(np.int64) @ b) - 2 * c0
+                    else:
+                        a = rng.standard_normal((m, k)).astype(dt)
+                        b = rng.standard_normal((k, n)).astype(dt)
+                        c0 = rng.standard_normal((m, n)).astype(dt)
+                        alpha, beta = "1.5", "0.5"
+                        ref = 1.5 * (a.astype(np.float64) @ b.astype(np.float64)) + 0.5 * c0
+                    np.save(p("a.npy"), a)
+                    np.save(p("b.npy"), b)
+                    np.save(p("c0.npy"), c0)
+                    r = run("mul", p("a.npy"), p("b.npy"), "-c", p("c0.npy"), "--alpha", alpha,
+                            "--beta", beta, "-o", p("c.npy"), "--kernel", kern, "--verify",
+                            "--json", "--repeat", "2")
+                    ok = r.returncode == 0
+                    label = f"mul {kern} {t} {m}x{n}x{k}"
+                    check(label, ok, r.stderr.decode()[-300:])
+                    if not ok:
+                        continue
                     c = np.load(p("c.npy"))
-                    err = np.linalg.norm(c - ref) / np.linalg.norm(ref)
-                    check(f"mul {kern} {m}x{n}x{k} vs numpy", err < 1e-5, err)
+                    check(label + " dtype", c.dtype == dt, c.dtype)
+                    if t == "i64":
+                        check(label + " exact", np.array_equal(c, ref.astype(dt)))
+                    else:
+                        err = np.linalg.norm(c - ref) / np.linalg.norm(ref)
+                        check(label + " vs numpy", err < tol[t], err)
                     rep = json.loads(r.stdout)
-                    check(f"mul {kern} json", rep["verify"]["ok"] and rep["ms"]["kernel"] >= 0)
-        # operands of other dtypes and orders, converted on the device
-        a = rng.standard_normal((70, 45))
-        b = rng.standard_normal((45, 33))
-        c0 = rng.standard_normal((70, 33))
-        cases = [("f64 A, Fortran-order B", a, np.asfortranarray(b.astype(np.float32)), None),
-                 ("f16 A, int32 B, f64 C0", a.astype(np.float16), (b * 10).astype(np.int32), c0),
-                 ("Fortran f64 A", np.asfortranarray(a), b.astype(np.float32), None)]
-        for label, x, y, z in cases:
+                    check(label + " json", rep["verify"]["ok"] and rep["ms"]["kernel"] >= 0)
+        # NumPy's semantics on the device: dtypes, vectors, broadcast stacks.
+        cases = [("f64 @ f32", rng.standard_normal((70, 45)),
+                  rng.standard_normal((45, 33)).astype(np.float32)),
+                 ("Fortran f32", np.asfortranarray(rng.standard_normal((70, 45)).astype(np.float32)),
+                  rng.standard_normal((45, 33)).astype(np.float32)),
+                 ("f16 @ int8", rng.standard_normal((40, 30)).astype(np.float16),
+                  rng.integers(-9, 9, (30, 20)).astype(np.int8)),
+                 ("int64 wrapping", rng.integers(-2**62, 2**62, (20, 30)),
+                  rng.integers(-2**62, 2**62, (30, 10))),
+                 ("uint8 @ int8", rng.integers(0, 255, (33, 17)).astype(np.uint8),
+                  rng.integers(-128, 127, (17, 9)).astype(np.int8)),
+                 ("bool @ bool", rng.integers(0, 2, (9, 8)).astype(bool),
+                  rng.integers(0, 2, (8, 7)).astype(bool)),
+                 ("matrix @ vector", rng.standard_normal((50, 40)).astype(np.float32),
+                  rng.standard_normal(40).astype(np.float32)),
+                 ("broadcast stacks", rng.standard_normal((2, 1, 30, 20)).astype(np.float32),
+                  rng.standard_normal((3, 20, 10)).astype(np.float32)),
+                 ("stack of 1000 8x8", rng.standard_normal((1000, 8, 8)),
+                  rng.standard_normal((1000, 8, 8)))]
+        for label, x, y in cases:
             np.save(p("x.npy"), x)
             np.save(p("y.npy"), y)
-            args = ["mul", p("x.npy"), p("y.npy"), "-o", p("z.npy"), "--verify"]
-            ref = x.astype(np.float32).astype(np.float64) @ y.astype(np.float32).astype(np.float64)
-            if z is not None:
-                np.save(p("c0.npy"), z)
-                args += ["-c", p("c0.npy"), "--beta", "2"]
-                ref = ref + 2 * z.astype(np.float32)
-            r = run(*args)
+            with np.errstate(all="ignore"):
+                want = np.matmul(x, y)
+            r = run("mul", p("x.npy"), p("y.npy"), "-o", p("z.npy"), "--verify")
             check(f"mul {label}", r.returncode == 0, r.stderr.decode()[-300:])
             if r.returncode == 0:
                 got = np.load(p("z.npy"))
-                err = np.linalg.norm(got - ref) / np.linalg.norm(ref)
-                check(f"mul {label} vs numpy", err < 1e-5, err)
+                check(f"mul {label} shape and dtype", got.shape == want.shape and
+                      got.dtype == want.dtype, (got.shape, got.dtype, want.shape, want.dtype))
+                if want.dtype.kind in "biu":
+                    check(f"mul {label} exact", np.array_equal(got, want))
+                else:
+                    w = want.astype(np.float64)
+                    err = np.linalg.norm(got.astype(np.float64) - w) / np.linalg.norm(w)
+                    bound = 2e-3 if want.dtype == np.float16 else 1e-5
+                    check(f"mul {label} vs numpy", err < bound, err)
         for dtype in (np.float32, np.float64, np.float16):
             x = rng.standard_normal((301, 77)).astype(dtype)
             np.save(p("x.npy"), x)
             for kern in tra + ["auto"]:
                 r = run("transpose", p("x.npy"), p("y.npy"), "--kernel", kern, "--verify")
-                if r.returncode == 3 and b"cannot move" in r.stderr:
+                if r.returncode == 2 and b"cannot move" in r.stderr:
                     continue      # the kernel does not take this element size
                 check(f"transpose {kern} {np.dtype(dtype).name}", r.returncode == 0,
                       r.stderr.decode()[-300:])

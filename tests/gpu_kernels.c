@@ -1,28 +1,29 @@
-/* GPU kernel test: every kernel of gemm_kernels[] and transpose_kernels[]
- * at ragged shapes on fresh random data.
+/* GPU kernel test: every row of gemm_kernels[] in every signature it
+ * declares, and every row of transpose_kernels[], at ragged shapes, on
+ * stacks (with A or B broadcast: stride 0), on fresh random data.
  *
- * mul: each case draws A, B (and C0 when beta != 0) from N(0, 1), computes
- * the product in FP64 on the device (ref_dgemm) and measures every kernel's
- * relative Frobenius error ||C - R|| / ||R|| against it.  Before each run C
- * is poisoned with NaN (or holds C0 when beta != 0), so an element a kernel
- * fails to write fails the test.  A kernel passes when its result is
- * finite, its error is at most twice cuBLAS's on the same inputs plus
- * MUL_TINY (at tiny K both errors are a handful of roundings), and below
- * the absolute bound MUL_ABS_BOUND.  A kernel that sums each output along K
- * in one FP32 chain (every stage but splitk) has an error growing like
- * sqrt(K) * 2^-24; where cuBLAS splits K (256x256x65536) that is several
- * times cuBLAS's error.  Such a result, within MUL_SEQ_SCALE * sqrt(K) *
- * 2^-24, is reported as "ok-seq" and counted as passed, separately.
- * transpose: every kernel that takes the element size, on random bits,
- * compared bit for bit with the host's transpose (the copy kernels with the
- * input, and cuBLAS geam up to NaN payloads); output poisoned first.
+ * mul: A, B (and C0 when beta != 0) are drawn from N(0, 1) in the
+ * signature's operand type (f32, f16, f64), or as integers (i64: small
+ * ones, and ones near 2^62 whose products wrap); the reference is FP64 on
+ * the device (kernels/ref_dgemm.cu) from the same operands widened exactly
+ * to double, or for i64 the exact product modulo 2^64 on the host.  Before
+ * each run C is poisoned (NaN, or 0xff bytes), or holds C0, so an element
+ * a kernel fails to write fails the test.  A float kernel passes when its
+ * result is finite, its relative Frobenius error is at most twice cuBLAS's
+ * in the same signature on the same inputs plus a few roundings (TINY),
+ * and below an absolute bound per signature.  A kernel that sums each
+ * output along K in one FP32 chain has an error growing like sqrt(K)
+ * 2^-24; where cuBLAS splits K (256x256x65536) that is several times
+ * cuBLAS's error.  Such a result, within SEQ_SCALE * sqrt(K) * 2^-24, is
+ * reported as "ok-seq" and counted as passed, separately.  i64 must match
+ * bit for bit.  transpose: every kernel that takes the element size, on
+ * random bits, compared bit for bit with the host's transpose (the copy
+ * kernels with the input, and cuBLAS geam up to NaN payloads).
  *
- *   gpu_kernels [--small] [--kernel NAME]... [--shape MxNxK]... [--op mul|transpose]
- *   gpu_kernels --time [--kernel NAME]... [--shape MxNxK]...
+ *   gpu_kernels [--small] [--kernel NAME]... [--shape [BATCHx]MxNxK]... [--op mul|transpose]
+ *               [--type f32|f16|f64|i64]
  *
- * --small keeps the shapes that compute-sanitizer can get through.  --time
- * prints TFLOP/s and % of cuBLAS per kernel and shape instead (median of
- * repeats after a warm-up, inputs rotated so that L2 holds no stale copy).
+ * --small keeps the shapes that compute-sanitizer can get through.
  * Without a CUDA device it says so and exits 0. */
 #include <math.h>
 #include <stdint.h>
@@ -34,44 +35,57 @@
 #include <cuda_runtime_api.h>
 #include <cublas_v2.h>
 
-#include "kernels/registry.h"
-#include "kernels/sgemm.h"
+#include "kernels/convert.h"
+#include "kernels/gemm.h"
+#include "kernels/ref_dgemm.h"
 
-#define MUL_TINY 1e-7
-#define MUL_ABS_BOUND 5e-5
-#define MUL_SEQ_SCALE 0.5
+#define TINY 1e-7
+#define SEQ_SCALE 0.5
 /* Host kernels beyond this many FLOP are skipped (they would take seconds). */
 #define HOST_FLOP_LIMIT 4e9
 #define MAX_PICK 32
 
+/* Errors no correct kernel of the signature reaches on N(0, 1) data. */
+static const double abs_bound[GEMM_SIG_COUNT] = {
+    [GEMM_F32] = 5e-5, [GEMM_F16] = 5e-5, [GEMM_F64] = 1e-12, [GEMM_I64] = 0,
+};
+
 struct mul_case {
-    int m, n, k;
+    int batch, m, n, k;
     float alpha, beta;
+    int bcast;      /* 0: none, 1: A broadcast (stride 0), 2: B broadcast */
     int small;      /* part of --small */
 };
 
 static const struct mul_case mul_cases[] = {
-    { 1, 1, 1, 1.0f, 0.0f, 1 },
-    { 1, 1, 1, -0.5f, 2.0f, 1 },
-    { 7, 13, 5, 1.0f, 0.0f, 1 },
-    { 7, 13, 5, 1.5f, -0.75f, 1 },
-    { 33, 65, 17, 1.0f, 0.0f, 1 },
-    { 33, 65, 17, 0.5f, 1.0f, 1 },
-    { 127, 129, 255, 1.0f, 0.0f, 1 },
-    { 127, 129, 255, -1.0f, 0.5f, 1 },
-    { 64, 64, 64, 1.0f, 0.0f, 1 },
-    { 1000, 3000, 500, 1.0f, 0.0f, 0 },
-    { 1000, 3000, 500, 0.75f, -1.25f, 0 },
-    { 1024, 1024, 1024, 1.0f, 0.0f, 0 },
-    { 4097, 4097, 4097, 1.0f, 0.0f, 0 },
-    { 4097, 4097, 4097, 1.0f, 1.0f, 0 },
-    { 256, 256, 65536, 1.0f, 0.0f, 0 },
-    { 65536, 64, 1024, 1.0f, 0.0f, 0 },
-    { 65536, 64, 1024, 2.0f, -1.0f, 0 },
+    { 1, 1, 1, 1, 1.0f, 0.0f, 0, 1 },
+    { 1, 1, 1, 1, -0.5f, 2.0f, 0, 1 },
+    { 1, 7, 13, 5, 1.0f, 0.0f, 0, 1 },
+    { 1, 7, 13, 5, 1.5f, -0.75f, 0, 1 },
+    { 1, 33, 65, 17, 1.0f, 0.0f, 0, 1 },
+    { 1, 33, 65, 17, 0.5f, 1.0f, 0, 1 },
+    { 1, 127, 129, 255, 1.0f, 0.0f, 0, 1 },
+    { 1, 127, 129, 255, -1.0f, 0.5f, 0, 1 },
+    { 1, 64, 64, 64, 1.0f, 0.0f, 0, 1 },
+    /* Stacks, one with A and one with B shared by every product. */
+    { 3, 33, 65, 17, 1.0f, 0.0f, 0, 1 },
+    { 5, 19, 37, 29, 0.75f, -0.5f, 1, 1 },
+    { 4, 40, 24, 130, 1.0f, 0.0f, 2, 1 },
+    { 1000, 8, 8, 8, 1.0f, 0.0f, 0, 0 },
+    { 64, 128, 128, 128, 1.0f, 0.0f, 0, 0 },
+    { 6, 300, 257, 129, 1.0f, -1.0f, 2, 0 },
+    { 1, 1000, 3000, 500, 1.0f, 0.0f, 0, 0 },
+    { 1, 1000, 3000, 500, 0.75f, -1.25f, 0, 0 },
+    { 1, 1024, 1024, 1024, 1.0f, 0.0f, 0, 0 },
+    { 1, 4097, 4097, 4097, 1.0f, 0.0f, 0, 0 },
+    { 1, 4097, 4097, 4097, 1.0f, 1.0f, 0, 0 },
+    { 1, 256, 256, 65536, 1.0f, 0.0f, 0, 0 },
+    { 1, 65536, 64, 1024, 1.0f, 0.0f, 0, 0 },
+    { 1, 65536, 64, 1024, 2.0f, -1.0f, 0, 0 },
     /* A few rows and columns past whole 128x128 tiles, with a full wave of
      * them: edge_peel computes those edges apart. */
-    { 2183, 2056, 77, 1.5f, -0.5f, 0 },
-    { 2049, 4104, 1000, 1.0f, 0.0f, 0 },
+    { 1, 2183, 2056, 77, 1.5f, -0.5f, 0, 0 },
+    { 1, 2049, 4104, 1000, 1.0f, 0.0f, 0, 0 },
 };
 
 struct xpose_case {
@@ -84,16 +98,12 @@ static const struct xpose_case xpose_cases[] = {
     { 7001, 3000, 0 }, { 4096, 4096, 0 },
 };
 
-static const int time_shapes[][3] = {
-    { 1024, 1024, 1024 }, { 2048, 2048, 2048 }, { 4096, 4096, 4096 }, { 8192, 8192, 8192 },
-    { 4097, 4097, 4097 }, { 1000, 3000, 500 }, { 256, 256, 65536 }, { 65536, 64, 1024 },
-};
-
 struct options {
-    int small, time, do_mul, do_xpose;
+    int small, do_mul, do_xpose;
+    unsigned sigs;
     const char *kernels[MAX_PICK];
     int nkernels;
-    int shapes[MAX_PICK][3];
+    int shapes[MAX_PICK][4];
     int nshapes;
 };
 
@@ -124,15 +134,15 @@ static uint64_t rng_next(uint64_t *s)
     return z ^ (z >> 31);
 }
 
-static void fill_normal(float *x, size_t count, uint64_t *s)
+static void fill_normal(double *x, size_t count, uint64_t *s)
 {
     for (size_t i = 0; i < count; i += 2) {
         double u1 = ((rng_next(s) >> 11) + 1.0) * 0x1.0p-53;
         double u2 = (rng_next(s) >> 11) * 0x1.0p-53;
         double r = sqrt(-2.0 * log(u1)), t = 6.283185307179586 * u2;
-        x[i] = (float)(r * cos(t));
+        x[i] = r * cos(t);
         if (i + 1 < count)
-            x[i + 1] = (float)(r * sin(t));
+            x[i + 1] = r * sin(t);
     }
 }
 
@@ -156,14 +166,23 @@ static void *host_alloc(size_t bytes)
     return p;
 }
 
-/* Relative Frobenius error of c against ref; -1 if c holds a non-finite value. */
-static double rel_error(const float *c, const double *ref, size_t count)
+static void *dev_alloc(size_t bytes)
+{
+    void *p;
+    CHECK(cudaMalloc(&p, bytes ? bytes : 1));
+    return p;
+}
+
+/* Relative Frobenius error of C (float or double) against ref; -1 if C holds
+ * a non-finite value. */
+static double rel_error(const void *c, int is_double, const double *ref, size_t count)
 {
     double num = 0.0, den = 0.0;
     for (size_t i = 0; i < count; i++) {
-        if (!isfinite(c[i]))
+        double v = is_double ? ((const double *)c)[i] : ((const float *)c)[i];
+        if (!isfinite(v))
             return -1.0;
-        double d = c[i] - ref[i];
+        double d = v - ref[i];
         num += d * d;
         den += ref[i] * ref[i];
     }
@@ -171,10 +190,9 @@ static double rel_error(const float *c, const double *ref, size_t count)
 }
 
 /* ok: 1 pass, 2 pass within the sequential-sum bound only, 0 fail. */
-static void report(struct ctx *x, int ok, const char *name, const char *shape,
-                   const char *detail)
+static void report(struct ctx *x, int ok, const char *name, const char *shape, const char *detail)
 {
-    printf("%-16s %-24s %-6s %s\n", name, shape, ok == 2 ? "ok-seq" : ok ? "ok" : "FAIL", detail);
+    printf("%-16s %-34s %-6s %s\n", name, shape, ok == 2 ? "ok-seq" : ok ? "ok" : "FAIL", detail);
     if (ok == 2)
         x->seq_only++;
     fflush(stdout);
@@ -184,62 +202,181 @@ static void report(struct ctx *x, int ok, const char *name, const char *shape,
         x->failed++;
 }
 
-static void test_mul_case(struct ctx *x, const struct options *o, const struct mul_case *mc)
-{
-    size_t sa = (size_t)mc->m * mc->k, sb = (size_t)mc->k * mc->n, sc = (size_t)mc->m * mc->n;
-    double flop = 2.0 * mc->m * mc->n * mc->k;
-    float *ha = host_alloc(sa * 4), *hb = host_alloc(sb * 4), *hc0 = host_alloc(sc * 4);
-    float *hc = host_alloc(sc * 4);
-    double *href = host_alloc(sc * 8);
-    fill_normal(ha, sa, &x->rng);
-    fill_normal(hb, sb, &x->rng);
-    if (mc->beta != 0.0f)
-        fill_normal(hc0, sc, &x->rng);
-    float *da, *db, *dc, *dc0;
-    double *dref;
-    CHECK(cudaMalloc((void **)&da, sa * 4));
-    CHECK(cudaMalloc((void **)&db, sb * 4));
-    CHECK(cudaMalloc((void **)&dc, sc * 4));
-    CHECK(cudaMalloc((void **)&dc0, sc * 4));
-    CHECK(cudaMalloc((void **)&dref, sc * 8));
-    CHECK(cudaMemcpy(da, ha, sa * 4, cudaMemcpyHostToDevice));
-    CHECK(cudaMemcpy(db, hb, sb * 4, cudaMemcpyHostToDevice));
-    if (mc->beta != 0.0f)
-        CHECK(cudaMemcpy(dc0, hc0, sc * 4, cudaMemcpyHostToDevice));
-    CHECK(ref_dgemm(mc->m, mc->n, mc->k, mc->alpha, da, db, mc->beta, dc0, dref, x->stream));
-    CHECK(cudaStreamSynchronize(x->stream));
-    CHECK(cudaMemcpy(href, dref, sc * 8, cudaMemcpyDeviceToHost));
+/* One case's operands in one signature: device operands in the kernel's
+ * type, double copies for the reference, and the reference itself. */
+struct operands {
+    enum gemm_sig sig;
+    size_t na, nb, nc;
+    long long sa, sb;
+    void *a, *b, *c0, *c;           /* device: operand type; C0 and C in C's type */
+    double *ref;                    /* host reference */
+    int64_t *iref;                  /* host exact reference (i64) */
+};
 
-    char shape[64];
-    snprintf(shape, sizeof shape, "%dx%dx%d%s", mc->m, mc->n, mc->k,
-             mc->beta != 0.0f ? " beta!=0" : "");
+static void make_operands(struct ctx *x, const struct mul_case *mc, enum gemm_sig sig,
+                          struct operands *ops)
+{
+    const struct gemm_sig_info *si = &gemm_sigs[sig];
+    memset(ops, 0, sizeof *ops);
+    ops->sig = sig;
+    int nba = mc->bcast == 1 ? 1 : mc->batch, nbb = mc->bcast == 2 ? 1 : mc->batch;
+    ops->na = (size_t)nba * mc->m * mc->k;
+    ops->nb = (size_t)nbb * mc->k * mc->n;
+    ops->nc = (size_t)mc->batch * mc->m * mc->n;
+    ops->sa = nba == 1 ? 0 : (long long)mc->m * mc->k;
+    ops->sb = nbb == 1 ? 0 : (long long)mc->k * mc->n;
+    size_t es_in = gc_dtypes[si->in].size, es_out = gc_dtypes[si->out].size;
+    ops->a = dev_alloc(ops->na * es_in);
+    ops->b = dev_alloc(ops->nb * es_in);
+    ops->c0 = dev_alloc(ops->nc * es_out);
+    ops->c = dev_alloc(ops->nc * es_out);
+    ops->ref = host_alloc(ops->nc * sizeof(double));
+    if (sig == GEMM_I64) {
+        /* Half the cases small integers, half near 2^62, whose products
+         * wrap modulo 2^64. */
+        int64_t *ha = host_alloc(ops->na * 8), *hb = host_alloc(ops->nb * 8);
+        int big = rng_next(&x->rng) & 1;
+        for (size_t i = 0; i < ops->na; i++)
+            ha[i] = big ? (int64_t)rng_next(&x->rng) >> 1 : (int64_t)(rng_next(&x->rng) % 201) - 100;
+        for (size_t i = 0; i < ops->nb; i++)
+            hb[i] = big ? (int64_t)rng_next(&x->rng) >> 1 : (int64_t)(rng_next(&x->rng) % 201) - 100;
+        CHECK(cudaMemcpy(ops->a, ha, ops->na * 8, cudaMemcpyHostToDevice));
+        CHECK(cudaMemcpy(ops->b, hb, ops->nb * 8, cudaMemcpyHostToDevice));
+        ops->iref = host_alloc(ops->nc * 8);
+        for (int p = 0; p < mc->batch; p++)
+            for (int i = 0; i < mc->m; i++)
+                for (int j = 0; j < mc->n; j++) {
+                    uint64_t s = 0;
+                    for (int q = 0; q < mc->k; q++)
+                        s += (uint64_t)ha[p * ops->sa + (size_t)i * mc->k + q] *
+                             (uint64_t)hb[p * ops->sb + (size_t)q * mc->n + j];
+                    ops->iref[((size_t)p * mc->m + i) * mc->n + j] = (int64_t)s;
+                }
+        free(ha);
+        free(hb);
+        return;
+    }
+    /* Floats: normal values, rounded once to the operand type on the
+     * device, then widened back exactly for the reference. */
+    double *h = host_alloc((ops->na > ops->nb ? (ops->na > ops->nc ? ops->na : ops->nc)
+                            : (ops->nb > ops->nc ? ops->nb : ops->nc)) * 8);
+    double *da = dev_alloc(ops->na * 8), *db = dev_alloc(ops->nb * 8), *dc0 = dev_alloc(ops->nc * 8);
+    double *dref = dev_alloc(ops->nc * 8);
+    size_t most = ops->na > ops->nb ? ops->na : ops->nb;
+    void *tmp = dev_alloc((most > ops->nc ? most : ops->nc) * 8);
+    struct { void *dst; double *wide; size_t n; enum gc_dtype t; } parts[3] = {
+        { ops->a, da, ops->na, si->in }, { ops->b, db, ops->nb, si->in },
+        { ops->c0, dc0, ops->nc, si->out },
+    };
+    for (int i = 0; i < 3; i++) {
+        if (i == 2 && mc->beta == 0.0f)
+            break;
+        fill_normal(h, parts[i].n, &x->rng);
+        CHECK(cudaMemcpy(tmp, h, parts[i].n * 8, cudaMemcpyHostToDevice));
+        CHECK(convert_operand_launch(tmp, GC_F64, 0, 0, 0, parts[i].n, parts[i].dst, parts[i].t,
+                                     x->stream));
+        CHECK(convert_operand_launch(parts[i].dst, parts[i].t, 0, 0, 0, parts[i].n, parts[i].wide,
+                                     GC_F64, x->stream));
+    }
+    CHECK(ref_dgemm(mc->m, mc->n, mc->k, mc->batch, ops->sa, ops->sb, mc->alpha, da, db,
+                    mc->beta, dc0, dref, x->stream));
+    CHECK(cudaStreamSynchronize(x->stream));
+    CHECK(cudaMemcpy(ops->ref, dref, ops->nc * 8, cudaMemcpyDeviceToHost));
+    cudaFree(da);
+    cudaFree(db);
+    cudaFree(dc0);
+    cudaFree(dref);
+    cudaFree(tmp);
+    free(h);
+}
+
+static void free_operands(struct operands *ops)
+{
+    cudaFree(ops->a);
+    cudaFree(ops->b);
+    cudaFree(ops->c0);
+    cudaFree(ops->c);
+    free(ops->ref);
+    free(ops->iref);
+}
+
+static void test_mul_case(struct ctx *x, const struct options *o, const struct mul_case *mc,
+                          enum gemm_sig sig)
+{
+    const struct gemm_sig_info *si = &gemm_sigs[sig];
+    if (sig == GEMM_I64 && mc->beta != 0.0f)
+        return;   /* int64 kernels compute A * B only */
+    if (sig == GEMM_I64 && 2.0 * mc->batch * mc->m * mc->n * mc->k > HOST_FLOP_LIMIT) {
+        printf("%-16s %-34s skip   the exact reference is computed on the host\n", "(i64)",
+               "larger than the host's limit");
+        return;
+    }
+    struct operands ops;
+    make_operands(x, mc, sig, &ops);
+    size_t es_out = gc_dtypes[si->out].size;
+    void *hc = host_alloc(ops.nc * es_out), *hc0 = host_alloc(ops.nc * es_out);
+    void *ha = NULL, *hb = NULL;
+    double flop = 2.0 * mc->batch * mc->m * mc->n * mc->k;
+    char shape[96];
+    snprintf(shape, sizeof shape, "%s %s%dx%dx%dx%d%s", si->name,
+             mc->bcast == 1 ? "A*" : mc->bcast == 2 ? "B*" : "", mc->batch, mc->m, mc->n, mc->k,
+             mc->beta != 0.0f ? " beta" : "");
+    CHECK(cudaMemcpy(hc0, ops.c0, ops.nc * es_out, cudaMemcpyDeviceToHost));
+    struct gemm_problem p;
+    memset(&p, 0, sizeof p);
+    p.sig = sig;
+    p.m = mc->m;
+    p.n = mc->n;
+    p.k = mc->k;
+    p.batch = mc->batch;
+    gemm_problem_dense(&p);
+    p.stride_a = ops.sa;
+    p.stride_b = ops.sb;
+    p.alpha = mc->alpha;
+    p.beta = mc->beta;
+    p.cc = x->env.cc;
     double cublas_err = -1.0;
     /* cuBLAS first: its error sets the bar for the others. */
     for (int pass = 0; pass < 2; pass++) {
         for (size_t i = 0; i < gemm_kernel_count; i++) {
             const struct gemm_kernel *kern = &gemm_kernels[i];
             int is_ref = (kern->flags & KERNEL_REFERENCE) != 0;
-            if (is_ref != (pass == 0) || (pass == 1 && !picked(o, kern->name)))
+            char why[256], detail[200];
+            if (is_ref != (pass == 0) || (pass == 1 && !picked(o, kern->name)) ||
+                !(kern->sigs & (1u << sig)))
                 continue;
-            struct sgemm_problem p = { mc->m, mc->n, mc->k, mc->alpha, mc->beta, da, db, dc };
-            char detail[160];
+            if (!gemm_can_implement(kern, &p, why, sizeof why)) {
+                printf("%-16s %-34s skip   %s\n", kern->name, shape, why);
+                continue;
+            }
             if (kern->flags & KERNEL_HOST) {
-                if (flop > HOST_FLOP_LIMIT) {
-                    printf("%-16s %-24s skip   %.1f GFLOP, beyond the host kernel limit of %.0f\n",
-                           kern->name, shape, flop / 1e9, HOST_FLOP_LIMIT / 1e9);
+                if (flop > HOST_FLOP_LIMIT)
                     continue;
+                size_t es_in = gc_dtypes[si->in].size;
+                if (!ha) {
+                    ha = host_alloc(ops.na * es_in);
+                    hb = host_alloc(ops.nb * es_in);
+                    CHECK(cudaMemcpy(ha, ops.a, ops.na * es_in, cudaMemcpyDeviceToHost));
+                    CHECK(cudaMemcpy(hb, ops.b, ops.nb * es_in, cudaMemcpyDeviceToHost));
                 }
-                memcpy(hc, hc0, sc * 4);
+                memcpy(hc, hc0, ops.nc * es_out);
                 if (mc->beta == 0.0f)
-                    memset(hc, 0xff, sc * 4);
-                struct sgemm_problem hp = { mc->m, mc->n, mc->k, mc->alpha, mc->beta, ha, hb, hc };
-                kern->host(&hp, 16);
+                    memset(hc, 0xff, ops.nc * es_out);
+                struct gemm_problem hp = p;
+                hp.a = ha;
+                hp.b = hb;
+                hp.c = hc;
+                gemm_run(kern, &hp, &x->env, 16);
             } else {
                 if (mc->beta != 0.0f)
-                    CHECK(cudaMemcpy(dc, dc0, sc * 4, cudaMemcpyDeviceToDevice));
+                    CHECK(cudaMemcpy(ops.c, ops.c0, ops.nc * es_out, cudaMemcpyDeviceToDevice));
                 else
-                    CHECK(cudaMemset(dc, 0xff, sc * 4));
-                cudaError_t err = kern->launch(&p, &x->env);
+                    CHECK(cudaMemset(ops.c, 0xff, ops.nc * es_out));
+                struct gemm_problem dp = p;
+                dp.a = ops.a;
+                dp.b = ops.b;
+                dp.c = ops.c;
+                cudaError_t err = gemm_run(kern, &dp, &x->env, 0);
                 if (err == cudaSuccess)
                     err = cudaStreamSynchronize(x->stream);
                 if (err != cudaSuccess) {
@@ -251,39 +388,45 @@ static void test_mul_case(struct ctx *x, const struct options *o, const struct m
                     }
                     continue;
                 }
-                CHECK(cudaMemcpy(hc, dc, sc * 4, cudaMemcpyDeviceToHost));
+                CHECK(cudaMemcpy(hc, ops.c, ops.nc * es_out, cudaMemcpyDeviceToHost));
             }
-            double e = rel_error(hc, href, sc);
+            if (sig == GEMM_I64) {
+                size_t bad = 0;
+                for (size_t e = 0; e < ops.nc; e++)
+                    bad += ((int64_t *)hc)[e] != ops.iref[e];
+                snprintf(detail, sizeof detail, bad ? "%zu elements differ" : "exact", bad);
+                report(x, bad == 0, kern->name, shape, detail);
+                continue;
+            }
+            double e = rel_error(hc, sig == GEMM_F64, ops.ref, ops.nc);
             int ok;
+            double tiny = sig == GEMM_F64 ? 1e-15 : TINY;
             if (pass == 0) {
                 cublas_err = e;
-                ok = e >= 0.0 && e <= MUL_ABS_BOUND;
+                ok = e >= 0.0 && e <= abs_bound[sig];
                 snprintf(detail, sizeof detail, "rel err %.2e (reference)", e);
             } else {
-                double bound = 2.0 * (cublas_err > 0.0 ? cublas_err : 0.0) + MUL_TINY;
-                double seq_bound = MUL_SEQ_SCALE * sqrt((double)mc->k) * 0x1p-24;
-                ok = e >= 0.0 && e <= bound && e <= MUL_ABS_BOUND;
-                if (!ok && e >= 0.0 && e <= seq_bound && e <= MUL_ABS_BOUND)
+                double bar = cublas_err > 0.0 ? cublas_err : 0.0;
+                double bound = 2.0 * bar + tiny;
+                double seq_bound = SEQ_SCALE * sqrt((double)mc->k) *
+                                   (sig == GEMM_F64 ? 0x1p-53 : 0x1p-24);
+                ok = e >= 0.0 && e <= bound && e <= abs_bound[sig];
+                if (!ok && e >= 0.0 && e <= seq_bound && e <= abs_bound[sig])
                     ok = 2;
                 if (e < 0.0)
                     snprintf(detail, sizeof detail, "non-finite output (unwritten element?)");
                 else
                     snprintf(detail, sizeof detail, "rel err %.2e  (%.2fx cuBLAS, bound %.2e)", e,
-                             cublas_err > 0.0 ? e / cublas_err : 0.0, bound);
+                             bar > 0.0 ? e / bar : 0.0, bound);
             }
             report(x, ok, kern->name, shape, detail);
         }
     }
-    cudaFree(da);
-    cudaFree(db);
-    cudaFree(dc);
-    cudaFree(dc0);
-    cudaFree(dref);
     free(ha);
     free(hb);
-    free(hc0);
     free(hc);
-    free(href);
+    free(hc0);
+    free_operands(&ops);
 }
 
 /* Bitwise equality; with nan_any, two NaNs of the element's float type
@@ -317,9 +460,7 @@ static void test_xpose_case(struct ctx *x, const struct options *o, const struct
     for (size_t r = 0; r < (size_t)tc->rows; r++)
         for (size_t c = 0; c < (size_t)tc->cols; c++)
             memcpy(want + (c * tc->rows + r) * es, hin + (r * tc->cols + c) * es, es);
-    void *din, *dout;
-    CHECK(cudaMalloc(&din, bytes));
-    CHECK(cudaMalloc(&dout, bytes));
+    void *din = dev_alloc(bytes), *dout = dev_alloc(bytes);
     CHECK(cudaMemcpy(din, hin, bytes, cudaMemcpyHostToDevice));
     char shape[64];
     snprintf(shape, sizeof shape, "%dx%d e%zu", tc->rows, tc->cols, es);
@@ -365,135 +506,55 @@ static void test_xpose_case(struct ctx *x, const struct options *o, const struct
     free(want);
 }
 
-static int cmp_float(const void *a, const void *b)
-{
-    float x = *(const float *)a, y = *(const float *)b;
-    return (x > y) - (x < y);
-}
-
-/* Median milliseconds of one kernel, rotating over `sets` input sets. */
-static float time_kernel(struct ctx *x, const struct gemm_kernel *kern, struct sgemm_problem *sets,
-                         int nsets, int *ok)
-{
-    cudaEvent_t start, stop;
-    CHECK(cudaEventCreate(&start));
-    CHECK(cudaEventCreate(&stop));
-    float ms[64];
-    int reps = 1;
-    *ok = 1;
-    for (int r = -1; r < reps; r++) {
-        struct sgemm_problem *p = &sets[(r + 1) % nsets];
-        CHECK(cudaEventRecord(start, x->stream));
-        cudaError_t err = kern->launch(p, &x->env);
-        CHECK(cudaEventRecord(stop, x->stream));
-        if (err == cudaSuccess)
-            err = cudaEventSynchronize(stop);
-        if (err != cudaSuccess) {
-            fprintf(stderr, "gpu_kernels: %s: %s\n", kern->name, cudaGetErrorString(err));
-            *ok = 0;
-            break;
-        }
-        float t;
-        CHECK(cudaEventElapsedTime(&t, start, stop));
-        if (r < 0) {
-            /* warm-up: its time sets how many repeats fit in ~300 ms */
-            reps = t > 1000.0f ? 1 : (int)(300.0f / (t > 0.01f ? t : 0.01f));
-            reps = reps < 5 ? (t > 1000.0f ? 1 : 5) : reps > 64 ? 64 : reps;
-            if (t > 1000.0f) {
-                ms[0] = t;
-                break;
-            }
-        } else {
-            ms[r] = t;
-        }
-    }
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-    qsort(ms, (size_t)reps, sizeof ms[0], cmp_float);
-    return ms[reps / 2];
-}
-
-static void time_shape(struct ctx *x, const struct options *o, int m, int n, int k)
-{
-    size_t sa = (size_t)m * k, sb = (size_t)k * n, sc = (size_t)m * n;
-    size_t set_bytes = (sa + sb + sc) * 4;
-    int nsets = (int)((200u << 20) / set_bytes) + 1;
-    if (nsets > 8)
-        nsets = 8;
-    struct sgemm_problem sets[8];
-    float *h = host_alloc((sa > sb ? sa : sb) * 4);
-    for (int s = 0; s < nsets; s++) {
-        float *a, *b, *c;
-        CHECK(cudaMalloc((void **)&a, sa * 4));
-        CHECK(cudaMalloc((void **)&b, sb * 4));
-        CHECK(cudaMalloc((void **)&c, sc * 4));
-        fill_normal(h, sa, &x->rng);
-        CHECK(cudaMemcpy(a, h, sa * 4, cudaMemcpyHostToDevice));
-        fill_normal(h, sb, &x->rng);
-        CHECK(cudaMemcpy(b, h, sb * 4, cudaMemcpyHostToDevice));
-        struct sgemm_problem p = { m, n, k, 1.0f, 0.0f, a, b, c };
-        sets[s] = p;
-    }
-    free(h);
-    double flop = 2.0 * m * n * k;
-    float cublas_ms = 0.0f;
-    for (int pass = 0; pass < 2; pass++) {
-        for (size_t i = 0; i < gemm_kernel_count; i++) {
-            const struct gemm_kernel *kern = &gemm_kernels[i];
-            int is_ref = (kern->flags & KERNEL_REFERENCE) != 0;
-            if ((kern->flags & KERNEL_HOST) || is_ref != (pass == 0) ||
-                (pass == 1 && !picked(o, kern->name)))
-                continue;
-            int ok;
-            float t = time_kernel(x, kern, sets, nsets, &ok);
-            if (!ok)
-                continue;
-            if (pass == 0)
-                cublas_ms = t;
-            printf("time %-16s %5dx%5dx%5d %9.3f ms %7.2f TFLOP/s %6.1f%% of cuBLAS\n", kern->name,
-                   m, n, k, t, flop / t / 1e9, 100.0 * cublas_ms / t);
-            fflush(stdout);
-        }
-    }
-    for (int s = 0; s < nsets; s++) {
-        cudaFree((void *)sets[s].a);
-        cudaFree((void *)sets[s].b);
-        cudaFree(sets[s].c);
-    }
-}
-
 static int usage(void)
 {
-    fprintf(stderr, "usage: gpu_kernels [--small] [--time] [--op mul|transpose] "
-                    "[--kernel NAME]... [--shape MxNxK]...\n");
+    fprintf(stderr, "usage: gpu_kernels [--small] [--op mul|transpose] [--type f32|f16|f64|i64] "
+                    "[--kernel NAME]... [--shape [BATCHx]MxNxK]...\n");
     return 2;
 }
 
 int main(int argc, char **argv)
 {
-    struct options o = { 0, 0, 1, 1, { 0 }, 0, { { 0 } }, 0 };
+    struct options o;
+    memset(&o, 0, sizeof o);
+    o.do_mul = o.do_xpose = 1;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--small") == 0) {
             o.small = 1;
-        } else if (strcmp(argv[i], "--time") == 0) {
-            o.time = 1;
         } else if (strcmp(argv[i], "--op") == 0 && i + 1 < argc) {
             i++;
             o.do_mul = strcmp(argv[i], "mul") == 0;
             o.do_xpose = strcmp(argv[i], "transpose") == 0;
             if (!o.do_mul && !o.do_xpose)
                 return usage();
+        } else if (strcmp(argv[i], "--type") == 0 && i + 1 < argc) {
+            i++;
+            int found = 0;
+            for (int s = 0; s < GEMM_SIG_COUNT; s++)
+                if (strcmp(argv[i], gemm_sigs[s].name) == 0) {
+                    o.sigs |= 1u << s;
+                    found = 1;
+                }
+            if (!found)
+                return usage();
         } else if (strcmp(argv[i], "--kernel") == 0 && i + 1 < argc && o.nkernels < MAX_PICK) {
             o.kernels[o.nkernels++] = argv[++i];
         } else if (strcmp(argv[i], "--shape") == 0 && i + 1 < argc && o.nshapes < MAX_PICK) {
             int *s = o.shapes[o.nshapes++];
-            if (sscanf(argv[++i], "%dx%dx%d", &s[0], &s[1], &s[2]) != 3 || s[0] < 1 ||
-                s[1] < 1 || s[2] < 1)
+            const char *arg = argv[++i];
+            if (sscanf(arg, "%dx%dx%dx%d", &s[0], &s[1], &s[2], &s[3]) != 4) {
+                s[0] = 1;
+                if (sscanf(arg, "%dx%dx%d", &s[1], &s[2], &s[3]) != 3)
+                    return usage();
+            }
+            if (s[0] < 1 || s[1] < 1 || s[2] < 1 || s[3] < 1)
                 return usage();
         } else {
             return usage();
         }
     }
+    if (!o.sigs)
+        o.sigs = (1u << GEMM_SIG_COUNT) - 1;
 
     int devices = 0;
     cudaError_t err = cudaGetDeviceCount(&devices);
@@ -516,33 +577,28 @@ int main(int argc, char **argv)
     x.env.stream = x.stream;
     x.env.cublas = x.cublas;
     x.env.sm_count = prop.multiProcessorCount;
-    printf("gpu_kernels on %s (%d SMs), seed %llu\n", prop.name, prop.multiProcessorCount,
-           (unsigned long long)x.rng);
-
-    if (o.time) {
-        int n = o.nshapes ? o.nshapes : (int)(sizeof time_shapes / sizeof time_shapes[0]);
-        for (int i = 0; i < n; i++) {
-            const int *s = o.nshapes ? o.shapes[i] : time_shapes[i];
-            time_shape(&x, &o, s[0], s[1], s[2]);
-        }
-        cublasDestroy(x.cublas);
-        cudaStreamDestroy(x.stream);
-        return 0;
-    }
+    x.env.cc = prop.major * 10 + prop.minor;
+    printf("gpu_kernels on %s (%d SMs, compute capability %d.%d), seed %llu\n", prop.name,
+           prop.multiProcessorCount, prop.major, prop.minor, (unsigned long long)x.rng);
 
     if (o.do_mul) {
-        if (o.nshapes) {
-            for (int i = 0; i < o.nshapes; i++) {
-                struct mul_case mc = { o.shapes[i][0], o.shapes[i][1], o.shapes[i][2], 1.0f, 0.0f, 1 };
-                test_mul_case(&x, &o, &mc);
-                mc.alpha = 0.5f;
-                mc.beta = -1.0f;
-                test_mul_case(&x, &o, &mc);
+        for (int s = 0; s < GEMM_SIG_COUNT; s++) {
+            if (!(o.sigs & (1u << s)))
+                continue;
+            if (o.nshapes) {
+                for (int i = 0; i < o.nshapes; i++) {
+                    struct mul_case mc = { o.shapes[i][0], o.shapes[i][1], o.shapes[i][2],
+                                           o.shapes[i][3], 1.0f, 0.0f, 0, 1 };
+                    test_mul_case(&x, &o, &mc, (enum gemm_sig)s);
+                    mc.alpha = 0.5f;
+                    mc.beta = -1.0f;
+                    test_mul_case(&x, &o, &mc, (enum gemm_sig)s);
+                }
+            } else {
+                for (size_t i = 0; i < sizeof mul_cases / sizeof mul_cases[0]; i++)
+                    if (!o.small || mul_cases[i].small)
+                        test_mul_case(&x, &o, &mul_cases[i], (enum gemm_sig)s);
             }
-        } else {
-            for (size_t i = 0; i < sizeof mul_cases / sizeof mul_cases[0]; i++)
-                if (!o.small || mul_cases[i].small)
-                    test_mul_case(&x, &o, &mul_cases[i]);
         }
     }
     if (o.do_xpose && !o.nshapes) {

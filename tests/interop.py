@@ -21,9 +21,9 @@ import tempfile
 import numpy as np
 
 GEMMCLI = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "./gemmcli")
-DTYPES = ["f4", "f8", "f2", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8"]
+DTYPES = ["f4", "f8", "f2", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "b1"]
 NAMES = {"f4": "f32", "f8": "f64", "f2": "f16", "i1": "i8", "i2": "i16", "i4": "i32",
-         "i8": "i64", "u1": "u8", "u2": "u16", "u4": "u32", "u8": "u64"}
+         "i8": "i64", "u1": "u8", "u2": "u16", "u4": "u32", "u8": "u64", "b1": "bool"}
 
 failures = []
 
@@ -52,6 +52,8 @@ def sample(dt, shape, seed):
         specials = [np.finfo(dt).max, np.finfo(dt).tiny, -0.0, np.finfo(dt).smallest_subnormal]
         flat[:min(len(flat), len(specials))] = specials[:len(flat)]
         return a
+    if dt.kind == "b":
+        return rng.integers(0, 2, shape).astype(bool)
     info = np.iinfo(dt)
     a = rng.integers(info.min, info.max, shape, dtype=dt, endpoint=True)
     flat = a.reshape(-1)
@@ -76,9 +78,9 @@ def npy_bytes(a):
     return b.getvalue()
 
 
-def as_matrix(a):
-    """The 2-D matrix gemmcli sees: a 1-D array is one row."""
-    return a.reshape(1, -1) if a.ndim == 1 else a
+def as_read(a):
+    """The array gemmcli reads: any number of dimensions, as NumPy has it."""
+    return a
 
 
 def check_npy_case(tmp, dt, order, version, endian, shape, seed):
@@ -95,8 +97,8 @@ def check_npy_case(tmp, dt, order, version, endian, shape, seed):
     p = run(["info", "--json", src])
     if p:
         info = json.loads(p.stdout)[0]
-        m = as_matrix(base)
-        want_order = "F" if (order == "F" and m.ndim == 2 and min(m.shape) > 1) else "C"
+        m = as_read(base)
+        want_order = "F" if (order == "F" and sum(d > 1 for d in m.shape) > 1) else "C"
         got = (info["dtype"], info["shape"], info["order"], info["npy_version"],
                info["big_endian"])
         want = (NAMES[dt], list(m.shape), want_order, "%d.0" % version,
@@ -106,7 +108,7 @@ def check_npy_case(tmp, dt, order, version, endian, shape, seed):
 
     out = os.path.join(tmp, name + ".out.npy")
     if run(["convert", "-q", src, "-o", out]):
-        native = np.ascontiguousarray(as_matrix(base)).astype(np.dtype(dt).newbyteorder("<"))
+        native = np.ascontiguousarray(as_read(base)).astype(np.dtype(dt).newbyteorder("<"))
         with open(out, "rb") as f:
             data = f.read()
         if data != npy_bytes(native):
@@ -260,7 +262,7 @@ def main():
                             seed += 1
                             jobs.append(pool.submit(check_npy_case, tmp, dt, order, version,
                                                     endian, (5, 7), seed))
-                for shape in [(1, 6), (6, 1), (0, 3), (6,)]:
+                for shape in [(1, 6), (6, 1), (0, 3), (6,), (2, 3, 4), (3, 1, 2, 5)]:
                     seed += 1
                     jobs.append(pool.submit(check_npy_case, tmp, dt, "C", 1, "<", shape, seed))
                 jobs.append(pool.submit(check_text_outputs, tmp, dt, seed))

@@ -36,6 +36,8 @@ suite formats-asan    $B/test_formats_san
 suite cli             python3 tests/cli_test.py ./gemmcli
 suite cli-asan        python3 tests/cli_test.py $B/gemmcli_san
 suite interop         python3 tests/interop.py ./gemmcli
+suite matmul          python3 tests/matmul_test.py ./gemmcli
+suite matmul-asan     python3 tests/matmul_test.py $B/gemmcli_san
 suite malformed       sh tests/malformed.sh ./gemmcli
 suite hostile         python3 tests/hostile.py ./gemmcli
 suite man             sh -c 'mandoc -Tlint -W warning man/gemmcli.1 && echo "mandoc: 0 warnings"'

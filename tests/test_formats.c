@@ -1,9 +1,11 @@
-/* Unit tests of the format layer (src/matrix.c and every formats/ file),
- * no GPU.  Build with all of formats/'s C files:
+/* Unit tests of the format layer (core/ and every formats/ file), no GPU.
+ * Build with all of core/'s and formats/'s C files:
  *
- *   cc -I. -D_GNU_SOURCE tests/test_formats.c src/matrix.c src/error.c
+ *   cc -I. -D_GNU_SOURCE -pthread tests/test_formats.c core/[a-z]*.c
  *      formats/[a-z]*.c -ldeflate -lz -lm -o test_formats && ./test_formats
  *
+ * (tests/tests.mk does that as build/tests/test_formats, and again under
+ * ASan and UBSan as build/tests/test_formats_san.)
  * Each check prints only when it fails; the last line counts them. */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,10 +21,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/dtype.h"
+#include "core/error.h"
+#include "core/tensor.h"
 #include "formats/decimal.h"
 #include "formats/format.h"
-#include "src/error.h"
-#include "src/matrix.h"
 
 struct tally {
     int passed, failed;
@@ -101,9 +104,11 @@ static void capture_end(void)
 /* Reads `data` as format `fmt` (GC_FMT_AUTO: detected) from a file named
  * `name`, or through a pipe when `pipe_it`; stderr is captured. */
 static int read_bytes(int fmt, const char *name, const void *data, size_t n,
-                      const struct gc_read_opts *o, struct gc_matrix *m, int pipe_it)
+                      const struct gc_read_opts *o, struct gc_tensor *m, int pipe_it)
 {
     struct gc_input in;
+    /* Readers fill *m only on success; a cleared tensor is safe to free. */
+    memset(m, 0, sizeof *m);
     char path[600];
     pid_t child = -1;
     int status;
@@ -151,14 +156,103 @@ static struct gc_read_opts default_read(void)
     return (struct gc_read_opts){ .dtype = -1, .delimiter = ',' };
 }
 
-/* Writes m in format fmt and returns the bytes (malloc'd). */
-static unsigned char *write_bytes(int fmt, const struct gc_matrix *m,
+/* --shape DIMS for a reader. */
+static void set_shape(struct gc_read_opts *o, int ndim, const size_t *shape)
+{
+    o->has_shape = 1;
+    o->ndim = ndim;
+    memcpy(o->shape, shape, (size_t)ndim * sizeof shape[0]);
+}
+
+/* A tensor over the caller's data (not owned: gc_tensor_free leaves it). */
+static struct gc_tensor tensor_of(int ndim, const size_t *shape, enum gc_dtype dt, int fortran,
+                                  void *data)
+{
+    struct gc_tensor t;
+    memset(&t, 0, sizeof t);
+    t.ndim = ndim;
+    memcpy(t.shape, shape, (size_t)ndim * sizeof shape[0]);
+    t.dtype = dt;
+    t.fortran_order = fortran;
+    t.data = data;
+    return t;
+}
+
+static struct gc_tensor matrix_of(size_t rows, size_t cols, enum gc_dtype dt, int fortran,
+                                  void *data)
+{
+    const size_t shape[2] = { rows, cols };
+    return tensor_of(2, shape, dt, fortran, data);
+}
+
+/* Element (r, c) of a 2-D tensor, whatever its storage order. */
+static long double get_2d(const struct gc_tensor *t, size_t r, size_t c)
+{
+    return gc_tensor_get(t, r * t->shape[1] + c);
+}
+
+static int shape_is(const struct gc_tensor *t, const size_t *shape, int ndim)
+{
+    if (t->ndim != ndim)
+        return 0;
+    for (int d = 0; d < ndim; d++)
+        if (t->shape[d] != shape[d])
+            return 0;
+    return 1;
+}
+
+/* SHAPE_IS(&t, 2, 3, 4): t is exactly 2x3x4. */
+#define SHAPE_IS(t, ...)                                                        \
+    shape_is((t), (const size_t[]){ __VA_ARGS__ },                              \
+             (int)(sizeof (const size_t[]){ __VA_ARGS__ } / sizeof(size_t)))
+
+/* The element index in C order of index[] in `shape`. */
+static size_t c_index(int ndim, const size_t *shape, const size_t *index)
+{
+    size_t at = 0;
+    for (int d = 0; d < ndim; d++)
+        at = at * shape[d] + index[d];
+    return at;
+}
+
+/* Where element number i in C order is stored in Fortran order. */
+static size_t fortran_offset(int ndim, const size_t *shape, size_t i)
+{
+    size_t idx[GC_MAX_DIMS], at = 0, stride = 1;
+    for (int d = ndim - 1; d >= 0; d--) {
+        idx[d] = i % shape[d];
+        i /= shape[d];
+    }
+    for (int d = 0; d < ndim; d++) {
+        at += idx[d] * stride;
+        stride *= shape[d];
+    }
+    return at;
+}
+
+/* Writes m in format fmt and returns the bytes (malloc'd); stderr is
+ * captured. */
+static unsigned char *write_bytes(int fmt, const struct gc_tensor *m,
                                   const struct gc_write_opts *o, size_t *n, int *status)
 {
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
+    capture_begin();
     *status = gc_formats[fmt].write(f, "out", m, o);
+    capture_end();
+    fclose(f);
+    *n = len;
+    return (unsigned char *)buf;
+}
+
+/* What the format's write_header writes for t (malloc'd). */
+static unsigned char *header_bytes(int fmt, const struct gc_tensor *t, size_t *n, int *status)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    *status = gc_formats[fmt].write_header(f, "out", t);
     fclose(f);
     *n = len;
     return (unsigned char *)buf;
@@ -172,7 +266,7 @@ static uint64_t rng_next(uint64_t *s)
     return *s;
 }
 
-/* ---- src/matrix.c ---- */
+/* ---- core/dtype.c, core/tensor.c ---- */
 
 static void test_dtypes_and_sizes(void)
 {
@@ -182,16 +276,53 @@ static void test_dtypes_and_sizes(void)
     CHECK(gc_dtype_parse("i8") == GC_I8, "i8 means int8 here");
     CHECK(gc_dtype_parse("uint64") == GC_U64, "uint64");
     CHECK(gc_dtype_parse("complex64") == -1, "complex64");
+    CHECK(gc_dtype_parse("bool") == GC_BOOL && gc_dtype_parse("b1") == GC_BOOL, "bool");
     size_t out = 7;
-    CHECK(gc_size_mul(SIZE_MAX / 2 + 1, 2, &out) == 0, "overflow");
-    CHECK(gc_size_mul(3, 5, &out) == 1 && out == 15, "3*5");
-    CHECK(gc_matrix_bytes((size_t)1 << 62, 2, GC_F32, &out) == 0, "bytes overflow");
-    CHECK(gc_matrix_bytes(3, 4, GC_F64, &out) == 1 && out == 96, "3x4 f64");
-    struct gc_matrix m = { (size_t)1 << 40, (size_t)1 << 40, GC_F32, 0, NULL, NULL };
-    CHECK(gc_matrix_alloc(&m, NULL) == -1, "huge allocation refused");
-    struct gc_matrix z = { 0, 5, GC_F32, 0, NULL, NULL };
-    CHECK(gc_matrix_alloc(&z, NULL) == 0 && z.data == NULL, "empty matrix");
-    gc_matrix_free(&z);
+    CHECK(!gc_shape_count(2, (const size_t[]){ SIZE_MAX / 2 + 1, 2 }, &out),
+          "a dimension past 2^63-1");
+    CHECK(!gc_shape_count(3, (const size_t[]){ (size_t)1 << 32, 2, (size_t)1 << 32 }, &out),
+          "count overflow");
+    CHECK(!gc_shape_count(2, (const size_t[]){ (size_t)1 << 62, 2 }, &out),
+          "count past 2^63-1 without wrapping");
+    CHECK(gc_shape_count(2, (const size_t[]){ 3, 5 }, &out) && out == 15, "3*5");
+    CHECK(gc_shape_count(4, (const size_t[]){ 2, 3, 4, 5 }, &out) && out == 120, "2x3x4x5");
+    CHECK(gc_shape_count(3, (const size_t[]){ 5, 0, 7 }, &out) && out == 0, "a zero dimension");
+    CHECK(gc_shape_count(0, NULL, &out) && out == 1, "a scalar is one element");
+    struct gc_tensor sized = matrix_of((size_t)1 << 62, 2, GC_F32, 0, NULL);
+    CHECK(!gc_tensor_bytes(&sized, &out), "bytes overflow");
+    sized = matrix_of(3, 4, GC_F64, 0, NULL);
+    CHECK(gc_tensor_bytes(&sized, &out) && out == 96, "3x4 f64");
+    sized = tensor_of(3, (const size_t[]){ 2, 3, 4 }, GC_F16, 0, NULL);
+    CHECK(gc_tensor_bytes(&sized, &out) && out == 48 && gc_tensor_count(&sized) == 24,
+          "2x3x4 f16");
+    sized.ndim = GC_MAX_DIMS + 1;
+    CHECK(!gc_tensor_bytes(&sized, &out), "more than GC_MAX_DIMS dimensions");
+    struct gc_tensor m = matrix_of((size_t)1 << 40, (size_t)1 << 40, GC_F32, 0, NULL);
+    CHECK(gc_tensor_alloc(&m, NULL) == -1, "huge allocation refused");
+    struct gc_tensor z = matrix_of(0, 5, GC_F32, 0, NULL);
+    CHECK(gc_tensor_alloc(&z, NULL) == 0 && z.data == NULL, "empty matrix");
+    gc_tensor_free(&z);
+    z = tensor_of(3, (const size_t[]){ 4, 0, 3 }, GC_F64, 0, NULL);
+    CHECK(gc_tensor_alloc(&z, NULL) == 0 && z.data == NULL, "empty 3-D tensor");
+    gc_tensor_free(&z);
+
+    char text[64];
+    gc_shape_text(3, (const size_t[]){ 4, 8, 5 }, text, sizeof text);
+    CHECK(strcmp(text, "4x8x5") == 0, "shape text '%s'", text);
+    gc_shape_text(1, (const size_t[]){ 5 }, text, sizeof text);
+    CHECK(strcmp(text, "5") == 0, "1-D shape text '%s'", text);
+    gc_shape_text(0, NULL, text, sizeof text);
+    CHECK(strcmp(text, "scalar") == 0, "0-d shape text '%s'", text);
+
+    /* Fortran order matters only with two or more dimensions above 1. */
+    struct gc_tensor cm = tensor_of(3, (const size_t[]){ 2, 1, 3 }, GC_F32, 1, NULL);
+    CHECK(gc_tensor_column_major(&cm), "2x1x3 Fortran is column-major");
+    cm = tensor_of(3, (const size_t[]){ 1, 1, 5 }, GC_F32, 1, NULL);
+    CHECK(!gc_tensor_column_major(&cm), "1x1x5 Fortran is also C order");
+    cm = tensor_of(1, (const size_t[]){ 5 }, GC_F32, 1, NULL);
+    CHECK(!gc_tensor_column_major(&cm), "a vector has one order");
+    cm = matrix_of(2, 3, GC_F32, 0, NULL);
+    CHECK(!gc_tensor_column_major(&cm), "C order");
 }
 
 static void test_half(void)
@@ -229,51 +360,114 @@ static void test_half(void)
 static void test_convert(void)
 {
     float cm[6] = { 1, 4, 2, 5, 3, 6 };     /* [[1 2 3] [4 5 6]] column-major */
-    struct gc_matrix src = { 2, 3, GC_F32, 1, cm, NULL }, dst;
-    CHECK(gc_matrix_convert(&src, GC_F32, NULL, &dst) == 0, "convert");
+    struct gc_tensor src = matrix_of(2, 3, GC_F32, 1, cm), dst;
+    CHECK(gc_tensor_convert(&src, GC_F32, NULL, &dst) == 0, "convert");
     const float *d = dst.data;
     CHECK(d[0] == 1 && d[1] == 2 && d[2] == 3 && d[3] == 4 && d[5] == 6 && !dst.fortran_order,
           "F to C order");
-    CHECK(gc_matrix_get(&src, 1, 2) == 6, "get from F order");
-    gc_matrix_free(&dst);
+    CHECK(get_2d(&src, 1, 2) == 6, "get from F order");
+    gc_tensor_free(&dst);
 
     double v[6] = { 300.5, -129, NAN, 2.5, 3.5, -0.5 };
-    struct gc_matrix vs = { 2, 3, GC_F64, 0, v, NULL };
-    CHECK(gc_matrix_convert(&vs, GC_I8, NULL, &dst) == 0, "to i8");
+    struct gc_tensor vs = matrix_of(2, 3, GC_F64, 0, v);
+    CHECK(gc_tensor_convert(&vs, GC_I8, NULL, &dst) == 0, "to i8");
     const int8_t *i8 = dst.data;
     CHECK(i8[0] == 127 && i8[1] == -128 && i8[2] == 0 && i8[3] == 2 && i8[4] == 4 && i8[5] == 0,
           "saturate, NaN to 0, ties to even: %d %d %d %d %d %d", i8[0], i8[1], i8[2], i8[3],
           i8[4], i8[5]);
-    gc_matrix_free(&dst);
+    gc_tensor_free(&dst);
 
     int64_t big[2] = { (1LL << 24) + 1, INT64_MAX };
-    struct gc_matrix bs = { 1, 2, GC_I64, 0, big, NULL };
-    CHECK(gc_matrix_convert(&bs, GC_F32, NULL, &dst) == 0, "i64 to f32");
+    struct gc_tensor bs = matrix_of(1, 2, GC_I64, 0, big);
+    CHECK(gc_tensor_convert(&bs, GC_F32, NULL, &dst) == 0, "i64 to f32");
     const float *bf = dst.data;
     CHECK(bf[0] == 16777216.0f && bf[1] == 0x1p63f, "one rounding from i64");
-    gc_matrix_free(&dst);
+    gc_tensor_free(&dst);
 
     uint64_t um[1] = { (1ULL << 53) + 1 };
-    struct gc_matrix us = { 1, 1, GC_U64, 0, um, NULL };
-    CHECK(gc_matrix_convert(&us, GC_F64, NULL, &dst) == 0 &&
+    struct gc_tensor us = matrix_of(1, 1, GC_U64, 0, um);
+    CHECK(gc_tensor_convert(&us, GC_F64, NULL, &dst) == 0 &&
           ((double *)dst.data)[0] == 0x1p53, "u64 to f64");
-    gc_matrix_free(&dst);
+    gc_tensor_free(&dst);
 
     uint16_t hv[4] = { 0x3c00, 0x0001, 0xfbff, 0x7c00 };
-    struct gc_matrix hm = { 2, 2, GC_F16, 0, hv, NULL };
-    CHECK(gc_matrix_convert(&hm, GC_F32, NULL, &dst) == 0 && ((float *)dst.data)[1] == 0x1p-24f &&
+    struct gc_tensor hm = matrix_of(2, 2, GC_F16, 0, hv);
+    CHECK(gc_tensor_convert(&hm, GC_F32, NULL, &dst) == 0 && ((float *)dst.data)[1] == 0x1p-24f &&
           ((float *)dst.data)[2] == -65504.0f && isinf(((float *)dst.data)[3]), "f16 to f32");
-    struct gc_matrix back;
-    CHECK(gc_matrix_convert(&dst, GC_F16, NULL, &back) == 0 && memcmp(back.data, hv, 8) == 0,
+    struct gc_tensor back;
+    CHECK(gc_tensor_convert(&dst, GC_F16, NULL, &back) == 0 && memcmp(back.data, hv, 8) == 0,
           "f32 to f16");
-    gc_matrix_free(&back);
-    gc_matrix_free(&dst);
+    gc_tensor_free(&back);
+    gc_tensor_free(&dst);
 
     double hd[1] = { 1.0 + 0x1p-11 + 0x1p-40 };   /* just above a half midpoint */
-    struct gc_matrix hs = { 1, 1, GC_F64, 0, hd, NULL };
-    CHECK(gc_matrix_convert(&hs, GC_F16, NULL, &dst) == 0 &&
+    struct gc_tensor hs = matrix_of(1, 1, GC_F64, 0, hd);
+    CHECK(gc_tensor_convert(&hs, GC_F16, NULL, &dst) == 0 &&
           ((uint16_t *)dst.data)[0] == 0x3c01, "f64 to f16 rounds once");
-    gc_matrix_free(&dst);
+    gc_tensor_free(&dst);
+
+    float bv[5] = { 0.0f, -0.0f, NAN, 2.5f, -1e-30f };
+    struct gc_tensor bt = tensor_of(1, (const size_t[]){ 5 }, GC_F32, 0, bv);
+    CHECK(gc_tensor_convert(&bt, GC_BOOL, NULL, &dst) == 0 && dst.dtype == GC_BOOL &&
+          memcmp(dst.data, "\0\0\1\1\1", 5) == 0, "to bool: nonzero and NaN are true");
+    gc_tensor_free(&dst);
+    uint8_t bb[3] = { 0, 1, 7 };
+    struct gc_tensor bs8 = tensor_of(1, (const size_t[]){ 3 }, GC_BOOL, 0, bb);
+    CHECK(gc_tensor_get(&bs8, 2) == 1 && gc_tensor_get(&bs8, 0) == 0, "bool reads as 0 or 1");
+    CHECK(gc_tensor_convert(&bs8, GC_F32, NULL, &dst) == 0 && ((float *)dst.data)[1] == 1 &&
+          ((float *)dst.data)[2] == 1, "bool to f32");
+    gc_tensor_free(&dst);
+}
+
+/* N-D Fortran-order sources: gc_tensor_get and gc_tensor_convert walk them
+ * in C order, for every dtype and with or without a change of dtype. */
+static void test_convert_nd(void)
+{
+    static const size_t shapes[][4] = { { 2, 3, 4, 0 }, { 3, 1, 2, 5 }, { 2, 2, 2, 2 } };
+    static const int ndims[] = { 3, 4, 4 };
+    for (size_t s = 0; s < sizeof ndims / sizeof ndims[0]; s++) {
+        int nd = ndims[s];
+        size_t n = 1;
+        for (int d = 0; d < nd; d++)
+            n *= shapes[s][d];
+        /* Values 0..n-1 placed where the Fortran layout keeps them. */
+        double stored[120];
+        for (size_t i = 0; i < n; i++)
+            stored[fortran_offset(nd, shapes[s], i)] = (double)i;
+        for (int dt = 0; dt < GC_DTYPE_COUNT; dt++) {
+            if (dt == GC_BOOL)
+                continue;
+            struct gc_tensor f64 = tensor_of(nd, shapes[s], GC_F64, 1, stored), src, dst;
+            /* The source in dtype dt, still Fortran order: convert each
+             * stored value by hand through a 1-D view of the storage. */
+            struct gc_tensor flat = tensor_of(1, &n, GC_F64, 0, stored);
+            CHECK(gc_tensor_convert(&flat, dt, NULL, &src) == 0, "flat to %s", gc_dtypes[dt].name);
+            src.ndim = nd;
+            memcpy(src.shape, shapes[s], (size_t)nd * sizeof shapes[s][0]);
+            src.fortran_order = 1;
+            int bad = 0;
+            for (size_t i = 0; i < n; i++)
+                bad += gc_tensor_get(&src, i) != (long double)i ||
+                       gc_tensor_get(&f64, i) != (long double)i;
+            CHECK(bad == 0, "%d-D Fortran %s: %d elements misread", nd, gc_dtypes[dt].name, bad);
+            static const int targets[] = { -1, GC_F32, GC_F64, GC_F16, GC_I16, GC_U8 };
+            for (size_t k = 0; k < sizeof targets / sizeof targets[0]; k++) {
+                int to = targets[k];
+                if (gc_tensor_convert(&src, to, NULL, &dst) != 0) {
+                    CHECK(0, "convert %s to %d", gc_dtypes[dt].name, to);
+                    continue;
+                }
+                bad = !shape_is(&dst, shapes[s], nd) || dst.fortran_order != 0 ||
+                      (int)dst.dtype != (to < 0 ? (int)src.dtype : to);
+                for (size_t i = 0; i < n; i++)
+                    bad += gc_tensor_get(&dst, i) != (long double)i;
+                CHECK(bad == 0, "%d-D Fortran %s to %s in C order", nd, gc_dtypes[dt].name,
+                      to < 0 ? "itself" : gc_dtypes[to].name);
+                gc_tensor_free(&dst);
+            }
+            gc_tensor_free(&src);
+        }
+    }
 }
 
 /* ---- formats/decimal.c ---- */
@@ -496,7 +690,7 @@ static void test_npy_header_bytes(void)
     static const char want_t[] =
         "\x93NUMPY\x01\x00v\x00{'descr': '<f4', 'fortran_order': True, 'shape': (4, 3), }";
     float data[12] = { 0 };
-    struct gc_matrix m = { 3, 4, GC_F32, 0, data, NULL };
+    struct gc_tensor m = matrix_of(3, 4, GC_F32, 0, data);
     size_t n;
     int status;
     unsigned char *b = write_bytes(GC_FMT_NPY, &m, NULL, &n, &status);
@@ -504,7 +698,7 @@ static void test_npy_header_bytes(void)
     CHECK(memcmp(b, want_34, sizeof want_34 - 1) == 0 && b[127] == '\n' && b[126] == ' ',
           "header like np.save");
     free(b);
-    struct gc_matrix t = { 4, 3, GC_F32, 1, data, NULL };
+    struct gc_tensor t = matrix_of(4, 3, GC_F32, 1, data);
     b = write_bytes(GC_FMT_NPY, &t, NULL, &n, &status);
     CHECK(status == 0 && n == 176 && memcmp(b, want_t, sizeof want_t - 1) == 0,
           "fortran header like np.save(a.T)");
@@ -513,15 +707,152 @@ static void test_npy_header_bytes(void)
     static const char want_wide[] =
         "\x93NUMPY\x01\x00v\x00{'descr': '<f4', 'fortran_order': False, "
         "'shape': (0, 123456789012345678), }                                         \n";
-    struct gc_matrix w = { 0, 123456789012345678, GC_F32, 0, NULL, NULL };
+    struct gc_tensor w = matrix_of(0, 123456789012345678, GC_F32, 0, NULL);
     b = write_bytes(GC_FMT_NPY, &w, NULL, &n, &status);
     CHECK(status == 0 && n == 128 && memcmp(b, want_wide, 128) == 0, "wide empty header");
     free(b);
     uint8_t u[5] = { 1, 2, 3, 4, 5 };
-    struct gc_matrix um = { 1, 5, GC_U8, 1, u, NULL };
+    struct gc_tensor um = matrix_of(1, 5, GC_U8, 1, u);
     b = write_bytes(GC_FMT_NPY, &um, NULL, &n, &status);
     CHECK(status == 0 && memmem(b, n, "'descr': '|u1', 'fortran_order': False", 38) != NULL,
           "u8 descr, a vector is C order");
+    free(b);
+}
+
+/* The header np.save writes: magic, version 1.0, the header length as a
+ * little-endian uint16, `dict`, spaces, a newline; `total` bytes in all. */
+static void npy_expect(unsigned char *out, const char *dict, size_t total)
+{
+    size_t dlen = strlen(dict);
+    memcpy(out, "\x93NUMPY\x01\x00", 8);
+    out[8] = (unsigned char)((total - 10) & 0xff);
+    out[9] = (unsigned char)((total - 10) >> 8);
+    memcpy(out + 10, dict, dlen);
+    memset(out + 10 + dlen, ' ', total - 11 - dlen);
+    out[total - 1] = '\n';
+}
+
+/* N-D headers, byte for byte as NumPy's format.py writes them:
+ *   header = "{'descr': D, 'fortran_order': F, 'shape': S, }"
+ *            + " " * (21 - len(repr(growing dimension)))
+ *   hlen   = len(header) + 1                        (the final newline)
+ *   padlen = 64 - (10 + hlen) % 64                  (64 when aligned)
+ *   bytes  = magic "\x93NUMPY" 1 0, uint16 (hlen + padlen) little-endian,
+ *            header, padlen spaces, "\n"
+ * where the growing dimension is shape[0] in C order and shape[-1] in
+ * Fortran order, and F is True only when the data is really stored
+ * column-major (a 1-D array is C order). */
+static void test_npy_header_nd(void)
+{
+    /* np.save(np.zeros(7, np.float32)) */
+    static const char want_1d[] =
+        "\x93NUMPY\x01\x00v\x00{'descr': '<f4', 'fortran_order': False, 'shape': (7,), }"
+        "                                                            \n";
+    /* np.save(np.zeros((2, 3, 4), np.float32)) */
+    static const char want_3d[] =
+        "\x93NUMPY\x01\x00v\x00{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3, 4), }"
+        "                                                       \n";
+    /* np.save(np.asfortranarray(np.zeros((2, 3, 4)))) */
+    static const char want_3d_f[] =
+        "\x93NUMPY\x01\x00v\x00{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3, 4), }"
+        "                                                        \n";
+    struct {
+        const char *want;        /* the whole header, or NULL: from dict and total */
+        const char *dict;
+        size_t total;
+        int ndim;
+        size_t shape[GC_MAX_DIMS];
+        enum gc_dtype dtype;
+        int fortran;
+    } cases[] = {
+        { want_1d, NULL, 128, 1, { 7 }, GC_F32, 0 },
+        /* A vector marked Fortran order is written as C order, as NumPy
+         * writes any array that is both C- and F-contiguous. */
+        { want_1d, NULL, 128, 1, { 7 }, GC_F32, 1 },
+        { want_3d, NULL, 128, 3, { 2, 3, 4 }, GC_F32, 0 },
+        { want_3d_f, NULL, 128, 3, { 2, 3, 4 }, GC_F64, 1 },
+        /* np.save(np.zeros((3, 4, 5, 6), np.float16).T) */
+        { NULL, "{'descr': '<f2', 'fortran_order': True, 'shape': (6, 5, 4, 3), }", 128,
+          4, { 6, 5, 4, 3 }, GC_F16, 1 },
+        /* np.save(np.zeros((2, 3, 4, 5), bool)) */
+        { NULL, "{'descr': '|b1', 'fortran_order': False, 'shape': (2, 3, 4, 5), }", 128,
+          4, { 2, 3, 4, 5 }, GC_BOOL, 0 },
+        /* np.save(np.zeros((1, 1, 6), np.int64, order='F')): F-contiguous and
+         * C-contiguous at once, so C order. */
+        { NULL, "{'descr': '<i8', 'fortran_order': False, 'shape': (1, 1, 6), }", 128,
+          3, { 1, 1, 6 }, GC_I64, 1 },
+        /* np.save(np.float32(0)): a 0-d array has no growing dimension. */
+        { NULL, "{'descr': '<f4', 'fortran_order': False, 'shape': (), }", 128, 0, { 0 },
+          GC_F32, 0 },
+        /* np.save(np.zeros((0, 2, 3), np.float32)) */
+        { NULL, "{'descr': '<f4', 'fortran_order': False, 'shape': (0, 2, 3), }", 128,
+          3, { 0, 2, 3 }, GC_F32, 0 },
+        /* Here the growth padding decides the length: a 97-byte dict and
+         * 20 spaces for the 1-digit first dimension make 10 + 97 + 20 + 1
+         * = 128, already aligned, so NumPy adds 64 more.  Without growth
+         * padding (108) or with the last dimension's 15 spaces (123) it
+         * would be 128 bytes.
+         * np.save(np.zeros((2,) + (1,) * 11 + (100000,), np.float32)) */
+        { NULL, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 1, 1, 1, 1, 1, 1, 1, 1, "
+                "1, 1, 1, 100000), }", 192,
+          13, { 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 100000 }, GC_F32, 0 },
+        /* The same in Fortran order, where the last dimension grows (1
+         * digit; the first has 4, which would give 125 and 128 bytes):
+         * np.save(np.asfortranarray(np.zeros((1000,) + (1,) * 12 + (2,), np.float32))) */
+        { NULL, "{'descr': '<f4', 'fortran_order': True, 'shape': (1000, 1, 1, 1, 1, 1, 1, 1, "
+                "1, 1, 1, 1, 1, 2), }", 192,
+          14, { 1000, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2 }, GC_F32, 1 },
+    };
+    unsigned char want[2048];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct gc_tensor t = tensor_of(cases[i].ndim, cases[i].shape, cases[i].dtype,
+                                       cases[i].fortran, NULL);
+        if (cases[i].want)
+            memcpy(want, cases[i].want, cases[i].total);
+        else
+            npy_expect(want, cases[i].dict, cases[i].total);
+        size_t n;
+        int st;
+        unsigned char *b = header_bytes(GC_FMT_NPY, &t, &n, &st);
+        CHECK(st == 0 && n == cases[i].total && memcmp(b, want, n) == 0,
+              "header %zu like np.save: %zu bytes, want %zu:\n  got  %.*s|\n  want %.*s|", i, n,
+              cases[i].total, n > 10 ? (int)n - 10 : 0, n > 10 ? (const char *)b + 10 : "",
+              (int)cases[i].total - 10, (const char *)want + 10);
+        free(b);
+    }
+
+    /* 64 dimensions of 2^63-1 each, the longest header there is: NumPy's
+     * _write_array_header gives 1472 bytes, still version 1.0, with the
+     * 2 spaces of growth padding a 19-digit dimension leaves. */
+    struct gc_tensor t64;
+    memset(&t64, 0, sizeof t64);
+    t64.ndim = GC_MAX_DIMS;
+    t64.dtype = GC_F32;
+    char dict[1600];
+    size_t used = (size_t)snprintf(dict, sizeof dict,
+                                   "{'descr': '<f4', 'fortran_order': False, 'shape': (");
+    for (int d = 0; d < GC_MAX_DIMS; d++) {
+        t64.shape[d] = GC_DIM_MAX;
+        used += (size_t)snprintf(dict + used, sizeof dict - used, "%s9223372036854775807",
+                                 d ? ", " : "");
+    }
+    snprintf(dict + used, sizeof dict - used, "), }");
+    npy_expect(want, dict, 1472);
+    size_t n;
+    int st;
+    unsigned char *b = header_bytes(GC_FMT_NPY, &t64, &n, &st);
+    CHECK(st == 0 && n == 1472 && memcmp(b, want, n) == 0, "64-D header: %zu bytes", n);
+    free(b);
+
+    /* The whole file is that header and the payload as stored. */
+    float fdata[24];
+    for (int i = 0; i < 24; i++)
+        fdata[i] = (float)i;
+    struct gc_tensor f3 = tensor_of(3, (const size_t[]){ 2, 3, 4 }, GC_F32, 1, fdata);
+    b = write_bytes(GC_FMT_NPY, &f3, NULL, &n, &st);
+    npy_expect(want, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3, 4), }", 128);
+    CHECK(st == 0 && n == 128 + sizeof fdata && memcmp(b, want, 128) == 0 &&
+          memcmp(b + 128, fdata, sizeof fdata) == 0, "3-D Fortran file: header, then storage");
     free(b);
 }
 
@@ -529,7 +860,7 @@ static void test_npy_read(void)
 {
     unsigned char file[4096];
     struct gc_read_opts o = default_read();
-    struct gc_matrix m;
+    struct gc_tensor m;
     float payload[6] = { 1, 2, 3, 4, 5, 6 };
     size_t n;
 
@@ -544,11 +875,11 @@ static void test_npy_read(void)
         n = npy_make(file, good[i].major, good[i].dict, good[i].pad, payload, sizeof payload);
         for (int pipe_it = 0; pipe_it < 2; pipe_it++) {
             int st = read_bytes(GC_FMT_AUTO, "g.npy", file, n, &o, &m, pipe_it);
-            CHECK(st == 0 && m.rows == 2 && m.cols == 3 && m.dtype == GC_F32 &&
+            CHECK(st == 0 && SHAPE_IS(&m, 2, 3) && m.dtype == GC_F32 &&
                   ((float *)m.data)[5] == 6, "good header %zu (pipe %d): %s", i, pipe_it,
                   captured);
             if (st == 0)
-                gc_matrix_free(&m);
+                gc_tensor_free(&m);
         }
     }
 
@@ -564,25 +895,49 @@ static void test_npy_read(void)
     n = npy_make(file, 1, "{'descr': '>f8', 'fortran_order': True, 'shape': (2, 3), }", 3, be,
                  sizeof be);
     CHECK(read_bytes(GC_FMT_NPY, "be.npy", file, n, &o, &m, 0) == 0 && m.dtype == GC_F64 &&
-          m.fortran_order == 1 && gc_matrix_get(&m, 1, 0) == 1.5 && gc_matrix_get(&m, 0, 2) == 4.5,
+          m.fortran_order == 1 && get_2d(&m, 1, 0) == 1.5 && get_2d(&m, 0, 2) == 4.5,
           "big-endian Fortran f64: %s", captured);
-    gc_matrix_free(&m);
+    gc_tensor_free(&m);
     n = npy_make(file, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (6,), }", 3,
                  payload, sizeof payload);
-    CHECK(read_bytes(GC_FMT_NPY, "v.npy", file, n, &o, &m, 0) == 0 && m.rows == 1 && m.cols == 6,
-          "1-D reads as one row");
-    gc_matrix_free(&m);
+    /* 1-D stays 1-D: shape (6,), no longer the 1 x 6 it used to read as. */
+    CHECK(read_bytes(GC_FMT_NPY, "v.npy", file, n, &o, &m, 0) == 0 && SHAPE_IS(&m, 6) &&
+          ((float *)m.data)[5] == 6 && gc_tensor_get(&m, 4) == 5, "1-D reads as (6,): %s",
+          captured);
+    gc_tensor_free(&m);
+    n = npy_make(file, 1, "{'descr': '<f4', 'fortran_order': True, 'shape': (6,), }", 3,
+                 payload, sizeof payload);
+    CHECK(read_bytes(GC_FMT_NPY, "vf.npy", file, n, &o, &m, 1) == 0 && SHAPE_IS(&m, 6) &&
+          !m.fortran_order, "1-D marked Fortran order is C order: %s", captured);
+    gc_tensor_free(&m);
+    /* 3-D reads as it is (it was refused while only matrices were read). */
+    n = npy_make(file, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2, 3), }", 3,
+                 payload, sizeof payload);
+    CHECK(read_bytes(GC_FMT_NPY, "3d.npy", file, n, &o, &m, 0) == 0 && SHAPE_IS(&m, 1, 2, 3) &&
+          memcmp(m.data, payload, sizeof payload) == 0, "1x2x3: %s", captured);
+    gc_tensor_free(&m);
+    /* Booleans, with or without a byte-order character. */
+    const unsigned char flags[6] = { 1, 0, 0, 1, 1, 0 };
+    for (int k = 0; k < 2; k++) {
+        n = npy_make(file, 1, k ? "{'descr': '<b1', 'fortran_order': False, 'shape': (3, 2), }"
+                                : "{'descr': '|b1', 'fortran_order': False, 'shape': (3, 2), }",
+                     3, flags, sizeof flags);
+        CHECK(read_bytes(GC_FMT_NPY, "b.npy", file, n, &o, &m, k) == 0 && m.dtype == GC_BOOL &&
+              SHAPE_IS(&m, 3, 2) && memcmp(m.data, flags, 6) == 0 && get_2d(&m, 1, 1) == 1,
+              "bool %d: %s", k, captured);
+        gc_tensor_free(&m);
+    }
     n = npy_make(file, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (0, 3), }", 3,
                  NULL, 0);
-    CHECK(read_bytes(GC_FMT_NPY, "e.npy", file, n, &o, &m, 0) == 0 && m.rows == 0 && m.cols == 3,
+    CHECK(read_bytes(GC_FMT_NPY, "e.npy", file, n, &o, &m, 0) == 0 && SHAPE_IS(&m, 0, 3),
           "empty matrix");
-    gc_matrix_free(&m);
+    gc_tensor_free(&m);
     int16_t i16[6] = { -1, 2, -3, 4, -5, 6 };
     n = npy_make(file, 1, "{'descr': '<i2', 'fortran_order': False, 'shape': (3, 2), }", 3,
                  i16, sizeof i16);
     CHECK(read_bytes(GC_FMT_NPY, "i.npy", file, n, &o, &m, 0) == 0 && m.dtype == GC_I16 &&
-          gc_matrix_get(&m, 2, 0) == -5, "int16 kept as int16");
-    gc_matrix_free(&m);
+          get_2d(&m, 2, 0) == -5, "int16 kept as int16");
+    gc_tensor_free(&m);
 
     struct { const char *dict; const char *why; } bad[] = {
         { "{'descr': '<f4', 'fortran_order': False}", "key 'shape' missing" },
@@ -592,7 +947,6 @@ static void test_npy_read(void)
         { "{'descr': '|O', 'fortran_order': False, 'shape': (2, 3)}", "object" },
         { "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2, 3)}", "structured" },
         { "{'descr': '<f4', 'fortran_order': False, 'shape': ()}", "0-d" },
-        { "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2, 3)}", "more than 2" },
         { "{'descr': '<f4', 'fortran_order': False, 'shape': (2, -3)}", "negative" },
         { "{'descr': '<f4', 'fortran_order': False, 'shape': [2, 3]}", "not a tuple" },
         { "{'descr': '<f4', 'fortran_order': 0, 'shape': (2, 3)}", "neither True" },
@@ -603,7 +957,10 @@ static void test_npy_read(void)
         { "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296)}",
           "too large" },
         { "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3)} x", "after the dict" },
-        { "{'descr': '<b1', 'fortran_order': False, 'shape': (2, 3)}", "unsupported dtype" },
+        { "{'descr': '<U5', 'fortran_order': False, 'shape': (2, 3)}", "unsupported dtype" },
+        { "{'descr': '<M8[ns]', 'fortran_order': False, 'shape': (2, 3)}", "unsupported dtype" },
+        { "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3, -1)}", "negative" },
+        { "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3,, 1)}", "not a tuple" },
         { "{'descr': '<f4', 'fortran_order': False, 'shape': (2)}", "comma" },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -611,6 +968,29 @@ static void test_npy_read(void)
         int st = read_bytes(GC_FMT_NPY, "bad.npy", file, n, &o, &m, 0);
         CHECK(st == GC_EXIT_INPUT && strstr(captured, bad[i].why) && strstr(captured, "bad.npy"),
               "bad header %zu: status %d, message %s", i, st, captured);
+    }
+
+    /* 64 dimensions are NumPy's limit: read; 65 are refused. */
+    char dict[512];
+    for (int extra = 0; extra < 2; extra++) {
+        size_t used = (size_t)snprintf(dict, sizeof dict,
+                                       "{'descr': '<f4', 'fortran_order': False, 'shape': (");
+        for (int d = 0; d < GC_MAX_DIMS - 1 + extra; d++)
+            used += (size_t)snprintf(dict + used, sizeof dict - used, "1, ");
+        snprintf(dict + used, sizeof dict - used, "6), }");
+        n = npy_make(file, 1, dict, 3, payload, sizeof payload);
+        for (int pipe_it = 0; pipe_it < 2; pipe_it++) {
+            int st = read_bytes(GC_FMT_AUTO, "many.npy", file, n, &o, &m, pipe_it);
+            if (extra)
+                CHECK(st == GC_EXIT_INPUT && strstr(captured, "more than 64 dimensions") &&
+                      (pipe_it || strstr(captured, "many.npy")), "65 dimensions (pipe %d): %d %s",
+                      pipe_it, st, captured);
+            else
+                CHECK(st == 0 && m.ndim == 64 && m.shape[0] == 1 && m.shape[63] == 6 &&
+                      gc_tensor_count(&m) == 6 && ((float *)m.data)[5] == 6,
+                      "64 dimensions (pipe %d): %s", pipe_it, captured);
+            gc_tensor_free(&m);
+        }
     }
 
     const char *ok_dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }";
@@ -650,8 +1030,8 @@ static void test_npy_read(void)
         memcpy(big + pre + 4 * i, &x, 4);
     }
     CHECK(read_bytes(GC_FMT_NPY, "big", big, pre + big_bytes, &o, &m, 1) == 0 &&
-          gc_matrix_get(&m, 4199, 4199) == (float)(big_n - 1), "70 MB from a pipe: %s", captured);
-    gc_matrix_free(&m);
+          get_2d(&m, 4199, 4199) == (float)(big_n - 1), "70 MB from a pipe: %s", captured);
+    gc_tensor_free(&m);
     CHECK(read_bytes(GC_FMT_NPY, "big", big, pre + big_bytes - 1, &o, &m, 1) == GC_EXIT_INPUT &&
           strstr(captured, "truncated"), "70 MB less a byte from a pipe: %s", captured);
     big[pre + big_bytes] = 0;
@@ -671,19 +1051,178 @@ static void test_npy_roundtrip_all_dtypes(void)
         data[i] = (unsigned char)(i * 37 + 11);
     for (int dt = 0; dt < GC_DTYPE_COUNT; dt++)
         for (int fo = 0; fo < 2; fo++) {
-            struct gc_matrix m = { 3, 4, (enum gc_dtype)dt, fo, data, NULL }, r;
+            struct gc_tensor m = matrix_of(3, 4, (enum gc_dtype)dt, fo, data), r;
             size_t n;
             int st;
             unsigned char *b = write_bytes(GC_FMT_NPY, &m, NULL, &n, &st);
             struct gc_read_opts o = default_read();
             int rs = read_bytes(GC_FMT_AUTO, "rt.npy", b, n, &o, &r, 0);
-            CHECK(st == 0 && rs == 0 && r.dtype == m.dtype && r.fortran_order == fo &&
-                  memcmp(r.data, data, 12 * gc_dtypes[dt].size) == 0,
+            CHECK(st == 0 && rs == 0 && SHAPE_IS(&r, 3, 4) && r.dtype == m.dtype &&
+                  r.fortran_order == fo && memcmp(r.data, data, 12 * gc_dtypes[dt].size) == 0,
                   "npy round trip %s order %d", gc_dtypes[dt].name, fo);
             if (rs == 0)
-                gc_matrix_free(&r);
+                gc_tensor_free(&r);
             free(b);
         }
+}
+
+static int same_value(long double a, long double b)
+{
+    return a == b || (isnan(a) && isnan(b));
+}
+
+/* Two C-order tensors of one shape and dtype hold the same bytes, but for
+ * NaNs, which need only both be NaN. */
+/* The same bytes element by element: reordering must not touch NaN
+ * payloads or bool bytes. */
+static int same_elements(const struct gc_tensor *a, const struct gc_tensor *b)
+{
+    size_t es = gc_dtypes[a->dtype].size;
+    for (size_t i = 0; i < gc_tensor_count(a); i++)
+        if (memcmp((const char *)a->data + i * es, (const char *)b->data + i * es, es) != 0)
+            return 0;
+    return 1;
+}
+
+/* N-D tensors through .npy and back, every dtype, both orders, from a file
+ * and from a pipe; what comes back is the same bytes in the same layout,
+ * and the same elements in C order; raw output is those elements. */
+static void test_npy_roundtrip_nd(void)
+{
+    static const struct { int ndim; size_t shape[5]; } shapes[] = {
+        { 3, { 2, 3, 4 } }, { 4, { 2, 1, 3, 5 } }, { 4, { 3, 2, 2, 2 } }, { 5, { 2, 2, 1, 3, 2 } },
+        { 3, { 1, 1, 7 } },   /* Fortran order stores it as C order does */
+    };
+    unsigned char data[8 * 60];
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (int dt = 0; dt < GC_DTYPE_COUNT; dt++)
+            for (int fo = 0; fo < 2; fo++) {
+                size_t es = gc_dtypes[dt].size;
+                for (size_t i = 0; i < sizeof data; i++)
+                    data[i] = dt == GC_BOOL ? (unsigned char)(i % 3 == 1)
+                                            : (unsigned char)(i * 37 + 11 + s);
+                struct gc_tensor t = tensor_of(shapes[s].ndim, shapes[s].shape,
+                                               (enum gc_dtype)dt, fo, data), r, c;
+                size_t count = gc_tensor_count(&t), n, rn;
+                int st, column_major = gc_tensor_column_major(&t), pipe_it = (dt + fo) % 2;
+                unsigned char *b = write_bytes(GC_FMT_NPY, &t, NULL, &n, &st);
+                struct gc_read_opts o = default_read();
+                int rs = read_bytes(GC_FMT_AUTO, "nd.npy", b, n, &o, &r, pipe_it);
+                int same = st == 0 && rs == 0 && shape_is(&r, shapes[s].shape, shapes[s].ndim) &&
+                           r.dtype == t.dtype && r.fortran_order == column_major &&
+                           memcmp(r.data, data, count * es) == 0;
+                for (size_t i = 0; same && i < count; i++)
+                    same = same_value(gc_tensor_get(&r, i), gc_tensor_get(&t, i));
+                CHECK(same, "npy round trip %d-D #%zu %s order %d (pipe %d): %s",
+                      shapes[s].ndim, s, gc_dtypes[dt].name, fo, pipe_it, captured);
+                free(b);
+                /* Raw output is the elements in C order, and so is what
+                 * convert to its own dtype makes.  A NaN need only stay a
+                 * NaN: an N-D column-major source goes through a value
+                 * conversion that quiets signalling NaNs (2-D ones keep
+                 * their bytes). */
+                unsigned char c_order[sizeof data];
+                for (size_t i = 0; i < count; i++)
+                    memcpy(c_order + i * es,
+                           data + es * (column_major ? fortran_offset(t.ndim, t.shape, i) : i), es);
+                struct gc_tensor want = tensor_of(t.ndim, t.shape, t.dtype, 0, c_order);
+                b = write_bytes(GC_FMT_RAW, &r, NULL, &rn, &st);
+                struct gc_tensor got = tensor_of(t.ndim, t.shape, t.dtype, 0, b);
+                CHECK(st == 0 && rn == count * es && same_elements(&got, &want),
+                      "raw from %d-D #%zu %s order %d", shapes[s].ndim, s, gc_dtypes[dt].name,
+                      fo);
+                CHECK(gc_tensor_convert(&t, -1, NULL, &c) == 0 && !c.fortran_order &&
+                      same_elements(&c, &want), "convert %d-D #%zu %s order %d to C order",
+                      shapes[s].ndim, s, gc_dtypes[dt].name, fo);
+                gc_tensor_free(&c);
+                gc_tensor_free(&r);
+                free(b);
+            }
+}
+
+/* Big-endian N-D input: every element is byte-swapped on reading, in
+ * either order. */
+static void test_npy_big_endian_nd(void)
+{
+    static const struct {
+        const char *dict;
+        enum gc_dtype dtype;
+        int ndim;
+        size_t shape[4];
+    } cases[] = {
+        { "{'descr': '>f4', 'fortran_order': False, 'shape': (2, 3, 4), }", GC_F32, 3,
+          { 2, 3, 4 } },
+        { "{'descr': '>f8', 'fortran_order': True, 'shape': (2, 3, 2, 2), }", GC_F64, 4,
+          { 2, 3, 2, 2 } },
+        { "{'descr': '>f2', 'fortran_order': True, 'shape': (3, 2, 4), }", GC_F16, 3,
+          { 3, 2, 4 } },
+        { "{'descr': '>i4', 'fortran_order': False, 'shape': (2, 2, 2, 3), }", GC_I32, 4,
+          { 2, 2, 2, 3 } },
+        { "{'descr': '>u2', 'fortran_order': True, 'shape': (4, 3, 2), }", GC_U16, 3,
+          { 4, 3, 2 } },
+        { "{'descr': '>i8', 'fortran_order': False, 'shape': (24,), }", GC_I64, 1, { 24 } },
+    };
+    struct gc_read_opts o = default_read();
+    struct gc_tensor m;
+    unsigned char le[24 * 8], be[24 * 8], file[512];
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        size_t es = gc_dtypes[cases[k].dtype].size, count = 24;
+        /* Bytes, not values: a swap is checked bit for bit, NaNs or not. */
+        for (size_t i = 0; i < count * es; i++)
+            le[i] = (unsigned char)(i * 73 + k);
+        for (size_t i = 0; i < count; i++)
+            for (size_t j = 0; j < es; j++)
+                be[i * es + j] = le[i * es + es - 1 - j];
+        size_t n = npy_make(file, 1, cases[k].dict, 7, be, count * es);
+        int fortran = strstr(cases[k].dict, "True") != NULL;
+        for (int pipe_it = 0; pipe_it < 2; pipe_it++) {
+            int st = read_bytes(GC_FMT_NPY, "be.npy", file, n, &o, &m, pipe_it);
+            CHECK(st == 0 && m.dtype == cases[k].dtype && m.fortran_order == fortran &&
+                  shape_is(&m, cases[k].shape, cases[k].ndim) &&
+                  memcmp(m.data, le, count * es) == 0,
+                  "big-endian %s (pipe %d): %s", cases[k].dict, pipe_it, captured);
+            gc_tensor_free(&m);
+        }
+    }
+    /* And by position: element (1, 2, 0, 1) of the 2x3x2x2 Fortran f64
+     * file is stored at 1 + 2*2 + 0*6 + 1*12 = 17. */
+    double be8[24];
+    for (int i = 0; i < 24; i++) {
+        double v = (i * 3 - 20) / 8.0;
+        uint64_t u;
+        memcpy(&u, &v, 8);
+        u = __builtin_bswap64(u);
+        memcpy(&be8[i], &u, 8);
+    }
+    size_t n = npy_make(file, 1, cases[1].dict, 7, be8, sizeof be8);
+    const size_t at[4] = { 1, 2, 0, 1 };
+    CHECK(read_bytes(GC_FMT_NPY, "be4.npy", file, n, &o, &m, 0) == 0 &&
+          gc_tensor_get(&m, c_index(4, cases[1].shape, at)) == (17 * 3 - 20) / 8.0L,
+          "big-endian Fortran 4-D element (1,2,0,1): %s", captured);
+    gc_tensor_free(&m);
+}
+
+/* info reads the N-D shape from the header alone. */
+static void test_npy_info_nd(void)
+{
+    unsigned char file[512];
+    float payload[24] = { 0 };
+    size_t n = npy_make(file, 1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3, 4), }",
+                        3, payload, sizeof payload);
+    write_file(tmp_path("info.npy"), file, n);
+    struct gc_input in;
+    struct gc_info info;
+    struct gc_read_opts o = default_read();
+    capture_begin();
+    int st = input_open(&in, tmp_path("info.npy"));
+    if (!st) {
+        st = gc_formats[GC_FMT_NPY].info(&in, &o, &info);
+        input_close(&in);
+    }
+    capture_end();
+    CHECK(st == 0 && info.format == GC_FMT_NPY && info.ndim == 3 && info.shape[0] == 2 &&
+          info.shape[1] == 3 && info.shape[2] == 4 && info.fortran_order &&
+          info.header_bytes == n - sizeof payload, "info of a 3-D Fortran .npy: %s", captured);
 }
 
 /* ---- raw ---- */
@@ -694,25 +1233,23 @@ static void test_raw(void)
     for (int i = 0; i < 16; i++)
         v[i] = (float)i;
     struct gc_read_opts o = default_read();
-    struct gc_matrix m;
-    CHECK(read_bytes(GC_FMT_AUTO, "sq.bin", v, 9 * 4, &o, &m, 0) == 0 && m.rows == 3 &&
-          m.cols == 3, "square inferred: %s", captured);
-    gc_matrix_free(&m);
-    CHECK(read_bytes(GC_FMT_RAW, "sq", v, 9 * 4, &o, &m, 1) == 0 && m.rows == 3,
+    struct gc_tensor m;
+    CHECK(read_bytes(GC_FMT_AUTO, "sq.bin", v, 9 * 4, &o, &m, 0) == 0 && SHAPE_IS(&m, 3, 3),
+          "square inferred: %s", captured);
+    gc_tensor_free(&m);
+    CHECK(read_bytes(GC_FMT_RAW, "sq", v, 9 * 4, &o, &m, 1) == 0 && SHAPE_IS(&m, 3, 3),
           "square inferred from a pipe: %s", captured);
-    gc_matrix_free(&m);
+    gc_tensor_free(&m);
     CHECK(read_bytes(GC_FMT_RAW, "ns.bin", v, 12 * 4, &o, &m, 0) == GC_EXIT_INPUT &&
           strstr(captured, "not a square"), "12 elements: %s", captured);
-    o.has_shape = 1;
-    o.rows = 3;
-    o.cols = 4;
-    CHECK(read_bytes(GC_FMT_RAW, "s.bin", v, 12 * 4, &o, &m, 0) == 0 && m.cols == 4 &&
-          gc_matrix_get(&m, 2, 1) == 9, "--shape 3x4");
-    gc_matrix_free(&m);
+    set_shape(&o, 2, (const size_t[]){ 3, 4 });
+    CHECK(read_bytes(GC_FMT_RAW, "s.bin", v, 12 * 4, &o, &m, 0) == 0 && SHAPE_IS(&m, 3, 4) &&
+          get_2d(&m, 2, 1) == 9, "--shape 3x4");
+    gc_tensor_free(&m);
     o.fortran_order = 1;
     CHECK(read_bytes(GC_FMT_RAW, "f.bin", v, 12 * 4, &o, &m, 1) == 0 && m.fortran_order &&
-          gc_matrix_get(&m, 2, 1) == 5, "--order F from a pipe");
-    gc_matrix_free(&m);
+          get_2d(&m, 2, 1) == 5, "--order F from a pipe");
+    gc_tensor_free(&m);
     o.fortran_order = 0;
     CHECK(read_bytes(GC_FMT_RAW, "m.bin", v, 11 * 4, &o, &m, 0) == GC_EXIT_INPUT &&
           strstr(captured, "3x4") && strstr(captured, "48") && strstr(captured, "44"),
@@ -720,27 +1257,28 @@ static void test_raw(void)
     CHECK(read_bytes(GC_FMT_RAW, "m", v, 13 * 4 - 2, &o, &m, 1) == GC_EXIT_INPUT &&
           strstr(captured, "trailing"), "pipe too long: %s", captured);
     /* A shape with a zero dimension is a shape like any other: it must fit. */
-    o.rows = 0;
+    o.shape[0] = 0;
     CHECK(read_bytes(GC_FMT_RAW, "z.bin", v, 16 * 4, &o, &m, 0) == GC_EXIT_INPUT &&
           strstr(captured, "trailing"), "--shape 0x4 of 16 elements: %s", captured);
-    CHECK(read_bytes(GC_FMT_RAW, "z.bin", v, 0, &o, &m, 1) == 0 && m.rows == 0 && m.cols == 4,
+    CHECK(read_bytes(GC_FMT_RAW, "z.bin", v, 0, &o, &m, 1) == 0 && SHAPE_IS(&m, 0, 4),
           "--shape 0x4 of nothing: %s", captured);
-    gc_matrix_free(&m);
+    gc_tensor_free(&m);
     o.has_shape = 0;
-    o.rows = o.cols = 0;
+    o.ndim = 0;
+    o.shape[0] = o.shape[1] = 0;
     o.dtype = GC_F64;
     CHECK(read_bytes(GC_FMT_RAW, "d.bin", v, 12 * 4, &o, &m, 0) == GC_EXIT_INPUT,
           "6 doubles are not square");
     o.dtype = GC_F16;
-    CHECK(read_bytes(GC_FMT_RAW, "h.bin", v, 8, &o, &m, 0) == 0 && m.rows == 2 &&
+    CHECK(read_bytes(GC_FMT_RAW, "h.bin", v, 8, &o, &m, 0) == 0 && SHAPE_IS(&m, 2, 2) &&
           m.dtype == GC_F16, "f16 2x2");
-    gc_matrix_free(&m);
+    gc_tensor_free(&m);
     o.dtype = -1;
     CHECK(read_bytes(GC_FMT_RAW, "z.bin", v, 0, &o, &m, 0) == GC_EXIT_INPUT &&
           strstr(captured, "empty"), "empty raw: %s", captured);
 
     float cm[6] = { 1, 4, 2, 5, 3, 6 };
-    struct gc_matrix f = { 2, 3, GC_F32, 1, cm, NULL };
+    struct gc_tensor f = matrix_of(2, 3, GC_F32, 1, cm);
     size_t n;
     int st;
     unsigned char *b = write_bytes(GC_FMT_RAW, &f, NULL, &n, &st);
@@ -749,9 +1287,92 @@ static void test_raw(void)
     free(b);
 }
 
+/* --shape with any number of dimensions, zeros included. */
+static void test_raw_nd(void)
+{
+    float v[24];
+    for (int i = 0; i < 24; i++)
+        v[i] = (float)i;
+    struct gc_read_opts o = default_read();
+    struct gc_tensor m;
+    for (int pipe_it = 0; pipe_it < 2; pipe_it++) {
+        set_shape(&o, 3, (const size_t[]){ 2, 3, 4 });
+        o.fortran_order = 0;
+        CHECK(read_bytes(GC_FMT_RAW, "c3.bin", v, sizeof v, &o, &m, pipe_it) == 0 &&
+              SHAPE_IS(&m, 2, 3, 4) && m.dtype == GC_F32 && !m.fortran_order &&
+              gc_tensor_get(&m, c_index(3, m.shape, (const size_t[]){ 1, 2, 3 })) == 23,
+              "--shape 2x3x4 (pipe %d): %s", pipe_it, captured);
+        gc_tensor_free(&m);
+        /* --order F: element (0, 0, 1) is stored after the 2*3 of k = 0. */
+        o.fortran_order = 1;
+        CHECK(read_bytes(GC_FMT_RAW, "f3.bin", v, sizeof v, &o, &m, pipe_it) == 0 &&
+              SHAPE_IS(&m, 2, 3, 4) && m.fortran_order && gc_tensor_get(&m, 1) == 6 &&
+              gc_tensor_get(&m, c_index(3, m.shape, (const size_t[]){ 1, 2, 3 })) == 23 &&
+              gc_tensor_get(&m, c_index(3, m.shape, (const size_t[]){ 1, 0, 0 })) == 1,
+              "--shape 2x3x4 --order F (pipe %d): %s", pipe_it, captured);
+        gc_tensor_free(&m);
+        o.fortran_order = 0;
+        set_shape(&o, 4, (const size_t[]){ 1, 2, 3, 4 });
+        CHECK(read_bytes(GC_FMT_RAW, "c4.bin", v, sizeof v, &o, &m, pipe_it) == 0 &&
+              SHAPE_IS(&m, 1, 2, 3, 4) && memcmp(m.data, v, sizeof v) == 0,
+              "--shape 1x2x3x4 (pipe %d): %s", pipe_it, captured);
+        gc_tensor_free(&m);
+        set_shape(&o, 1, (const size_t[]){ 24 });
+        CHECK(read_bytes(GC_FMT_RAW, "v.bin", v, sizeof v, &o, &m, pipe_it) == 0 &&
+              SHAPE_IS(&m, 24) && gc_tensor_get(&m, 23) == 23,
+              "--shape 24 is 1-D (pipe %d): %s", pipe_it, captured);
+        gc_tensor_free(&m);
+        /* The size must match the shape, N-D as 2-D, and the message says
+         * both. */
+        set_shape(&o, 3, (const size_t[]){ 2, 3, 4 });
+        CHECK(read_bytes(GC_FMT_RAW, "s3.bin", v, 23 * 4, &o, &m, pipe_it) == GC_EXIT_INPUT &&
+              strstr(captured, "2x3x4") && strstr(captured, "truncated"),
+              "2x3x4 one element short (pipe %d): %s", pipe_it, captured);
+        set_shape(&o, 3, (const size_t[]){ 2, 3, 3 });
+        CHECK(read_bytes(GC_FMT_RAW, "l3.bin", v, sizeof v, &o, &m, pipe_it) == GC_EXIT_INPUT &&
+              strstr(captured, "2x3x3") && strstr(captured, "trailing"),
+              "2x3x3 of 24 elements (pipe %d): %s", pipe_it, captured);
+        /* Zero dimensions: --shape is honoured because has_shape says so. */
+        set_shape(&o, 3, (const size_t[]){ 3, 0, 4 });
+        CHECK(read_bytes(GC_FMT_RAW, "z3.bin", v, 0, &o, &m, pipe_it) == 0 &&
+              SHAPE_IS(&m, 3, 0, 4) && gc_tensor_count(&m) == 0,
+              "--shape 3x0x4 of nothing (pipe %d): %s", pipe_it, captured);
+        gc_tensor_free(&m);
+        CHECK(read_bytes(GC_FMT_RAW, "z3.bin", v, 4, &o, &m, pipe_it) == GC_EXIT_INPUT &&
+              strstr(captured, "trailing"), "--shape 3x0x4 of one element (pipe %d): %s",
+              pipe_it, captured);
+        set_shape(&o, 1, (const size_t[]){ 0 });
+        CHECK(read_bytes(GC_FMT_RAW, "z1.bin", v, 0, &o, &m, pipe_it) == 0 && SHAPE_IS(&m, 0),
+              "--shape 0 of nothing (pipe %d): %s", pipe_it, captured);
+        gc_tensor_free(&m);
+    }
+    /* Limits are checked before anything is allocated. */
+    set_shape(&o, 3, (const size_t[]){ (size_t)1 << 32, (size_t)1 << 32, 2 });
+    CHECK(read_bytes(GC_FMT_RAW, "big.bin", v, sizeof v, &o, &m, 0) == GC_EXIT_INPUT &&
+          strstr(captured, "too large"), "--shape 2^32x2^32x2: %s", captured);
+    set_shape(&o, 2, (const size_t[]){ 2, 3 });
+    o.dtype = GC_BOOL;
+    const unsigned char flags[6] = { 0, 1, 1, 0, 0, 1 };
+    CHECK(read_bytes(GC_FMT_RAW, "b.bin", flags, 6, &o, &m, 1) == 0 && m.dtype == GC_BOOL &&
+          SHAPE_IS(&m, 2, 3) && get_2d(&m, 1, 2) == 1, "--dtype bool: %s", captured);
+    gc_tensor_free(&m);
+
+    /* Writing an N-D Fortran tensor gives its elements in C order. */
+    float f[24];
+    const size_t shape[3] = { 2, 3, 4 };
+    for (size_t i = 0; i < 24; i++)
+        f[fortran_offset(3, shape, i)] = (float)i;
+    struct gc_tensor t = tensor_of(3, shape, GC_F32, 1, f);
+    size_t n;
+    int st;
+    unsigned char *b = write_bytes(GC_FMT_RAW, &t, NULL, &n, &st);
+    CHECK(st == 0 && n == sizeof v && memcmp(b, v, sizeof v) == 0, "3-D Fortran written raw");
+    free(b);
+}
+
 /* ---- CSV ---- */
 
-static int csv_read_str(const char *text, const struct gc_read_opts *o, struct gc_matrix *m)
+static int csv_read_str(const char *text, const struct gc_read_opts *o, struct gc_tensor *m)
 {
     return read_bytes(GC_FMT_CSV, "t.csv", text, strlen(text), o, m, 0);
 }
@@ -759,33 +1380,33 @@ static int csv_read_str(const char *text, const struct gc_read_opts *o, struct g
 static void test_csv_read(void)
 {
     struct gc_read_opts o = default_read();
-    struct gc_matrix m;
+    struct gc_tensor m;
     CHECK(csv_read_str("\xef\xbb\xbf# c\n1, 2 ,3\r\n\n  4,5,6 # x\r\n# end\n", &o, &m) == 0 &&
-          m.rows == 2 && m.cols == 3 && gc_matrix_get(&m, 1, 2) == 6, "BOM, CRLF, comments: %s",
+          SHAPE_IS(&m, 2, 3) && get_2d(&m, 1, 2) == 6, "BOM, CRLF, comments: %s",
           captured);
-    gc_matrix_free(&m);
+    gc_tensor_free(&m);
     CHECK(csv_read_str("nan,-INF,+Infinity\n1e-3,.5,-0\n", &o, &m) == 0 &&
-          isnan(gc_matrix_get(&m, 0, 0)) && gc_matrix_get(&m, 0, 1) == -INFINITY &&
-          gc_matrix_get(&m, 1, 0) == 0.001f && signbit(gc_matrix_get(&m, 1, 2)), "specials");
-    gc_matrix_free(&m);
-    CHECK(csv_read_str("1,2", &o, &m) == 0 && m.rows == 1 && m.cols == 2, "no final newline");
-    gc_matrix_free(&m);
+          isnan(get_2d(&m, 0, 0)) && get_2d(&m, 0, 1) == -INFINITY &&
+          get_2d(&m, 1, 0) == 0.001f && signbit(get_2d(&m, 1, 2)), "specials");
+    gc_tensor_free(&m);
+    CHECK(csv_read_str("1,2", &o, &m) == 0 && SHAPE_IS(&m, 1, 2), "no final newline");
+    gc_tensor_free(&m);
     o.header = 1;
-    CHECK(csv_read_str("# c\na,b\n1,2\n", &o, &m) == 0 && m.rows == 1, "--header");
-    gc_matrix_free(&m);
+    CHECK(csv_read_str("# c\na,b\n1,2\n", &o, &m) == 0 && SHAPE_IS(&m, 1, 2), "--header");
+    gc_tensor_free(&m);
     o.header = 0;
     o.delimiter = ' ';
-    CHECK(csv_read_str("  1 \t 2   3\n4 5 6  \n", &o, &m) == 0 && m.cols == 3 && m.rows == 2,
+    CHECK(csv_read_str("  1 \t 2   3\n4 5 6  \n", &o, &m) == 0 && SHAPE_IS(&m, 2, 3),
           "whitespace: %s", captured);
-    gc_matrix_free(&m);
+    gc_tensor_free(&m);
     o.delimiter = '\t';
-    CHECK(csv_read_str("1\t2\n3\t4\n", &o, &m) == 0 && m.cols == 2, "tab");
-    gc_matrix_free(&m);
+    CHECK(csv_read_str("1\t2\n3\t4\n", &o, &m) == 0 && SHAPE_IS(&m, 2, 2), "tab");
+    gc_tensor_free(&m);
     o.delimiter = ',';
     o.dtype = GC_F64;
     CHECK(csv_read_str("0.1,1e-320\n", &o, &m) == 0 && m.dtype == GC_F64 &&
-          gc_matrix_get(&m, 0, 0) == 0.1 && gc_matrix_get(&m, 0, 1) == 1e-320, "f64");
-    gc_matrix_free(&m);
+          get_2d(&m, 0, 0) == 0.1 && get_2d(&m, 0, 1) == 1e-320, "f64");
+    gc_tensor_free(&m);
     o.dtype = -1;
 
     struct { const char *text; const char *want; size_t len; } bad[] = {
@@ -825,9 +1446,9 @@ static void test_csv_locale_independent(void)
     for (int i = 0; names[i] && !set; i++)
         set = setlocale(LC_ALL, names[i]);
     struct gc_read_opts o = default_read();
-    struct gc_matrix m;
-    CHECK(csv_read_str("1.5,2.25e-30\n", &o, &m) == 0 && gc_matrix_get(&m, 0, 0) == 1.5 &&
-          (float)gc_matrix_get(&m, 0, 1) == 2.25e-30f, "parse under %s", set ? set : "C");
+    struct gc_tensor m;
+    CHECK(csv_read_str("1.5,2.25e-30\n", &o, &m) == 0 && get_2d(&m, 0, 0) == 1.5 &&
+          (float)get_2d(&m, 0, 1) == 2.25e-30f, "parse under %s", set ? set : "C");
     size_t n;
     int st;
     unsigned char *b = write_bytes(GC_FMT_CSV, &m, NULL, &n, &st);
@@ -838,7 +1459,7 @@ static void test_csv_locale_independent(void)
     b = write_bytes(GC_FMT_CSV, &m, &wo, &n, &st);
     CHECK(st == 0 && !memchr(b, ' ', n) && memchr(b, '.', n), "precision path: %.*s", (int)n, b);
     free(b);
-    gc_matrix_free(&m);
+    gc_tensor_free(&m);
     setlocale(LC_ALL, "C");
 }
 
@@ -855,26 +1476,26 @@ static void test_csv_roundtrip(void)
     v[2] = -0.0f;
     for (int fo = 0; fo < 2; fo++)
         for (int gz = 0; gz < 2; gz++) {
-            struct gc_matrix m = { 7, 5, GC_F32, fo, v, NULL }, r;
+            struct gc_tensor m = matrix_of(7, 5, GC_F32, fo, v), r;
             size_t n;
             int st;
             int fmt = gz ? GC_FMT_CSV_GZ : GC_FMT_CSV;
             unsigned char *b = write_bytes(fmt, &m, NULL, &n, &st);
             struct gc_read_opts o = default_read();
             int rs = read_bytes(GC_FMT_AUTO, gz ? "rt.csv.gz" : "rt.csv", b, n, &o, &r, gz);
-            int same = rs == 0 && r.rows == 7 && r.cols == 5;
+            int same = rs == 0 && SHAPE_IS(&r, 7, 5);
             for (size_t i = 0; same && i < 7; i++)
                 for (size_t j = 0; j < 5; j++) {
-                    float a = (float)gc_matrix_get(&m, i, j), c = (float)gc_matrix_get(&r, i, j);
+                    float a = (float)get_2d(&m, i, j), c = (float)get_2d(&r, i, j);
                     same &= isnan(a) ? isnan(c) : memcmp(&a, &c, 4) == 0;
                 }
             CHECK(st == 0 && same, "csv round trip fortran %d gzip %d: %s", fo, gz, captured);
             if (rs == 0)
-                gc_matrix_free(&r);
+                gc_tensor_free(&r);
             free(b);
         }
     int32_t iv[4] = { -2147483647 - 1, 0, 7, 2147483647 };
-    struct gc_matrix im = { 2, 2, GC_I32, 0, iv, NULL };
+    struct gc_tensor im = matrix_of(2, 2, GC_I32, 0, iv);
     size_t n;
     int st;
     unsigned char *b = write_bytes(GC_FMT_CSV, &im, NULL, &n, &st);
@@ -882,10 +1503,83 @@ static void test_csv_roundtrip(void)
           "int32 as integers");
     free(b);
     uint16_t hv[2] = { 0x3555, 0xfbff };
-    struct gc_matrix hm = { 1, 2, GC_F16, 0, hv, NULL };
+    struct gc_tensor hm = matrix_of(1, 2, GC_F16, 0, hv);
     b = write_bytes(GC_FMT_CSV, &hm, NULL, &n, &st);
     CHECK(st == 0 && n == 18 && memcmp(b, "0.33325195,-65504\n", 18) == 0, "f16: %.*s",
           (int)n, b);
+    free(b);
+}
+
+/* CSV holds a matrix or a vector: a vector one value a line (as
+ * numpy.savetxt writes it), more dimensions refused as a usage error; an
+ * empty tensor is the one comment line that reads back to its shape. */
+static void test_csv_write_nd(void)
+{
+    float v3[24] = { 0 };
+    struct gc_tensor t3 = tensor_of(3, (const size_t[]){ 2, 3, 4 }, GC_F32, 0, v3);
+    size_t n;
+    int st;
+    for (int gz = 0; gz < 2; gz++) {
+        unsigned char *b = write_bytes(gz ? GC_FMT_CSV_GZ : GC_FMT_CSV, &t3, NULL, &n, &st);
+        CHECK(st == GC_EXIT_USAGE && strstr(captured, "2x3x4") && strstr(captured, "out"),
+              "3-D to CSV (gzip %d): %d %s", gz, st, captured);
+        free(b);
+    }
+    CHECK(gc_formats[GC_FMT_CSV].max_ndim == 2 && gc_formats[GC_FMT_CSV_GZ].max_ndim == 2 &&
+          gc_formats[GC_FMT_NPY].max_ndim == GC_MAX_DIMS, "max_ndim");
+
+    float v1[4] = { 1.5f, -2, 0.1f, 1e-5f };
+    struct gc_tensor t1 = tensor_of(1, (const size_t[]){ 4 }, GC_F32, 0, v1);
+    unsigned char *b = write_bytes(GC_FMT_CSV, &t1, NULL, &n, &st);
+    CHECK(st == 0 && n == 16 && memcmp(b, "1.5\n-2\n0.1\n1e-5\n", 16) == 0,
+          "1-D: one value a line: %.*s", (int)n, b);
+    /* ... which reads back as a column. */
+    struct gc_read_opts o = default_read();
+    struct gc_tensor r;
+    CHECK(read_bytes(GC_FMT_CSV, "v.csv", b, n, &o, &r, 0) == 0 && SHAPE_IS(&r, 4, 1) &&
+          memcmp(r.data, v1, sizeof v1) == 0, "1-D reads back as 4x1: %s", captured);
+    gc_tensor_free(&r);
+    free(b);
+    int64_t i1[3] = { INT64_MIN, 0, 42 };
+    struct gc_tensor ti = tensor_of(1, (const size_t[]){ 3 }, GC_I64, 1, i1);
+    b = write_bytes(GC_FMT_CSV, &ti, NULL, &n, &st);
+    CHECK(st == 0 && n == 26 && memcmp(b, "-9223372036854775808\n0\n42\n", 26) == 0,
+          "1-D int64: %.*s", (int)n, b);
+    free(b);
+    b = write_bytes(GC_FMT_CSV_GZ, &t1, NULL, &n, &st);
+    CHECK(st == 0 && read_bytes(GC_FMT_AUTO, "v.csv.gz", b, n, &o, &r, 1) == 0 &&
+          SHAPE_IS(&r, 4, 1) && memcmp(r.data, v1, sizeof v1) == 0, "1-D through gzip: %s",
+          captured);
+    gc_tensor_free(&r);
+    free(b);
+
+    /* Empty tensors: the comment line, and back to the same shape. */
+    static const struct { size_t rows, cols; const char *text; } empty[] = {
+        { 5, 0, "# empty matrix: shape (5, 0)\n" },
+        { 0, 3, "# empty matrix: shape (0, 3)\n" },
+    };
+    for (size_t i = 0; i < sizeof empty / sizeof empty[0]; i++) {
+        struct gc_tensor e = matrix_of(empty[i].rows, empty[i].cols, GC_F32, 0, NULL);
+        b = write_bytes(GC_FMT_CSV, &e, NULL, &n, &st);
+        size_t len = strlen(empty[i].text);
+        CHECK(st == 0 && n == len && memcmp(b, empty[i].text, len) == 0, "empty %zux%zu: %.*s",
+              empty[i].rows, empty[i].cols, (int)n, b);
+        CHECK(read_bytes(GC_FMT_CSV, "e.csv", b, n, &o, &r, i) == 0 &&
+              SHAPE_IS(&r, empty[i].rows, empty[i].cols), "empty %zux%zu reads back: %s",
+              empty[i].rows, empty[i].cols, captured);
+        gc_tensor_free(&r);
+        free(b);
+    }
+    /* A 1-D vector is a column, so an empty one is 0 x 1. */
+    struct gc_tensor e1 = tensor_of(1, (const size_t[]){ 0 }, GC_F64, 0, NULL);
+    b = write_bytes(GC_FMT_CSV, &e1, NULL, &n, &st);
+    CHECK(st == 0 && n == 29 && memcmp(b, "# empty matrix: shape (0, 1)\n", 29) == 0,
+          "empty 1-D: %.*s", (int)n, b);
+    free(b);
+    /* An empty 3-D tensor is still 3-D. */
+    struct gc_tensor e3 = tensor_of(3, (const size_t[]){ 0, 2, 2 }, GC_F32, 0, NULL);
+    b = write_bytes(GC_FMT_CSV, &e3, NULL, &n, &st);
+    CHECK(st == GC_EXIT_USAGE, "empty 3-D to CSV: %d %s", st, captured);
     free(b);
 }
 
@@ -903,14 +1597,14 @@ static void test_gzip(void)
 {
     unsigned char buf[4096];
     struct gc_read_opts o = default_read();
-    struct gc_matrix m;
+    struct gc_tensor m;
     size_t a = gz_member("1,2\n3,4\n", buf, sizeof buf);
     size_t b = gz_member("5,6\n", buf + a, sizeof buf - a);
     for (int pipe_it = 0; pipe_it < 2; pipe_it++) {
         CHECK(read_bytes(GC_FMT_AUTO, "mm.csv.gz", buf, a + b, &o, &m, pipe_it) == 0 &&
-              m.rows == 3 && gc_matrix_get(&m, 2, 1) == 6, "multi-member (pipe %d): %s",
+              SHAPE_IS(&m, 3, 2) && get_2d(&m, 2, 1) == 6, "multi-member (pipe %d): %s",
               pipe_it, captured);
-        gc_matrix_free(&m);
+        gc_tensor_free(&m);
     }
     CHECK(read_bytes(GC_FMT_AUTO, "trunc.csv.gz", buf, a - 5, &o, &m, 0) == GC_EXIT_INPUT &&
           strstr(captured, "truncated"), "truncated: %s", captured);
@@ -945,18 +1639,42 @@ static void test_detect(void)
     CHECK(format_by_name("bin") == GC_FMT_RAW && format_by_name("csv.gz") == GC_FMT_CSV_GZ &&
           format_by_name("npy") == GC_FMT_NPY && format_by_name("xls") == -1, "names");
     struct gc_read_opts o = default_read();
-    struct gc_matrix m;
+    struct gc_tensor m;
     /* Text through a pipe is CSV; a .npy named .csv is still .npy. */
-    CHECK(read_bytes(GC_FMT_AUTO, "p", "1,2\n3,4\n", 8, &o, &m, 1) == 0 && m.rows == 2 &&
+    CHECK(read_bytes(GC_FMT_AUTO, "p", "1,2\n3,4\n", 8, &o, &m, 1) == 0 && SHAPE_IS(&m, 2, 2) &&
           m.dtype == GC_F32, "CSV on a pipe");
-    gc_matrix_free(&m);
+    gc_tensor_free(&m);
     float payload[4] = { 1, 2, 3, 4 };
     unsigned char file[256];
     size_t n = npy_make(file, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }",
                         3, payload, sizeof payload);
-    CHECK(read_bytes(GC_FMT_AUTO, "lies.csv", file, n, &o, &m, 0) == 0 && m.rows == 2,
+    CHECK(read_bytes(GC_FMT_AUTO, "lies.csv", file, n, &o, &m, 0) == 0 && SHAPE_IS(&m, 2, 2),
           "magic before extension");
-    gc_matrix_free(&m);
+    gc_tensor_free(&m);
+
+    /* Where nothing decides, the guess is announced only when asked. */
+    write_file(tmp_path("x.dat"), "1,2\n", 4);
+    for (int announce = 0; announce < 2; announce++) {
+        struct gc_input in;
+        capture_begin();
+        int fmt = -2;
+        if (input_open(&in, tmp_path("x.dat")) == 0) {
+            fmt = format_detect(&in, announce);
+            input_close(&in);
+        }
+        capture_end();
+        CHECK(fmt == GC_FMT_CSV && (announce ? strstr(captured, "read as csv") != NULL
+                                             : captured[0] == 0),
+              "text in x.dat, announce %d: %d '%s'", announce, fmt, captured);
+    }
+    o.announce = 1;
+    capture_begin();
+    int st = format_read_path(tmp_path("x.dat"), GC_FMT_AUTO, &o, &m);
+    capture_end();
+    CHECK(st == 0 && SHAPE_IS(&m, 1, 2) && strstr(captured, "note"),
+          "format_read_path announces: %s", captured);
+    if (st == 0)
+        gc_tensor_free(&m);
 }
 
 int main(void)
@@ -969,15 +1687,22 @@ int main(void)
     test_dtypes_and_sizes();
     test_half();
     test_convert();
+    test_convert_nd();
     test_decimal_parse(loc);
     test_decimal_format(loc);
     test_npy_header_bytes();
+    test_npy_header_nd();
     test_npy_read();
     test_npy_roundtrip_all_dtypes();
+    test_npy_roundtrip_nd();
+    test_npy_big_endian_nd();
+    test_npy_info_nd();
     test_raw();
+    test_raw_nd();
     test_csv_read();
     test_csv_locale_independent();
     test_csv_roundtrip();
+    test_csv_write_nd();
     test_gzip();
     test_detect();
     freelocale(loc);

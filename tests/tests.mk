@@ -5,7 +5,7 @@ CUDA_HOME ?= /usr/local/cuda
 ARCH      ?= 90
 NVCC      ?= $(CUDA_HOME)/bin/nvcc
 B         := build/tests
-FMT_SRC   := src/matrix.c src/error.c src/parallel.c $(wildcard formats/*.c)
+FMT_SRC   := $(wildcard core/*.c) $(wildcard formats/*.c)
 HOST_CFLAGS := -std=c11 -O1 -g -Wall -Wextra -pthread -D_GNU_SOURCE -I. -I$(CUDA_HOME)/include
 SAN       := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LIBS      := -ldeflate -lz -lm -lpthread
@@ -14,25 +14,24 @@ CU_OBJ    := $(patsubst kernels/%.cu,build/kernels/%.o,$(wildcard kernels/*.cu))
 
 .PHONY: test check-gpu fuzz
 
-$(B)/test_formats: tests/test_formats.c $(FMT_SRC) $(wildcard formats/*.h src/*.h)
+$(B)/test_formats: tests/test_formats.c $(FMT_SRC) $(wildcard formats/*.h core/*.h)
 	@mkdir -p $(B)
 	$(CC) $(HOST_CFLAGS) -o $@ tests/test_formats.c $(FMT_SRC) $(LIBS)
 
-$(B)/test_formats_san: tests/test_formats.c $(FMT_SRC) $(wildcard formats/*.h src/*.h)
+$(B)/test_formats_san: tests/test_formats.c $(FMT_SRC) $(wildcard formats/*.h core/*.h)
 	@mkdir -p $(B)
 	$(CC) $(HOST_CFLAGS) $(SAN) -o $@ tests/test_formats.c $(FMT_SRC) $(LIBS)
 
 # gemmcli itself with its host code under ASan and UBSan (kernels as usual).
 $(B)/gemmcli_san: gemmcli
 	@mkdir -p $(B)
-	$(CC) $(HOST_CFLAGS) $(SAN) -DGC_VERSION='"san"' -o $@ src/*.c formats/*.c \
+	$(CC) $(HOST_CFLAGS) $(SAN) -DGC_VERSION='"san"' -o $@ core/*.c src/*.c formats/*.c \
 	    kernels/*.c $(CU_OBJ) \
 	    -DGC_CUDA_LIB_DIR='"$(CUDA_HOME)/lib64"' -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt $(LIBS) -lstdc++
 
 $(B)/gpu_kernels: tests/gpu_kernels.c gemmcli
 	@mkdir -p $(B)
-	$(CC) $(HOST_CFLAGS) -O2 -o $@ tests/gpu_kernels.c src/matrix.c src/error.c \
-	    src/parallel.c kernels/*.c $(CU_OBJ) \
+	$(CC) $(HOST_CFLAGS) -O2 -o $@ tests/gpu_kernels.c core/*.c kernels/*.c $(CU_OBJ) \
 	    -L$(CUDA_HOME)/lib64 -lcublas -lcudart -lm -lpthread -lstdc++
 
 test: $(B)/test_formats $(B)/test_formats_san $(B)/gemmcli_san $(B)/gpu_kernels

@@ -9,11 +9,12 @@ seconds=${1:-60}
 targets=${*:-"npy raw csv csv_gz decimal"}
 out=build/fuzz
 mkdir -p "$out"
-srcs="src/matrix.c src/error.c $(ls formats/*.c)"
+srcs="$(ls core/*.c formats/*.c)"
 for t in $targets; do
     # shellcheck disable=SC2086
     clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-        -I. -D_GNU_SOURCE -o "$out/fuzz_$t" "tests/fuzz/fuzz_$t.c" $srcs -ldeflate -lz -lm
+        -I. -D_GNU_SOURCE -pthread -o "$out/fuzz_$t" "tests/fuzz/fuzz_$t.c" $srcs \
+        -ldeflate -lz -lm
 done
 for t in $targets; do
     corpus=fuzz-corpus/$t

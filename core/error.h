@@ -1,7 +1,7 @@
 /* One error idiom for the whole program.
  *
  * Functions return 0 on success or one of the GC_EXIT_* statuses below, and
- * report what went wrong through gc_error() on the way out.  Only main()
+ * report what went wrong through gc_fail() on the way out.  Only main()
  * turns that status into the process's exit status. */
 #ifndef GC_ERROR_H
 #define GC_ERROR_H
@@ -10,7 +10,8 @@ enum gc_status {
     GC_OK = 0,
     GC_EXIT_VERIFY = 1,   /* --verify found an error above tolerance */
     GC_EXIT_USAGE = 2,    /* bad command line */
-    GC_EXIT_INPUT = 3,    /* bad input file: format, dtype, shape */
+    GC_EXIT_INPUT = 3,    /* bad input: format, dtype, shape; or a problem too large
+                             for host memory (every host allocation failure) */
     GC_EXIT_OUTPUT = 4,   /* cannot write the output, or another I/O error */
     GC_EXIT_GPU = 5,      /* no device, out of device memory, launch failure */
 };

@@ -1,0 +1,74 @@
+/* The problems the mul kernels take, one struct per family of operand and
+ * arithmetic types.  kernels/registry.h describes a product once, in
+ * `struct gemm_problem`; the dispatcher (kernels/gemm_dispatch.c) turns it
+ * into the family's struct below and calls the stage's launcher.
+ *
+ * Every matrix is row-major and dense on the device: A is m x k, B k x n,
+ * C m x n.  A stack of `batch` products (batch >= 1) has its matrices
+ * stride_a, stride_b, stride_c elements apart; a stride of 0 for A or B
+ * uses the same matrix in every product (NumPy's broadcasting).  A
+ * launcher whose row is not KERNEL_BATCHED is only ever called with batch
+ * == 1.  When beta == 0, C is not read (it may hold garbage or NaN);
+ * otherwise it holds C0 on entry.  Launchers return the launch's error, if
+ * any, without synchronising. */
+#ifndef GC_GEMM_H
+#define GC_GEMM_H
+
+#include <stdint.h>
+#include "registry.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* float operands, FP32 arithmetic, float C. */
+struct sgemm_problem {
+    int m, n, k;
+    float alpha, beta;
+    const float *a, *b;
+    float *c;
+    int batch;
+    long long stride_a, stride_b, stride_c;
+};
+
+/* double operands, FP64 arithmetic, double C. */
+struct dgemm_problem {
+    int m, n, k;
+    double alpha, beta;
+    const double *a, *b;
+    double *c;
+    int batch;
+    long long stride_a, stride_b, stride_c;
+};
+
+/* IEEE binary16 operands (bits, as uint16_t), FP32 accumulation, float C. */
+struct hgemm_problem {
+    int m, n, k;
+    float alpha, beta;
+    const uint16_t *a, *b;
+    float *c;
+    int batch;
+    long long stride_a, stride_b, stride_c;
+};
+
+/* int64 operands, exact integer arithmetic modulo 2^64 (two's complement
+ * wrap-around, as NumPy's integer matmul), int64 C = A * B: no alpha or
+ * beta (the dispatcher applies them afterwards, in the result's type). */
+struct igemm_problem {
+    int m, n, k;
+    const int64_t *a, *b;
+    int64_t *c;
+    int batch;
+    long long stride_a, stride_b, stride_c;
+};
+
+typedef cudaError_t (*sgemm_launch_fn)(const struct sgemm_problem *p, const struct launch_env *env);
+typedef cudaError_t (*dgemm_launch_fn)(const struct dgemm_problem *p, const struct launch_env *env);
+typedef cudaError_t (*hgemm_launch_fn)(const struct hgemm_problem *p, const struct launch_env *env);
+typedef cudaError_t (*igemm_launch_fn)(const struct igemm_problem *p, const struct launch_env *env);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,95 @@
+/* NumPy's matmul, planned: what `mul` computes for two operands of any
+ * dtypes and shapes, before anything runs.
+ *
+ *   - Result dtype: np.result_type(A, B) (core/dtype.h).
+ *   - 1-D operands: (k,) as A is a 1 x k row, as B a k x 1 column; the
+ *     added axis is removed from the result.
+ *   - Stacks: N-D operands are stacks of matrices in their last two axes;
+ *     the leading axes broadcast as NumPy's do.
+ *   - Arithmetic: --compute auto computes each result dtype in its own
+ *     precision (f64 in FP64, f32 in FP32, f16 with FP32 accumulation,
+ *     integers exactly); fp32, fp64 and exact name one.  The plan lists the
+ *     kernel signatures (registry.h) that compute it, in order of
+ *     preference.
+ *   - The stack runs as `outer` launches of `inner` products each, the
+ *     products of a launch a fixed stride apart (broadcast axes stride 0),
+ *     as many axes merged into one launch as the strides allow. */
+#ifndef GC_MATMUL_H
+#define GC_MATMUL_H
+
+#include "../core/tensor.h"
+#include "../kernels/registry.h"
+
+enum matmul_compute {
+    COMPUTE_AUTO, COMPUTE_FP32, COMPUTE_FP64, COMPUTE_EXACT, COMPUTE_COUNT
+};
+
+/* "auto", "fp32", ... and back; -1 if unknown. */
+extern const char *const matmul_compute_names[COMPUTE_COUNT];
+int matmul_compute_parse(const char *s);
+
+struct matmul_plan {
+    enum gc_dtype result;          /* np.result_type(A, B) */
+    int out_ndim;
+    size_t out_shape[GC_MAX_DIMS]; /* NumPy's shape of A @ B */
+    int64_t m, n, k;
+    /* The broadcast stack: nbatch axes of bshape, and each operand's
+     * stride along them in elements (0 where it is broadcast). */
+    int nbatch;
+    size_t bshape[GC_MAX_DIMS];
+    int64_t a_stride[GC_MAX_DIMS], b_stride[GC_MAX_DIMS];
+    int64_t batch;                 /* products: the product of bshape */
+    /* Launches: the last `inner_axes` axes run in one launch of `inner`
+     * products, A's and B's matrices inner_sa and inner_sb apart. */
+    int inner_axes;
+    int64_t inner, inner_sa, inner_sb, outer;
+    /* The signatures that compute it, preferred first. */
+    enum gemm_sig sigs[GEMM_SIG_COUNT];
+    int n_sigs;
+    int exact;                     /* integer result: computed exactly, then wrapped */
+    int needs_bound;               /* the f64 signature is exact only below 2^53 */
+};
+
+/* Plans A @ B.  `names` are A's and B's names for messages.  Returns 0, or
+ * GC_EXIT_INPUT (shapes, dtypes) / GC_EXIT_USAGE (a compute mode the data
+ * cannot take) after saying why. */
+int matmul_plan(const struct gc_tensor *a, const struct gc_tensor *b, int compute,
+                const char *a_name, const char *b_name, struct matmul_plan *plan);
+
+/* Element offsets of launch number `i` < outer into A, B and C. */
+void matmul_launch_offsets(const struct matmul_plan *plan, int64_t i, int64_t *a, int64_t *b,
+                           int64_t *c);
+
+/* The problem of one launch, pointers at the stack's start (add offsets). */
+void matmul_problem(const struct matmul_plan *plan, enum gemm_sig sig, double alpha,
+                    double beta, struct gemm_problem *p);
+
+/* 1 when `c0`'s shape broadcasts to the result's (NumPy's rules); else 0
+ * after saying so. */
+int matmul_c0_fits(const struct matmul_plan *plan, const struct gc_tensor *c0,
+                   const char *c0_name);
+
+/* C0 as the result's dtype and full shape: converted (gc_tensor_convert's
+ * rules) and broadcast.  Returns 0 or GC_EXIT_INPUT (host memory). */
+int matmul_c0_expand(const struct matmul_plan *plan, const struct gc_tensor *c0,
+                     struct gc_tensor *out);
+
+/* The host's side of an integer result: out (the result's dtype) =
+ * alpha * acc + beta * c0 modulo 2^64, truncated as NumPy's integers wrap
+ * (bool: nonzero); acc holds exact products as int64 or as integral
+ * doubles (`acc_type` GC_I64 or GC_F64); c0 (the result's dtype and shape)
+ * is not read when beta == 0 or NULL. */
+void matmul_integer_result(const void *acc, enum gc_dtype acc_type, int64_t alpha, int64_t beta,
+                           const struct gc_tensor *c0, size_t count, void *out,
+                           enum gc_dtype result);
+
+/* An integer (or bool) tensor's elements as int64, uint64 by its bits
+ * (modulo 2^64), in C order. */
+void matmul_to_i64(const struct gc_tensor *t, int64_t *out);
+
+/* Checks alpha and beta for the signature (finite in FP32; integers in
+ * int64 for integer results): 0 or GC_EXIT_USAGE after naming the option. */
+int matmul_check_scalars(const struct matmul_plan *plan, enum gemm_sig sig, double alpha,
+                         double beta);
+
+#endif

@@ -1,0 +1,232 @@
+#!/usr/bin/env python3
+"""NumPy's matmul as the oracle for `gemmcli mul` (with --kernel cpu, so no
+GPU is needed): the result dtype of every dtype pair, integer results bit
+for bit (wrap-around included), 1-D operands, stacks and broadcasting, C0
+broadcasting, the compute modes, and the errors; `transpose` of stacks
+against .mT; N-D .npy and raw round trips.
+
+    matmul_test.py [path/to/gemmcli]      (prints 'matmul: N passed, M failed')
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+GEMMCLI = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "./gemmcli")
+passed = failed = 0
+rng = np.random.default_rng(11)
+
+DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+          "float16", "float32", "float64"]
+
+
+def check(name, cond, detail=""):
+    global passed, failed
+    if cond:
+        passed += 1
+    else:
+        failed += 1
+        print(f"FAIL {name}: {detail}", file=sys.stderr)
+
+
+def run(*args, cwd=None):
+    return subprocess.run([GEMMCLI, *map(str, args)], capture_output=True, cwd=cwd, timeout=120)
+
+
+def err(p):
+    return p.stderr.decode(errors="replace").strip()
+
+
+def sample(dtype, shape, wrap=False):
+    """Values of `dtype`: integers over the type's whole range when `wrap`
+    (so that products overflow and wrap), else small."""
+    dt = np.dtype(dtype)
+    if dt == np.bool_:
+        return rng.integers(0, 2, shape).astype(bool)
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        lo, hi = (info.min, info.max) if wrap else (max(info.min, -50), min(info.max, 50))
+        return rng.integers(lo, hi, shape, dtype=dt, endpoint=True)
+    return rng.standard_normal(shape).astype(dt)
+
+
+def same(got, want):
+    """Integers and bool: equal bit for bit.  Floats: within a few units in
+    the last place of the dtype, relative to the largest |want|."""
+    if got.shape != want.shape or got.dtype != want.dtype:
+        return False
+    if want.dtype.kind in "biu":
+        return np.array_equal(got, want)
+    eps = np.finfo(want.dtype).eps
+    scale = max(float(np.max(np.abs(want.astype(np.float64)))) if want.size else 0.0, 1e-30)
+    return float(np.max(np.abs(got.astype(np.float64) - want.astype(np.float64)), initial=0)) \
+        <= 4 * eps * scale
+
+
+def mul(d, a, b, *extra, out="c.npy"):
+    np.save(os.path.join(d, "a.npy"), a)
+    np.save(os.path.join(d, "b.npy"), b)
+    p = run("mul", "a.npy", "b.npy", "-o", out, "--kernel", "cpu", "-q", *extra, cwd=d)
+    got = np.load(os.path.join(d, out)) if p.returncode == 0 and out.endswith(".npy") else None
+    return p, got
+
+
+def test_dtype_pairs(d):
+    for ta in DTYPES:
+        for tb in DTYPES:
+            for wrap in (False, True):
+                if wrap and (np.dtype(ta).kind not in "iu" or np.dtype(tb).kind not in "iu"):
+                    continue
+                a, b = sample(ta, (3, 7), wrap), sample(tb, (7, 2), wrap)
+                with np.errstate(all="ignore"):
+                    want = np.matmul(a, b)
+                p, got = mul(d, a, b, "--verify")
+                name = f"{ta} @ {tb}{' (wrapping)' if wrap else ''}"
+                check(name + ": runs and verifies", p.returncode == 0, err(p))
+                if got is not None:
+                    check(name + f": dtype {want.dtype}", got.dtype == want.dtype, got.dtype)
+                    check(name + ": values", same(got, want), (got, want))
+
+
+def test_shapes(d):
+    cases = [((5,), (5, 3)), ((8, 5), (5,)), ((5,), (5,)), ((4, 8, 5), (5, 3)),
+             ((2, 1, 8, 5), (3, 5, 4)), ((5,), (4, 5, 3)), ((4, 5, 3), (3,)),
+             ((1, 3, 4), (2, 1, 4, 2)), ((2, 3, 0, 4), (4, 5)), ((3, 0), (0, 2)),
+             ((6, 1, 1, 2, 3), (1, 5, 3, 2))]
+    for sa, sb in cases:
+        a, b = sample("float32", sa), sample("float32", sb)
+        want = np.matmul(a, b)
+        p, got = mul(d, a, b, "--verify")
+        check(f"{sa} @ {sb}: runs", p.returncode == 0, err(p))
+        if got is not None:
+            check(f"{sa} @ {sb}: shape {want.shape}", got.shape == want.shape, got.shape)
+            check(f"{sa} @ {sb}: values", same(got, want), "values differ")
+    # integers through a broadcast stack, exactly
+    a, b = sample("int32", (2, 1, 6, 5), True), sample("int32", (3, 5, 4), True)
+    p, got = mul(d, a, b)
+    check("int32 broadcast stack, wrapping", got is not None and np.array_equal(got, a @ b), err(p))
+    for sa, sb in [((2, 8, 5), (3, 5, 4)), ((8, 5), (4, 3)), ((5,), (4,))]:
+        p, _ = mul(d, sample("float32", sa), sample("float32", sb))
+        check(f"{sa} @ {sb}: refused with exit 3 naming both shapes", p.returncode == 3 and
+              "x".join(map(str, sa)) in err(p) and "x".join(map(str, sb)) in err(p), err(p))
+
+
+def test_c0(d):
+    a, b = sample("float64", (3, 6, 4)), sample("float64", (4, 5))
+    for shape in [(3, 6, 5), (6, 5), (1, 5), (5,), (3, 1, 5), (1, 1)]:
+        c0 = sample("float64", shape)
+        np.save(os.path.join(d, "c0.npy"), c0)
+        p, got = mul(d, a, b, "-c", "c0.npy", "--alpha", "0.5", "--beta", "-2", "--verify")
+        want = 0.5 * (a @ b) - 2 * c0
+        check(f"C0 {shape} broadcasts", got is not None and same(got, want), err(p))
+    np.save(os.path.join(d, "c0.npy"), sample("float64", (4, 5)))
+    p, _ = mul(d, a, b, "-c", "c0.npy", "--beta", "1")
+    check("C0 that does not broadcast: exit 3", p.returncode == 3 and "broadcast" in err(p), err(p))
+    ai, bi = sample("int16", (4, 3), True), sample("int16", (3, 2), True)
+    ci = sample("int16", (4, 2), True)
+    np.save(os.path.join(d, "c0.npy"), ci)
+    p, got = mul(d, ai, bi, "-c", "c0.npy", "--alpha", "3", "--beta", "-7", "--verify")
+    with np.errstate(all="ignore"):
+        want = (np.int16(3) * (ai @ bi) + np.int16(-7) * ci).astype(np.int16)
+    check("int16 alpha, beta, C0: exact with wrap-around", got is not None and
+          np.array_equal(got, want), err(p))
+    p, _ = mul(d, ai, bi, "--alpha", "0.5")
+    check("integer result, fractional alpha: exit 2", p.returncode == 2 and "--alpha" in err(p),
+          err(p))
+
+
+def test_compute(d):
+    a, b = sample("float64", (30, 40)), sample("float64", (40, 20))
+    want = a @ b
+    p, got = mul(d, a, b, "--compute", "fp32")
+    if got is not None:
+        rel = np.linalg.norm(got - want) / np.linalg.norm(want)
+        check("f64 with --compute fp32: f64 result, FP32 error", got.dtype == np.float64 and
+              1e-12 < rel < 1e-5, rel)
+    else:
+        check("f64 with --compute fp32 runs", False, err(p))
+    p, got = mul(d, a, b)
+    check("f64: computed in FP64", got is not None and
+          np.linalg.norm(got - want) / np.linalg.norm(want) < 1e-14, err(p))
+    a32, b32 = a.astype(np.float32), b.astype(np.float32)
+    p, got = mul(d, a32, b32, "--compute", "fp64")
+    want64 = (a32.astype(np.float64) @ b32.astype(np.float64)).astype(np.float32)
+    check("f32 with --compute fp64: f32 result rounded once", got is not None and
+          got.dtype == np.float32 and np.array_equal(got, want64), err(p))
+    p, _ = mul(d, a32, b32, "--compute", "exact")
+    check("--compute exact on floats: exit 2", p.returncode == 2 and "exact" in err(p), err(p))
+    p, _ = mul(d, a32, b32, "--compute", "tf64")
+    check("unknown --compute: exit 2", p.returncode == 2, err(p))
+    ai, bi = sample("int64", (5, 6), True), sample("int64", (6, 3), True)
+    p, got = mul(d, ai, bi, "--verify")
+    with np.errstate(all="ignore"):
+        check("int64 beyond 2^53: exact, wrapping", got is not None and
+              np.array_equal(got, ai @ bi), err(p))
+    p, got = mul(d, ai, bi, "--compute", "exact", "--dtype", "f64")
+    with np.errstate(all="ignore"):
+        check("--dtype f64 converts the integer result", got is not None and
+              got.dtype == np.float64 and np.array_equal(got, (ai @ bi).astype(np.float64)),
+              err(p))
+
+
+def test_errors(d):
+    np.save(os.path.join(d, "z.npy"), (rng.standard_normal((3, 4)) + 1j).astype(np.complex64))
+    np.save(os.path.join(d, "b.npy"), sample("float32", (4, 2)))
+    p = run("mul", "z.npy", "b.npy", "-o", "c.npy", "--kernel", "cpu", cwd=d)
+    check("complex operand: exit 3", p.returncode == 3 and "complex" in err(p), err(p))
+    np.save(os.path.join(d, "s.npy"), sample("float32", (2, 3, 4)))
+    p = run("mul", "s.npy", "b.npy", "-o", "c.csv", "--kernel", "cpu", cwd=d)
+    check("3-D result to CSV: exit 2 suggesting .npy", p.returncode == 2 and ".npy" in err(p) and
+          not os.path.exists(os.path.join(d, "c.csv")), err(p))
+    p = run("mul", "s.npy", "b.npy", "-o", "c.npy", "--kernel", "naive", "--compute", "fp64",
+            cwd=d)
+    check("a kernel that cannot compute it: exit 2 saying why", p.returncode == 2 and
+          "naive" in err(p) and "f64" in err(p), err(p))
+
+
+def test_transpose_and_formats(d):
+    for shape, dtype in [((4, 3, 5), "float32"), ((2, 3, 4, 5), "int16"), ((3, 1, 7), "float64"),
+                         ((2, 0, 3), "float32")]:
+        x = sample(dtype, shape)
+        np.save(os.path.join(d, "x.npy"), x)
+        p = run("transpose", "x.npy", "y.npy", "--kernel", "cpu", "-q", "--verify", cwd=d)
+        ok = p.returncode == 0 and np.array_equal(np.load(os.path.join(d, "y.npy")),
+                                                   np.swapaxes(x, -1, -2))
+        check(f"transpose {shape} is .mT", ok, err(p))
+        p = run("convert", "-q", "x.npy", "-o", "x.bin", cwd=d)
+        q = run("convert", "-q", "x.bin", "--shape", "x".join(map(str, shape)), "--dtype",
+                dtype, "-o", "x2.npy", cwd=d)
+        ok = p.returncode == 0 and q.returncode == 0 and \
+            np.array_equal(np.load(os.path.join(d, "x2.npy")), x)
+        check(f"{shape} {dtype} .npy -> raw -> .npy", ok, err(p) + err(q))
+        p = run("info", "x.npy", cwd=d)
+        check(f"info shows {shape}", "x".join(map(str, shape)).encode() in p.stdout, p.stdout)
+    x = np.asfortranarray(sample("float32", (3, 4, 5)))
+    np.save(os.path.join(d, "f.npy"), x)
+    p, got = mul(d, x, sample("float32", (5, 2)))
+    np.save(os.path.join(d, "b2.npy"), sample("float32", (5, 2)))
+    p = run("mul", "f.npy", "b2.npy", "-o", "c.npy", "--kernel", "cpu", "-q", cwd=d)
+    ok = p.returncode == 0 and same(np.load(os.path.join(d, "c.npy")),
+                                    x @ np.load(os.path.join(d, "b2.npy")))
+    check("3-D Fortran-order operand", ok, err(p))
+    v = sample("float32", (6,))
+    np.save(os.path.join(d, "v.npy"), v)
+    p = run("convert", "-q", "v.npy", "-o", "v.csv", cwd=d)
+    got = np.loadtxt(os.path.join(d, "v.csv"), dtype=np.float32) if p.returncode == 0 else None
+    check("a vector to CSV: one value a line, as savetxt", got is not None and
+          np.array_equal(got, v), err(p))
+
+
+def main():
+    for t in (test_dtype_pairs, test_shapes, test_c0, test_compute, test_errors,
+              test_transpose_and_formats):
+        with tempfile.TemporaryDirectory(prefix="gemmcli-matmul.") as d:
+            t(d)
+    print(f"matmul: {passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

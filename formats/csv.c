@@ -909,7 +909,7 @@ int csv_write(FILE *f, const char *name, const struct gc_tensor *m,
 {
     struct csv_sink s = { f, name, malloc(CSV_OUT_CHUNK), 0, CSV_OUT_CHUNK, NULL, NULL, 0 };
     if (!s.buf)
-        return gc_fail(GC_EXIT_OUTPUT, "%s: out of memory", name);
+        return gc_fail(GC_EXIT_INPUT, "%s: out of host memory", name);
     int status = csv_write_matrix(&s, m, o);
     free(s.buf);
     return status;
@@ -929,7 +929,7 @@ int csv_gz_write(FILE *f, const char *name, const struct gc_tensor *m,
         s.zbuf = malloc(s.zcap);
     }
     if (!s.buf || !s.gz || !s.zbuf)
-        status = gc_fail(GC_EXIT_OUTPUT, "%s: out of memory", name);
+        status = gc_fail(GC_EXIT_INPUT, "%s: out of host memory", name);
     else
         status = csv_write_matrix(&s, m, o);
     free(s.zbuf);

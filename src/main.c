@@ -22,7 +22,7 @@ struct command {
 };
 
 static const struct command commands[] = {
-    { "mul", CMD_MUL, "A B -o C", "C = alpha*A*B + beta*C0 on the GPU", cmd_mul },
+    { "mul", CMD_MUL, "A B -o C", "C = alpha*A@B + beta*C0 on the GPU, as NumPy's matmul", cmd_mul },
     { "transpose", CMD_TRANSPOSE, "IN OUT | IN -o OUT", "write the transpose of a matrix",
       cmd_transpose },
     { "convert", CMD_CONVERT, "IN -o OUT", "change a matrix's file format (no GPU)", cmd_convert },
@@ -33,8 +33,9 @@ static const struct command commands[] = {
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
 static const char exit_statuses[] =
-    "Exit status: 0 success, 1 verification failed, 2 usage error, 3 bad input,\n"
-    "4 output or I/O error, 5 GPU error (no device, out of memory, launch failure).\n";
+    "Exit status: 0 success, 1 verification failed, 2 usage error, 3 bad input or not\n"
+    "enough host memory, 4 output or I/O error, 5 GPU error (no device, out of device\n"
+    "memory, launch failure).\n";
 
 static void print_usage(FILE *f)
 {

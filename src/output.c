@@ -243,7 +243,7 @@ static int begin_replace(struct gc_output *o, const struct stat *old)
 {
     o->tmp_path = tmp_name(o->target);
     if (!o->tmp_path)
-        return gc_fail(GC_EXIT_OUTPUT, "%s: out of memory", o->name);
+        return gc_fail(GC_EXIT_INPUT, "%s: out of host memory", o->name);
     int fd = mkostemp(o->tmp_path, O_CLOEXEC);
     if (fd < 0) {
         int e = errno;

@@ -1,5 +1,6 @@
 #include "dtype.h"
 
+#include <math.h>
 #include <string.h>
 #include <strings.h>
 
@@ -16,6 +17,8 @@ const struct gc_dtype_info gc_dtypes[GC_DTYPE_COUNT] = {
     [GC_U32]  = { "u32",  "u4", "uint32",  4, GC_KIND_UINT },
     [GC_U64]  = { "u64",  "u8", "uint64",  8, GC_KIND_UINT },
     [GC_BOOL] = { "bool", "b1", "bool",    1, GC_KIND_BOOL },
+    /* bfloat16 has no .npy descr: NumPy has no such dtype. */
+    [GC_BF16] = { "bf16", NULL, "bfloat16", 2, GC_KIND_FLOAT },
 };
 
 /* Spellings accepted besides the table's names.  NumPy's integer codes
@@ -70,15 +73,20 @@ enum gc_dtype gc_result_type(enum gc_dtype a, enum gc_dtype b)
     if (x->kind == GC_KIND_BOOL)
         return b;
     size_t big = x->size > y->size ? x->size : y->size;
+    /* bfloat16 with float16: neither holds the other, float32 holds both. */
+    if ((a == GC_BF16 && b == GC_F16) || (a == GC_F16 && b == GC_BF16))
+        return GC_F32;
     if (x->kind == GC_KIND_FLOAT && y->kind == GC_KIND_FLOAT)
-        return float_of_size(big);
+        return x->size > y->size ? a : y->size > x->size ? b : a;
     if (x->kind == GC_KIND_FLOAT || y->kind == GC_KIND_FLOAT) {
         /* The smallest float that holds every value of the integer type:
          * 8-bit integers fit float16, 16-bit float32, wider ones float64. */
         const struct gc_dtype_info *i = x->kind == GC_KIND_FLOAT ? y : x;
         const struct gc_dtype_info *f = x->kind == GC_KIND_FLOAT ? x : y;
         size_t need = i->size == 1 ? 2 : i->size == 2 ? 4 : 8;
-        return float_of_size(need > f->size ? need : f->size);
+        if (need <= f->size)
+            return x->kind == GC_KIND_FLOAT ? a : b;
+        return float_of_size(need);
     }
     if (x->kind == y->kind)
         return int_of_size(big, x->kind == GC_KIND_INT);
@@ -156,4 +164,30 @@ uint16_t gc_double_to_half(double d)
 uint16_t gc_float_to_half(float f)
 {
     return gc_double_to_half((double)f);
+}
+
+float gc_bf16_to_float(uint16_t b)
+{
+    uint32_t bits = (uint32_t)b << 16;
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+/* One rounding from double: first to float rounding to odd (toward zero,
+ * the last bit set when inexact), which keeps every double on the right
+ * side of each bfloat16 midpoint, then to nearest even. */
+uint16_t gc_double_to_bf16(double d)
+{
+    if (d != d)
+        return 0x7fc0;
+    float f = (float)d;
+    if (fabs((double)f) > fabs(d))
+        f = nextafterf(f, 0.0f);
+    uint32_t bits;
+    memcpy(&bits, &f, 4);
+    if ((double)f != d)
+        bits |= 1;
+    uint32_t rounded = bits + 0x7fff + ((bits >> 16) & 1);
+    return (uint16_t)(rounded >> 16);
 }

@@ -12,6 +12,7 @@ enum gc_dtype {
     GC_I8, GC_I16, GC_I32, GC_I64,
     GC_U8, GC_U16, GC_U32, GC_U64,
     GC_BOOL,
+    GC_BF16,
     GC_DTYPE_COUNT
 };
 
@@ -19,7 +20,7 @@ enum gc_dtype_kind { GC_KIND_FLOAT = 'f', GC_KIND_INT = 'i', GC_KIND_UINT = 'u',
 
 struct gc_dtype_info {
     const char *name;      /* "f32", also accepted by --dtype */
-    const char *numpy;     /* NumPy's descr without byte order: "f4" */
+    const char *numpy;     /* NumPy's descr without byte order: "f4"; NULL: none */
     const char *numpy_name;/* "float32" */
     size_t size;           /* bytes per element */
     int kind;              /* enum gc_dtype_kind */
@@ -44,5 +45,10 @@ enum gc_dtype gc_result_type(enum gc_dtype a, enum gc_dtype b);
 float gc_half_to_float(uint16_t h);
 uint16_t gc_float_to_half(float f);
 uint16_t gc_double_to_half(double d);
+
+/* bfloat16 (the top half of a float) <-> float and double, round to
+ * nearest even, NaN kept a NaN. */
+float gc_bf16_to_float(uint16_t b);
+uint16_t gc_double_to_bf16(double d);
 
 #endif

@@ -176,6 +176,7 @@ static long double load_elem(const void *data, enum gc_dtype dt, size_t i)
     case GC_U32: return ((const uint32_t *)data)[i];
     case GC_U64: return ((const uint64_t *)data)[i];
     case GC_BOOL: return ((const uint8_t *)data)[i] != 0;
+    case GC_BF16: return gc_bf16_to_float(((const uint16_t *)data)[i]);
     case GC_DTYPE_COUNT: break;
     }
     return 0;
@@ -203,6 +204,7 @@ static void store_elem(void *data, enum gc_dtype dt, size_t i, long double v)
     case GC_U32: STORE_INT(uint32_t, 0, 0x1p32L, UINT32_MAX); break;
     case GC_U64: STORE_INT(uint64_t, 0, 0x1p64L, UINT64_MAX); break;
     case GC_BOOL: ((uint8_t *)data)[i] = v != 0; break;
+    case GC_BF16: ((uint16_t *)data)[i] = gc_double_to_bf16((double)v); break;
     case GC_DTYPE_COUNT: break;
     }
 }

@@ -889,6 +889,10 @@ static int csv_write_matrix(struct csv_sink *s, const struct gc_tensor *m,
                 s->len += dec_format_f32(gc_half_to_float(((const uint16_t *)m->data)[i]),
                                          precision, loc, out);
                 break;
+            case GC_BF16:
+                s->len += dec_format_f32(gc_bf16_to_float(((const uint16_t *)m->data)[i]),
+                                         precision, loc, out);
+                break;
             default:
                 s->len += csv_format_int(m, i, out);
                 break;

@@ -130,7 +130,7 @@ static int npy_parse_descr(struct npy_parser *ps, struct npy_header *h)
     if (*c == 'O')
         return gc_fail(GC_EXIT_INPUT, "%s: object arrays are not supported", ps->name);
     for (int i = 0; i < GC_DTYPE_COUNT; i++)
-        if (strcmp(c, gc_dtypes[i].numpy) == 0) {
+        if (gc_dtypes[i].numpy && strcmp(c, gc_dtypes[i].numpy) == 0) {
             h->dtype = (enum gc_dtype)i;
             if (gc_dtypes[i].size == 1)
                 h->big_endian = 0;
@@ -404,6 +404,9 @@ int npy_write_header(FILE *f, const char *name, const struct gc_tensor *t)
 {
     int fortran = gc_tensor_column_major(t);
     const struct gc_dtype_info *dt = &gc_dtypes[t->dtype];
+    if (!dt->numpy)
+        return gc_fail(GC_EXIT_USAGE, "%s: .npy has no %s (NumPy has no such dtype); write raw, "
+                       "or convert with --dtype f32", name, dt->numpy_name);
     char shape[GC_MAX_DIMS * 22 + 8];
     size_t used = (size_t)snprintf(shape, sizeof shape, "(");
     for (int d = 0; d < t->ndim; d++)

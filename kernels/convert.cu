@@ -4,6 +4,7 @@
  * template per (source, destination) pair that occurs, so that every
  * conversion rounds once, straight from the source type (int64 to float
  * does not pass through double). */
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <stdint.h>
 #include <type_traits>
@@ -33,6 +34,34 @@ template <> __device__ __forceinline__ double cvt<double, half_bits>(half_bits v
     return (double)__half2float(__ushort_as_half(v.bits));
 }
 template <> __device__ __forceinline__ half_bits cvt<half_bits, half_bits>(half_bits v) { return v; }
+/* bfloat16 likewise. */
+struct bf16_bits { uint16_t bits; };
+template <> __device__ __forceinline__ bf16_bits cvt<bf16_bits, float>(float v)
+{
+    return bf16_bits{ __bfloat16_as_ushort(__float2bfloat16_rn(v)) };
+}
+template <> __device__ __forceinline__ bf16_bits cvt<bf16_bits, double>(double v)
+{
+    return bf16_bits{ __bfloat16_as_ushort(__double2bfloat16(v)) };
+}
+template <> __device__ __forceinline__ float cvt<float, bf16_bits>(bf16_bits v)
+{
+    return __bfloat162float(__ushort_as_bfloat16(v.bits));
+}
+template <> __device__ __forceinline__ double cvt<double, bf16_bits>(bf16_bits v)
+{
+    return (double)__bfloat162float(__ushort_as_bfloat16(v.bits));
+}
+template <> __device__ __forceinline__ bf16_bits cvt<bf16_bits, bf16_bits>(bf16_bits v) { return v; }
+/* Between the two 16-bit floats, through float, which holds both. */
+template <> __device__ __forceinline__ bf16_bits cvt<bf16_bits, half_bits>(half_bits v)
+{
+    return cvt<bf16_bits>(cvt<float>(v));
+}
+template <> __device__ __forceinline__ half_bits cvt<half_bits, bf16_bits>(bf16_bits v)
+{
+    return cvt<half_bits>(cvt<float>(v));
+}
 /* bool is stored as a byte; any nonzero byte is true. */
 struct bool_byte { uint8_t b; };
 template <> __device__ __forceinline__ float cvt<float, bool_byte>(bool_byte v) { return v.b != 0; }
@@ -41,6 +70,10 @@ template <> __device__ __forceinline__ long long cvt<long long, bool_byte>(bool_
 template <> __device__ __forceinline__ half_bits cvt<half_bits, bool_byte>(bool_byte v)
 {
     return half_bits{ (uint16_t)(v.b != 0 ? 0x3c00 : 0) };
+}
+template <> __device__ __forceinline__ bf16_bits cvt<bf16_bits, bool_byte>(bool_byte v)
+{
+    return bf16_bits{ (uint16_t)(v.b != 0 ? 0x3f80 : 0) };
 }
 /* Integers into half go through float, which holds every 8- and 16-bit
  * integer exactly; wider ones reach half only through float32 data. */
@@ -52,6 +85,14 @@ template <> __device__ __forceinline__ half_bits cvt<half_bits, bool_byte>(bool_
 HALF_FROM_INT(int8_t) HALF_FROM_INT(int16_t) HALF_FROM_INT(int32_t) HALF_FROM_INT(long long)
 HALF_FROM_INT(uint8_t) HALF_FROM_INT(uint16_t) HALF_FROM_INT(uint32_t)
 HALF_FROM_INT(unsigned long long)
+#define BF16_FROM_INT(T)                                                                     \
+    template <> __device__ __forceinline__ bf16_bits cvt<bf16_bits, T>(T v)                  \
+    {                                                                                        \
+        return bf16_bits{ __bfloat16_as_ushort(__double2bfloat16((double)v)) };              \
+    }
+BF16_FROM_INT(int8_t) BF16_FROM_INT(int16_t) BF16_FROM_INT(int32_t) BF16_FROM_INT(long long)
+BF16_FROM_INT(uint8_t) BF16_FROM_INT(uint16_t) BF16_FROM_INT(uint32_t)
+BF16_FROM_INT(unsigned long long)
 
 template <typename From, typename To>
 __global__ void convert_c_order(const From *__restrict__ src, size_t n, To *__restrict__ dst)
@@ -116,6 +157,7 @@ static cudaError_t operand_to(const void *src, enum gc_dtype from, int fortran, 
     case GC_F32: return convert_run<float, To>(src, fortran, rows, cols, n, dst, s);
     case GC_F64: return convert_run<double, To>(src, fortran, rows, cols, n, dst, s);
     case GC_F16: return convert_run<half_bits, To>(src, fortran, rows, cols, n, dst, s);
+    case GC_BF16: return convert_run<bf16_bits, To>(src, fortran, rows, cols, n, dst, s);
     case GC_I8: return convert_run<int8_t, To>(src, fortran, rows, cols, n, dst, s);
     case GC_I16: return convert_run<int16_t, To>(src, fortran, rows, cols, n, dst, s);
     case GC_I32: return convert_run<int32_t, To>(src, fortran, rows, cols, n, dst, s);
@@ -158,6 +200,7 @@ extern "C" cudaError_t convert_operand_launch(const void *src, enum gc_dtype fro
     case GC_F32: return operand_to<float>(src, from, fortran, rows, cols, count, dst, stream);
     case GC_F64: return operand_to<double>(src, from, fortran, rows, cols, count, dst, stream);
     case GC_F16: return operand_to<half_bits>(src, from, fortran, rows, cols, count, dst, stream);
+    case GC_BF16: return operand_to<bf16_bits>(src, from, fortran, rows, cols, count, dst, stream);
     case GC_I64: return operand_to<long long>(src, from, fortran, rows, cols, count, dst, stream);
     default: return cudaErrorInvalidValue;
     }
@@ -171,6 +214,7 @@ static cudaError_t result_from(const void *src, size_t n, void *dst, enum gc_dty
     case GC_F32: return convert_run<From, float>(src, 0, 0, 0, n, dst, s);
     case GC_F64: return convert_run<From, double>(src, 0, 0, 0, n, dst, s);
     case GC_F16: return convert_run<From, half_bits>(src, 0, 0, 0, n, dst, s);
+    case GC_BF16: return convert_run<From, bf16_bits>(src, 0, 0, 0, n, dst, s);
     default: return cudaErrorInvalidValue;
     }
 }

@@ -16,7 +16,7 @@
 extern "C" {
 #endif
 
-/* dst (C order, dtype `to`: f32, f64, f16 or i64) from `count` elements of
+/* dst (C order, dtype `to`: f32, f64, f16, bf16 or i64) from `count` elements of
  * dtype `from` at src: in C order, or, when `fortran`, one column-major
  * rows x cols matrix (count == rows * cols).  Floats round to nearest;
  * integers convert exactly to i64 (uint64 by its bits, modulo 2^64), bool

@@ -41,7 +41,8 @@ struct dgemm_problem {
     long long stride_a, stride_b, stride_c;
 };
 
-/* IEEE binary16 operands (bits, as uint16_t), FP32 accumulation, float C. */
+/* 16-bit float operands (bits, as uint16_t): IEEE binary16, or bfloat16
+ * when `bf16`; FP32 accumulation, float C. */
 struct hgemm_problem {
     int m, n, k;
     float alpha, beta;
@@ -49,6 +50,7 @@ struct hgemm_problem {
     float *c;
     int batch;
     long long stride_a, stride_b, stride_c;
+    int bf16;
 };
 
 /* int64 operands, exact integer arithmetic modulo 2^64 (two's complement

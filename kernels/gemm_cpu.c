@@ -22,6 +22,7 @@ static double load_in(const struct gemm_problem *p, const void *base, int64_t i)
     switch (p->sig) {
     case GEMM_F32: return ((const float *)base)[i];
     case GEMM_F16: return gc_half_to_float(((const uint16_t *)base)[i]);
+    case GEMM_BF16: return gc_bf16_to_float(((const uint16_t *)base)[i]);
     default: return ((const double *)base)[i];
     }
 }

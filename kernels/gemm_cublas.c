@@ -1,7 +1,7 @@
 /* cublas: the reference every stage is measured against, in each
  * signature cuBLAS has: SGEMM with CUBLAS_COMPUTE_32F (FP32 on the CUDA
- * cores, no TF32, whatever the handle's math mode), GemmEx with f16
- * operands and FP32 compute, DGEMM.  cuBLAS is column-major; a row-major
+ * cores, no TF32, whatever the handle's math mode), GemmEx with f16 or
+ * bf16 operands and FP32 compute (tensor cores), DGEMM.  cuBLAS is column-major; a row-major
  * C = A * B is the column-major C^T = B^T * A^T, which is what cuBLAS
  * computes when handed B as its first operand and A as its second, no
  * transposes.  Stacks go through the strided-batched call (a stride of 0
@@ -33,13 +33,14 @@ cudaError_t gemm_cublas_run(const struct gemm_kernel *k, const struct gemm_probl
     (void)k;
     if (cublasSetStream(env->cublas, env->stream) != CUBLAS_STATUS_SUCCESS)
         return cudaErrorInvalidResourceHandle;
-    cudaDataType in = p->sig == GEMM_F16 ? CUDA_R_16F : p->sig == GEMM_F64 ? CUDA_R_64F : CUDA_R_32F;
+    cudaDataType in = p->sig == GEMM_F16 ? CUDA_R_16F : p->sig == GEMM_BF16 ? CUDA_R_16BF
+                    : p->sig == GEMM_F64 ? CUDA_R_64F : CUDA_R_32F;
     cudaDataType out = p->sig == GEMM_F64 ? CUDA_R_64F : CUDA_R_32F;
     cublasComputeType_t compute = p->sig == GEMM_F64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
     float alpha_f = (float)p->alpha, beta_f = (float)p->beta;
     const void *alpha = p->sig == GEMM_F64 ? (const void *)&p->alpha : (const void *)&alpha_f;
     const void *beta = p->sig == GEMM_F64 ? (const void *)&p->beta : (const void *)&beta_f;
-    size_t es_in = p->sig == GEMM_F16 ? 2 : p->sig == GEMM_F64 ? 8 : 4;
+    size_t es_in = p->sig == GEMM_F16 || p->sig == GEMM_BF16 ? 2 : p->sig == GEMM_F64 ? 8 : 4;
     size_t es_out = p->sig == GEMM_F64 ? 8 : 4;
     for (int64_t b0 = 0; b0 < p->batch; b0 += INT_MAX) {
         int64_t nb = p->batch - b0 < INT_MAX ? p->batch - b0 : INT_MAX;

@@ -42,7 +42,7 @@ FAMILY_RUN(gemm_run_sgemm, sgemm_problem, float, sgemm_launch_fn,
 FAMILY_RUN(gemm_run_dgemm, dgemm_problem, double, dgemm_launch_fn,
            (q.alpha = p->alpha, q.beta = p->beta))
 FAMILY_RUN(gemm_run_hgemm, hgemm_problem, uint16_t, hgemm_launch_fn,
-           (q.alpha = (float)p->alpha, q.beta = (float)p->beta))
+           (q.alpha = (float)p->alpha, q.beta = (float)p->beta, q.bf16 = p->sig == GEMM_BF16))
 FAMILY_RUN(gemm_run_igemm, igemm_problem, int64_t, igemm_launch_fn, (void)0)
 
 cudaError_t gemm_run(const struct gemm_kernel *k, const struct gemm_problem *p,

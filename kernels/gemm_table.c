@@ -5,16 +5,18 @@
  * FAMILY_ID_attr, defined in the file) and makes its row; nothing else
  * names them.
  *
- * Columns: the name for --kernel, the family (sgemm f32, hgemm f16, dgemm
- * f64, igemm i64: kernels/gemm.h), the launcher's id, flags, the lowest
- * compute capability, the idea, the source document, the file, and the
- * workspace it takes from the pool (NULL: none). */
+ * Columns: the name for --kernel, the family (sgemm f32, hgemm f16 and
+ * bf16, dgemm f64, igemm i64: kernels/gemm.h), the launcher's id, the
+ * signatures it computes, flags, the lowest compute capability, the idea,
+ * the source document, the file, the workspace it takes from the pool, and
+ * its own conditions (alignment, say) for can_implement (NULL: none). */
 #include "gemm.h"
 
-#define SIG_sgemm GEMM_F32
-#define SIG_hgemm GEMM_F16
-#define SIG_dgemm GEMM_F64
-#define SIG_igemm GEMM_I64
+#define F32 (1u << GEMM_F32)
+#define F16 (1u << GEMM_F16)
+#define BF16 (1u << GEMM_BF16)
+#define F64 (1u << GEMM_F64)
+#define I64 (1u << GEMM_I64)
 
 /* Workspace sizes, from the files that allocate them. */
 size_t sgemm_splitk_workspace(const struct gemm_problem *p);
@@ -24,69 +26,69 @@ size_t sgemm_edge_peel_workspace(const struct gemm_problem *p);
 #define NA KERNEL_NO_AUTO
 
 #define MUL_STAGES(X)                                                                          \
-    X("naive", sgemm, naive, NA, 0,                                                            \
+    X("naive", sgemm, naive, F32, NA, 0,                                                            \
       "one thread per element of C, warps walk down columns (uncoalesced)",                    \
-      "seed 004 naive; seed 003 kernel 1", "sgemm_00_naive.cu", NULL)                          \
-    X("coalesced", sgemm, coalesced, NA, 0, "one thread per element, warps walk along rows of C", \
-      "seed 004 coalescing", "sgemm_01_coalesced.cu", NULL)                                    \
-    X("smem", sgemm, smem, NA, 0, "32x32 tiles of A and B staged in shared memory",            \
-      "seed 004 shared memory; seed 003 kernel 2", "sgemm_02_smem.cu", NULL)                   \
-    X("blocktile_1d", sgemm, blocktile_1d, NA, 0,                                              \
+      "seed 004 naive; seed 003 kernel 1", "sgemm_00_naive.cu", NULL, NULL)                          \
+    X("coalesced", sgemm, coalesced, F32, NA, 0, "one thread per element, warps walk along rows of C", \
+      "seed 004 coalescing", "sgemm_01_coalesced.cu", NULL, NULL)                                    \
+    X("smem", sgemm, smem, F32, NA, 0, "32x32 tiles of A and B staged in shared memory",            \
+      "seed 004 shared memory; seed 003 kernel 2", "sgemm_02_smem.cu", NULL, NULL)                   \
+    X("blocktile_1d", sgemm, blocktile_1d, F32, NA, 0,                                              \
       "64x64 block tile, 8 results per thread along a column",                                 \
-      "seed 000 1D tile; seed 003 kernel 5", "sgemm_03_blocktile_1d.cu", NULL)                 \
-    X("blocktile_2d", sgemm, blocktile_2d, NA, 0, "128x128 block tile, 8x8 results per thread", \
-      "seed 000 2D tile; seed 003 kernels 7-8", "sgemm_04_blocktile_2d.cu", NULL)              \
-    X("outer_product", sgemm, outer_product, NA, 0,                                            \
+      "seed 000 1D tile; seed 003 kernel 5", "sgemm_03_blocktile_1d.cu", NULL, NULL)                 \
+    X("blocktile_2d", sgemm, blocktile_2d, F32, NA, 0, "128x128 block tile, 8x8 results per thread", \
+      "seed 000 2D tile; seed 003 kernels 7-8", "sgemm_04_blocktile_2d.cu", NULL, NULL)              \
+    X("outer_product", sgemm, outer_product, F32, NA, 0,                                            \
       "2D tile with operands cached in registers (outer product)",                             \
-      "seed 000 2D tile register", "sgemm_05_outer_product.cu", NULL)                          \
-    X("strided_4x4", sgemm, strided_4x4, NA, 0, "1024 threads, 4x4 results each, 32 apart",    \
-      "seed 001 matrixMul_2_1", "sgemm_06_strided_4x4.cu", NULL)                               \
-    X("contiguous_4x4", sgemm, contiguous_4x4, NA, 0,                                          \
+      "seed 000 2D tile register", "sgemm_05_outer_product.cu", NULL, NULL)                          \
+    X("strided_4x4", sgemm, strided_4x4, F32, NA, 0, "1024 threads, 4x4 results each, 32 apart",    \
+      "seed 001 matrixMul_2_1", "sgemm_06_strided_4x4.cu", NULL, NULL)                               \
+    X("contiguous_4x4", sgemm, contiguous_4x4, F32, NA, 0,                                          \
       "1024 threads, contiguous 4x4 results (LDS.128)", "seed 001 matrixMul_2_2",              \
-      "sgemm_07_contiguous_4x4.cu", NULL)                                                      \
-    X("vec4", sgemm, vec4, NA, 0, "float4 loads, A transposed in shared memory",               \
-      "seed 000 float4; seed 001 matrixMul_4; seed 003 kernel 6", "sgemm_08_vec4.cu", NULL)    \
-    X("double_buffer", sgemm, double_buffer, NA, 0,                                            \
+      "sgemm_07_contiguous_4x4.cu", NULL, NULL)                                                      \
+    X("vec4", sgemm, vec4, F32, NA, 0, "float4 loads, A transposed in shared memory",               \
+      "seed 000 float4; seed 001 matrixMul_4; seed 003 kernel 6", "sgemm_08_vec4.cu", NULL, NULL)    \
+    X("double_buffer", sgemm, double_buffer, F32, NA, 0,                                            \
       "two shared buffers, next tile loaded during the FMAs",                                  \
-      "seed 000 double buffer; seed 003 kernel 11", "sgemm_09_double_buffer.cu", NULL)         \
-    X("padded", sgemm, padded, NA, 0, "A tile rows padded to BM+4: conflict-free stores",      \
-      "seed 000 bank conflicts (BM+4)", "sgemm_10_padded.cu", NULL)                            \
-    X("zorder", sgemm, zorder, NA, 0, "z-order lanes, 2x2 of 4x4 per thread: conflict-free loads", \
-      "seed 000 z-order; seed 002 virtual threads", "sgemm_11_zorder.cu", NULL)                \
-    X("warptile", sgemm, warptile, NA, 0, "block, warp (32x64) and lane tiles; BK 16",         \
-      "seed 003 kernel 9", "sgemm_12_warptile.cu", NULL)                                       \
-    X("prefetch", sgemm, prefetch, NA, 0, "next step's operands read into registers during the FMAs", \
-      "seed 003 kernel 10", "sgemm_13_prefetch.cu", NULL)                                      \
-    X("cp_async", sgemm, cp_async, B, 80, "4-stage cp.async pipeline, 2 blocks per SM",        \
-      "beyond the seeds", "sgemm_14_cp_async.cu", NULL)                                        \
-    X("swizzle", sgemm, swizzle, B, 80, "cp_async with blocks in bands of 8 tile rows (L2 reuse)", \
-      "beyond the seeds", "sgemm_15_swizzle.cu", NULL)                                         \
-    X("swizzle_64x128", sgemm, swizzle_64x128, B, 80, "swizzle with 64x128 tiles for small grids", \
-      "beyond the seeds", "sgemm_15_swizzle.cu", NULL)                                         \
-    X("splitk", sgemm, splitk, B, 80, "swizzle with K split across blocks when M x N is small", \
-      "beyond the seeds; seed 003 closing note", "sgemm_16_splitk.cu", sgemm_splitk_workspace) \
-    X("thread_8x16", sgemm, thread_8x16, B, 80,                                                \
+      "seed 000 double buffer; seed 003 kernel 11", "sgemm_09_double_buffer.cu", NULL, NULL)         \
+    X("padded", sgemm, padded, F32, NA, 0, "A tile rows padded to BM+4: conflict-free stores",      \
+      "seed 000 bank conflicts (BM+4)", "sgemm_10_padded.cu", NULL, NULL)                            \
+    X("zorder", sgemm, zorder, F32, NA, 0, "z-order lanes, 2x2 of 4x4 per thread: conflict-free loads", \
+      "seed 000 z-order; seed 002 virtual threads", "sgemm_11_zorder.cu", NULL, NULL)                \
+    X("warptile", sgemm, warptile, F32, NA, 0, "block, warp (32x64) and lane tiles; BK 16",         \
+      "seed 003 kernel 9", "sgemm_12_warptile.cu", NULL, NULL)                                       \
+    X("prefetch", sgemm, prefetch, F32, NA, 0, "next step's operands read into registers during the FMAs", \
+      "seed 003 kernel 10", "sgemm_13_prefetch.cu", NULL, NULL)                                      \
+    X("cp_async", sgemm, cp_async, F32, B, 80, "4-stage cp.async pipeline, 2 blocks per SM",        \
+      "beyond the seeds", "sgemm_14_cp_async.cu", NULL, NULL)                                        \
+    X("swizzle", sgemm, swizzle, F32, B, 80, "cp_async with blocks in bands of 8 tile rows (L2 reuse)", \
+      "beyond the seeds", "sgemm_15_swizzle.cu", NULL, NULL)                                         \
+    X("swizzle_64x128", sgemm, swizzle_64x128, F32, B, 80, "swizzle with 64x128 tiles for small grids", \
+      "beyond the seeds", "sgemm_15_swizzle.cu", NULL, NULL)                                         \
+    X("splitk", sgemm, splitk, F32, B, 80, "swizzle with K split across blocks when M x N is small", \
+      "beyond the seeds; seed 003 closing note", "sgemm_16_splitk.cu", sgemm_splitk_workspace, NULL) \
+    X("thread_8x16", sgemm, thread_8x16, F32, B, 80,                                                \
       "64x64 warp tiles, 8x16 results per thread, 128 threads", "beyond the seeds",            \
-      "sgemm_17_thread_8x16.cu", NULL)                                                         \
-    X("narrow_256x64", sgemm, narrow_256x64, B, 80, "thread_8x16 with 256x64 blocks for narrow N", \
-      "beyond the seeds", "sgemm_17_thread_8x16.cu", NULL)                                     \
-    X("stream_k", sgemm, stream_k, B, 80, "thread_8x16 with the last partial wave split by k-steps", \
-      "beyond the seeds (stream-K)", "sgemm_18_stream_k.cu", NULL)                             \
-    X("edge_peel", sgemm, edge_peel, B, 80,                                                    \
+      "sgemm_17_thread_8x16.cu", NULL, NULL)                                                         \
+    X("narrow_256x64", sgemm, narrow_256x64, F32, B, 80, "thread_8x16 with 256x64 blocks for narrow N", \
+      "beyond the seeds", "sgemm_17_thread_8x16.cu", NULL, NULL)                                     \
+    X("stream_k", sgemm, stream_k, F32, B, 80, "thread_8x16 with the last partial wave split by k-steps", \
+      "beyond the seeds (stream-K)", "sgemm_18_stream_k.cu", NULL, NULL)                             \
+    X("edge_peel", sgemm, edge_peel, F32, B, 80,                                                    \
       "stream_k on whole tiles; thin leftover edges by a strip kernel", "beyond the seeds",    \
-      "sgemm_19_edge_peel.cu", sgemm_edge_peel_workspace)                                      \
-    X("f16_simt", hgemm, simt, B, 80,                                                          \
+      "sgemm_19_edge_peel.cu", sgemm_edge_peel_workspace, NULL)                                      \
+    X("f16_simt", hgemm, simt, F16, B, 80,                                                          \
       "f16 operands by cp.async, widened once per tile in shared memory, FP32 FFMA",         \
-      "beyond the seeds", "hgemm_00_simt.cu", NULL)                                            \
-    X("f64_naive", dgemm, naive, B, 0, "FP64: one thread per element of C, coalesced rows",    \
-      "seed 004 coalescing, in FP64", "dgemm_00_naive.cu", NULL)                               \
-    X("f64_pipeline", dgemm, pipeline, B, 80,                                                  \
+      "beyond the seeds", "hgemm_00_simt.cu", NULL, NULL)                                            \
+    X("f64_naive", dgemm, naive, F64, B, 0, "FP64: one thread per element of C, coalesced rows",    \
+      "seed 004 coalescing, in FP64", "dgemm_00_naive.cu", NULL, NULL)                               \
+    X("f64_pipeline", dgemm, pipeline, F64, B, 80,                                                  \
       "FP64: cp.async pipeline, 8x8 doubles per thread, DFMA",                                 \
-      "beyond the seeds", "dgemm_01_pipeline.cu", NULL)                                        \
-    X("i64_tiled", igemm, tiled, B, 0, "exact int64 (mod 2^64) in shared-memory tiles",        \
-      "gemmcli", "igemm_00_tiled.cu", NULL)
+      "beyond the seeds", "dgemm_01_pipeline.cu", NULL, NULL)                                        \
+    X("i64_tiled", igemm, tiled, I64, B, 0, "exact int64 (mod 2^64) in shared-memory tiles",        \
+      "gemmcli", "igemm_00_tiled.cu", NULL, NULL)
 
-#define DECLARE(name, fam, id, flags, cc, idea, source, file, ws)                              \
+#define DECLARE(name, fam, id, sigs, flags, cc, idea, source, file, ws, check)                 \
     cudaError_t fam##_##id##_launch(const struct fam##_problem *p, const struct launch_env *env); \
     cudaError_t fam##_##id##_attr(struct kernel_attr *out);
 MUL_STAGES(DECLARE)
@@ -97,19 +99,17 @@ cudaError_t gemm_cublas_run(const struct gemm_kernel *k, const struct gemm_probl
                             const struct launch_env *env);
 void gemm_cpu(const struct gemm_problem *p, int threads);
 
-#define ROW(name, fam, id, flags, cc, idea, source, file, ws)                                  \
-    { name, idea, source, "kernels/" file, flags, 1u << SIG_##fam, cc, gemm_run_##fam,          \
-      (const void *)fam##_##id##_launch, NULL, fam##_##id##_attr, NULL, ws },
+#define ROW(name, fam, id, sigs, flags, cc, idea, source, file, ws, check)                     \
+    { name, idea, source, "kernels/" file, flags, sigs, cc, gemm_run_##fam,                     \
+      (const void *)fam##_##id##_launch, NULL, fam##_##id##_attr, check, ws },
 
 const struct gemm_kernel gemm_kernels[] = {
-    { "cublas", "cuBLAS: SGEMM (FP32, no TF32), GemmEx f16 with FP32 compute, DGEMM",
+    { "cublas", "cuBLAS: SGEMM (FP32, no TF32), GemmEx f16/bf16 (FP32 compute), DGEMM",
       "cuBLAS", "kernels/gemm_cublas.c", KERNEL_REFERENCE | KERNEL_BATCHED | KERNEL_ANY_LD,
-      1u << GEMM_F32 | 1u << GEMM_F16 | 1u << GEMM_F64, 0, gemm_cublas_run, NULL, NULL, NULL,
-      NULL, NULL },
+      F32 | F16 | BF16 | F64, 0, gemm_cublas_run, NULL, NULL, NULL, NULL, NULL },
     { "cpu", "multithreaded blocked C: double accumulators, exact int64 (no GPU)", "gemmcli",
       "kernels/gemm_cpu.c", KERNEL_HOST | KERNEL_NO_AUTO | KERNEL_BATCHED | KERNEL_ANY_LD,
-      1u << GEMM_F32 | 1u << GEMM_F16 | 1u << GEMM_F64 | 1u << GEMM_I64, 0, NULL, NULL,
-      gemm_cpu, NULL, NULL, NULL },
+      F32 | F16 | BF16 | F64 | I64, 0, NULL, NULL, gemm_cpu, NULL, NULL, NULL },
     MUL_STAGES(ROW)
 };
 

@@ -11,6 +11,7 @@
 const struct gemm_sig_info gemm_sigs[GEMM_SIG_COUNT] = {
     [GEMM_F32] = { "f32", GC_F32, GC_F32, "FP32" },
     [GEMM_F16] = { "f16", GC_F16, GC_F32, "f16 operands, FP32 accumulation" },
+    [GEMM_BF16] = { "bf16", GC_BF16, GC_F32, "bf16 operands, FP32 accumulation" },
     [GEMM_F64] = { "f64", GC_F64, GC_F64, "FP64" },
     [GEMM_I64] = { "i64", GC_I64, GC_I64, "exact int64, modulo 2^64" },
 };
@@ -58,6 +59,12 @@ int gemm_can_implement(const struct gemm_kernel *k, const struct gemm_problem *p
         snprintf(why, n, "kernel '%s' computes %s (%s); this product needs %s (%s)", k->name,
                  have, gemm_sigs[__builtin_ctz(k->sigs)].arith, gemm_sigs[p->sig].name,
                  gemm_sigs[p->sig].arith);
+        return 0;
+    }
+    if (!(k->flags & KERNEL_HOST) && (k->flags & KERNEL_ARCH_EXACT) && p->cc != k->cc_min) {
+        snprintf(why, n, "kernel '%s' is built for compute capability %d.%d alone (it uses that "
+                 "architecture's own instructions); this GPU is %d.%d", k->name, k->cc_min / 10,
+                 k->cc_min % 10, p->cc / 10, p->cc % 10);
         return 0;
     }
     if (!(k->flags & KERNEL_HOST) && p->cc < k->cc_min) {

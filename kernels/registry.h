@@ -50,6 +50,8 @@ enum kernel_flags {
     KERNEL_NO_AUTO = 1 << 3,   /* a teaching stage auto never picks */
     KERNEL_BATCHED = 1 << 4,   /* runs a whole stack in one launch */
     KERNEL_ANY_LD = 1 << 5,    /* takes leading dimensions other than dense */
+    KERNEL_ARCH_EXACT = 1 << 6,/* built for one architecture only (sm_90a): runs
+                                  where the compute capability is cc_min exactly */
 };
 
 /* ---- mul ---- */
@@ -58,6 +60,7 @@ enum kernel_flags {
 enum gemm_sig {
     GEMM_F32,   /* float operands, FP32 arithmetic, float C */
     GEMM_F16,   /* binary16 operands, FP32 accumulation, float C */
+    GEMM_BF16,  /* bfloat16 operands, FP32 accumulation, float C */
     GEMM_F64,   /* double operands, FP64 arithmetic, double C */
     GEMM_I64,   /* int64 operands, exact arithmetic modulo 2^64, int64 C = A*B */
     GEMM_SIG_COUNT

@@ -507,12 +507,12 @@ static int bench_one(struct bench *b, const struct gc_opts *o, int is_mul, enum 
     return rc;
 }
 
-/* --dtype for bench: a comma-separated list of f16, f32, f64. */
+/* --dtype for bench: a comma-separated list of f16, bf16, f32, f64. */
 static int parse_types(const char *list, unsigned *sigs)
 {
     *sigs = 0;
     if (!list) {
-        *sigs = 1u << GEMM_F16 | 1u << GEMM_F32 | 1u << GEMM_F64;
+        *sigs = 1u << GEMM_F16 | 1u << GEMM_BF16 | 1u << GEMM_F32 | 1u << GEMM_F64;
         return 0;
     }
     char buf[128];
@@ -526,8 +526,11 @@ static int parse_types(const char *list, unsigned *sigs)
             *sigs |= 1u << GEMM_F32;
         else if (t == GC_F64)
             *sigs |= 1u << GEMM_F64;
+        else if (t == GC_BF16)
+            *sigs |= 1u << GEMM_BF16;
         else
-            return gc_fail(GC_EXIT_USAGE, "--dtype: bench times f16, f32 and f64, not '%s'", tok);
+            return gc_fail(GC_EXIT_USAGE, "--dtype: bench times f16, bf16, f32 and f64, not '%s'",
+                           tok);
     }
     return 0;
 }
@@ -548,7 +551,7 @@ int cmd_bench(const struct gc_opts *o)
     struct bench *done[GEMM_SIG_COUNT + 1];
     int n = 0;
     /* f32 first: its table is the ladder's. */
-    static const enum gemm_sig order[] = { GEMM_F32, GEMM_F16, GEMM_F64 };
+    static const enum gemm_sig order[] = { GEMM_F32, GEMM_F16, GEMM_BF16, GEMM_F64 };
     if (all || strcmp(o->bench_op, "mul") == 0)
         for (size_t i = 0; i < sizeof order / sizeof order[0] && !rc; i++) {
             if (!(sigs & (1u << order[i])))

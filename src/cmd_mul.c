@@ -39,8 +39,10 @@ struct mul_job {
  * what the result's dtype can hold; integers are exact. */
 static double default_tol(const struct mul_job *j)
 {
-    double by_dtype = j->plan.result == GC_F16 ? 4e-3 : j->plan.result == GC_F32 ? 1e-4 : 1e-10;
-    double by_sig = j->sig == GEMM_F64 ? 1e-10 : 1e-4;
+    enum gc_dtype r = j->plan.result;
+    double by_dtype = r == GC_BF16 ? 3e-2 : r == GC_F16 ? 4e-3 : r == GC_F32 ? 1e-4 : 1e-10;
+    double by_sig = j->sig == GEMM_F64 ? 1e-10 : j->sig == GEMM_F16 ? 2e-3
+                  : j->sig == GEMM_BF16 ? 1.5e-2 : 1e-4;
     return by_dtype > by_sig ? by_dtype : by_sig;
 }
 
@@ -585,7 +587,7 @@ int cmd_mul(const struct gc_opts *o)
         goto out;
     const struct matmul_plan *pl = &j.plan;
     int out_dtype = o->out_dtype >= 0 ? o->out_dtype : (int)pl->result;
-    if ((rc = io_check_ndim(o, j.job.fmt, pl->out_ndim, pl->out_shape)))
+    if ((rc = io_check_ndim(o, j.job.fmt, pl->out_ndim, pl->out_shape, out_dtype)))
         goto out;
     /* A named kernel that cannot compute this product is told before any
      * device is opened (the device's own limits are checked there). */

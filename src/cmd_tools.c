@@ -32,7 +32,7 @@ int cmd_convert(const struct gc_opts *o)
     int rc = io_read_operand(o, 0, o->operands[0], &m);
     double t1 = now_ms();
     if (!rc)
-        rc = io_check_ndim(o, fmt, m.ndim, m.shape);
+        rc = io_check_ndim(o, fmt, m.ndim, m.shape, o->out_dtype >= 0 ? o->out_dtype : (int)m.dtype);
     if (!rc)
         rc = io_to_c_order(&m, o->out_dtype);
     struct gc_output out = { 0 };
@@ -156,7 +156,8 @@ static void fill_runs_on(struct kernel_row *r)
     if (r->flags & KERNEL_HOST)
         snprintf(r->runs_on, sizeof r->runs_on, "cpu");
     else if (r->cc_min)
-        snprintf(r->runs_on, sizeof r->runs_on, "gpu %d.%d+", r->cc_min / 10, r->cc_min % 10);
+        snprintf(r->runs_on, sizeof r->runs_on, "gpu %d.%d%s", r->cc_min / 10, r->cc_min % 10,
+                 r->flags & KERNEL_ARCH_EXACT ? "a" : "+");
     else
         snprintf(r->runs_on, sizeof r->runs_on, "gpu");
 }
@@ -180,7 +181,8 @@ static void print_row(const struct gc_opts *o, const struct kernel_row *r, const
 {
     struct kernel_attr a;
     int dev_cc = dev ? dev->cc_major * 10 + dev->cc_minor : 0;
-    int usable = dev && !(r->flags & KERNEL_HOST) && dev_cc >= r->cc_min;
+    int usable = dev && !(r->flags & KERNEL_HOST) && dev_cc >= r->cc_min &&
+                 (!(r->flags & KERNEL_ARCH_EXACT) || dev_cc == r->cc_min);
     int have_attr = o->details && usable && r->attr && r->attr(&a) == cudaSuccess;
     if (o->details && usable && r->attr && !have_attr)
         cudaGetLastError();

@@ -278,7 +278,8 @@ int cmd_transpose(const struct gc_opts *o)
         goto out;
     }
     struct gc_tensor out_shape = result_shape(&j);
-    if ((rc = io_check_ndim(o, j.job.fmt, out_shape.ndim, out_shape.shape)))
+    if ((rc = io_check_ndim(o, j.job.fmt, out_shape.ndim, out_shape.shape,
+                            o->out_dtype >= 0 ? o->out_dtype : (int)j.in.dtype)))
         goto out;
     rep->read_ms = now_ms() - j.job.t0;
     snprintf(rep->shape_a, sizeof rep->shape_a, "%s", shape_in);

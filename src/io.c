@@ -73,8 +73,12 @@ int io_output_format(const struct gc_opts *o, int fallback)
     return f;
 }
 
-int io_check_ndim(const struct gc_opts *o, int format, int ndim, const size_t *shape)
+int io_check_ndim(const struct gc_opts *o, int format, int ndim, const size_t *shape, int dtype)
 {
+    if (format == GC_FMT_NPY && dtype >= 0 && !gc_dtypes[dtype].numpy)
+        return gc_fail(GC_EXIT_USAGE, "%s: .npy has no %s (NumPy has no such dtype); write raw, "
+                       "or convert with --dtype f32", gc_display_name(o->output, 1),
+                       gc_dtypes[dtype].numpy_name);
     int max = gc_formats[format].max_ndim;
     /* A scalar (vector @ vector) goes to .npy or raw, not to CSV. */
     if (ndim <= max && (ndim >= 1 || max > 2))

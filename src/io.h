@@ -24,8 +24,9 @@ int io_read_operands(const struct gc_opts *o, int count, const char *const *path
 int io_output_format(const struct gc_opts *o, int fallback);
 
 /* 0, or GC_EXIT_USAGE after saying so, when `format` cannot hold a tensor
- * of `ndim` dimensions (CSV: one or two). */
-int io_check_ndim(const struct gc_opts *o, int format, int ndim, const size_t *shape);
+ * of `ndim` dimensions (CSV: one or two) or of `dtype` (.npy: no bfloat16;
+ * dtype < 0: not checked). */
+int io_check_ndim(const struct gc_opts *o, int format, int ndim, const size_t *shape, int dtype);
 
 /* Writes `t` in `format` to `out`, begun by the caller, who commits it. */
 int io_write_tensor(struct gc_output *out, const struct gc_opts *o, int format,

@@ -6,7 +6,8 @@
 
 #include "../core/error.h"
 
-const char *const matmul_compute_names[COMPUTE_COUNT] = { "auto", "fp32", "fp64", "exact" };
+const char *const matmul_compute_names[COMPUTE_COUNT] = { "auto", "fp32", "fp64", "exact", "f16",
+                                                          "bf16" };
 
 int matmul_compute_parse(const char *s)
 {
@@ -57,6 +58,13 @@ static void batch_strides(const struct operand_view *v, int nbatch, size_t matri
     }
 }
 
+/* 1 when every value of dtype `t` is a value of the 16-bit float `h`:
+ * itself, bool, and 8-bit integers (at most 255 in magnitude). */
+static int fits_16bit(enum gc_dtype t, enum gc_dtype h)
+{
+    return t == h || t == GC_BOOL || t == GC_I8 || t == GC_U8;
+}
+
 /* The signatures, preferred first, for the result dtype and the mode. */
 static int choose_sigs(struct matmul_plan *p, enum gc_dtype a, enum gc_dtype b, int compute,
                        const char *a_name, const char *b_name)
@@ -67,6 +75,11 @@ static int choose_sigs(struct matmul_plan *p, enum gc_dtype a, enum gc_dtype b, 
     if (compute == COMPUTE_AUTO)
         compute = integral ? COMPUTE_EXACT
                 : p->result == GC_F64 ? COMPUTE_FP64 : COMPUTE_FP32;
+    if (integral && compute != COMPUTE_EXACT && compute != COMPUTE_FP64)
+        return gc_fail(GC_EXIT_USAGE, "%s, %s: an integer product (%s) is computed exactly "
+                       "(--compute exact, or fp64); for %s arithmetic, convert the operands to "
+                       "floats first", a_name, b_name, gc_dtypes[p->result].numpy_name,
+                       matmul_compute_names[compute]);
     switch (compute) {
     case COMPUTE_EXACT:
         if (!integral)
@@ -82,19 +95,21 @@ static int choose_sigs(struct matmul_plan *p, enum gc_dtype a, enum gc_dtype b, 
         p->sigs[p->n_sigs++] = GEMM_F64;
         break;
     case COMPUTE_FP32:
-        /* Half operands are exact as they are: FP32 accumulation either way. */
-        if (a == GC_F16 && b == GC_F16)
+        /* 16-bit operands that are exact as they are: the 16-bit kernels
+         * accumulate in FP32 too, and they come first. */
+        if (fits_16bit(a, GC_F16) && fits_16bit(b, GC_F16) && (a == GC_F16 || b == GC_F16))
             p->sigs[p->n_sigs++] = GEMM_F16;
+        if (fits_16bit(a, GC_BF16) && fits_16bit(b, GC_BF16) && (a == GC_BF16 || b == GC_BF16))
+            p->sigs[p->n_sigs++] = GEMM_BF16;
         p->sigs[p->n_sigs++] = GEMM_F32;
         break;
-    }
-    /* f16 results (f16 with f16, int8, uint8 or bool) take FP32 accumulation
-     * from half operands first. */
-    if (compute == COMPUTE_FP32 && p->result == GC_F16 && p->sigs[0] != GEMM_F16 &&
-        gc_dtypes[a].size <= 2 && gc_dtypes[b].size <= 2) {
-        p->sigs[1] = p->sigs[0];
-        p->sigs[0] = GEMM_F16;
-        p->n_sigs = 2;
+    case COMPUTE_F16:
+        /* Operands rounded to float16 when they are wider: asked for. */
+        p->sigs[p->n_sigs++] = GEMM_F16;
+        break;
+    case COMPUTE_BF16:
+        p->sigs[p->n_sigs++] = GEMM_BF16;
+        break;
     }
     return 0;
 }
@@ -286,7 +301,7 @@ int matmul_check_scalars(const struct matmul_plan *plan, enum gemm_sig sig, doub
         if (plan->exact && !integral_scalar(v[i]))
             return gc_fail(GC_EXIT_USAGE, "%s %g: an integer result (%s) takes an integer %s",
                            names[i], v[i], gc_dtypes[plan->result].numpy_name, names[i] + 2);
-        if ((sig == GEMM_F32 || sig == GEMM_F16) && isinf((float)v[i]))
+        if (sig != GEMM_F64 && sig != GEMM_I64 && isinf((float)v[i]))
             return gc_fail(GC_EXIT_USAGE, "%s %g is not finite in float32, the compute "
                            "precision (largest 3.40282e+38)", names[i], v[i]);
     }

@@ -21,7 +21,8 @@
 #include "../kernels/registry.h"
 
 enum matmul_compute {
-    COMPUTE_AUTO, COMPUTE_FP32, COMPUTE_FP64, COMPUTE_EXACT, COMPUTE_COUNT
+    COMPUTE_AUTO, COMPUTE_FP32, COMPUTE_FP64, COMPUTE_EXACT, COMPUTE_F16, COMPUTE_BF16,
+    COMPUTE_COUNT
 };
 
 /* "auto", "fp32", ... and back; -1 if unknown. */

@@ -21,7 +21,7 @@
  * kernels with the input, and cuBLAS geam up to NaN payloads).
  *
  *   gpu_kernels [--small] [--kernel NAME]... [--shape [BATCHx]MxNxK]... [--op mul|transpose]
- *               [--type f32|f16|f64|i64]
+ *               [--type f32|f16|bf16|f64|i64]
  *
  * --small keeps the shapes that compute-sanitizer can get through.
  * Without a CUDA device it says so and exits 0. */
@@ -47,7 +47,7 @@
 
 /* Errors no correct kernel of the signature reaches on N(0, 1) data. */
 static const double abs_bound[GEMM_SIG_COUNT] = {
-    [GEMM_F32] = 5e-5, [GEMM_F16] = 5e-5, [GEMM_F64] = 1e-12, [GEMM_I64] = 0,
+    [GEMM_F32] = 5e-5, [GEMM_F16] = 5e-5, [GEMM_BF16] = 5e-5, [GEMM_F64] = 1e-12, [GEMM_I64] = 0,
 };
 
 struct mul_case {
@@ -508,7 +508,7 @@ static void test_xpose_case(struct ctx *x, const struct options *o, const struct
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: gpu_kernels [--small] [--op mul|transpose] [--type f32|f16|f64|i64] "
+    fprintf(stderr, "usage: gpu_kernels [--small] [--op mul|transpose] [--type f32|f16|bf16|f64|i64] "
                     "[--kernel NAME]... [--shape [BATCHx]MxNxK]...\n");
     return 2;
 }

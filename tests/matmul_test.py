@@ -171,6 +171,56 @@ def test_compute(d):
               err(p))
 
 
+def to_bf16_bits(x):
+    """float32 values rounded to nearest even bfloat16, as uint16 bits."""
+    b = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    return ((b + 0x7FFF + ((b >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def from_bf16_bits(h):
+    return (h.astype(np.uint32) << 16).view(np.float32)
+
+
+def test_16bit(d):
+    # bfloat16 has no .npy: raw in (--dtype bf16), raw out, NumPy emulates it.
+    a, b = rng.standard_normal((9, 13)), rng.standard_normal((13, 6))
+    ab, bb = to_bf16_bits(a), to_bf16_bits(b)
+    ab.tofile(os.path.join(d, "a.bin"))
+    bb.tofile(os.path.join(d, "b.bin"))
+    p = run("mul", "a.bin", "b.bin", "--shape", "9x13", "--shape", "13x6", "--dtype", "bf16",
+            "-o", "c.bin", "--kernel", "cpu", "-q", "--verify", cwd=d)
+    want = from_bf16_bits(ab).astype(np.float64) @ from_bf16_bits(bb).astype(np.float64)
+    if p.returncode == 0:
+        got = from_bf16_bits(np.fromfile(os.path.join(d, "c.bin"), np.uint16)).reshape(9, 6)
+        ulp = np.abs(want) * 2.0 ** -7
+        check("bf16 @ bf16: bf16 result, rounded once", np.all(np.abs(got - want) <= ulp + 1e-30),
+              np.max(np.abs(got - want) / np.maximum(np.abs(want), 1e-30)))
+    else:
+        check("bf16 @ bf16 runs", False, err(p))
+    p = run("mul", "a.bin", "b.bin", "--shape", "9x13", "--shape", "13x6", "--dtype", "bf16",
+            "-o", "c.npy", "--kernel", "cpu", cwd=d)
+    check("a bf16 result to .npy: exit 2 saying NumPy has none", p.returncode == 2 and
+          "bfloat16" in err(p), err(p))
+    np.save(os.path.join(d, "h.npy"), rng.standard_normal((13, 6)).astype(np.float16))
+    p = run("mul", "a.bin", "h.npy", "--shape", "9x13", "--dtype", "bf16", "-o", "c.bin",
+            "--kernel", "cpu", "-q", cwd=d)
+    check("bf16 @ f16 runs", p.returncode == 0, err(p))
+    # opt-in lossy arithmetic on float32 data: the result stays float32
+    x, y = sample("float32", (40, 300)), sample("float32", (300, 30))
+    want = x.astype(np.float64) @ y
+    for mode, lo, hi in (("f16", 1e-5, 2e-3), ("bf16", 1e-4, 2e-2), ("fp32", 0, 1e-6)):
+        p, got = mul(d, x, y, "--compute", mode, "--verify")
+        if got is None:
+            check(f"--compute {mode} on float32 runs", False, err(p))
+            continue
+        rel = np.linalg.norm(got - want) / np.linalg.norm(want)
+        check(f"--compute {mode} on float32: float32 result, error {lo:g}..{hi:g}",
+              got.dtype == np.float32 and lo <= rel <= hi, rel)
+    p, _ = mul(d, sample("int32", (4, 5)), sample("int32", (5, 3)), "--compute", "fp32")
+    check("integer data with --compute fp32: exit 2", p.returncode == 2 and "exact" in err(p),
+          err(p))
+
+
 def test_errors(d):
     np.save(os.path.join(d, "z.npy"), (rng.standard_normal((3, 4)) + 1j).astype(np.complex64))
     np.save(os.path.join(d, "b.npy"), sample("float32", (4, 2)))
@@ -220,7 +270,7 @@ def test_transpose_and_formats(d):
 
 
 def main():
-    for t in (test_dtype_pairs, test_shapes, test_c0, test_compute, test_errors,
+    for t in (test_dtype_pairs, test_shapes, test_c0, test_compute, test_16bit, test_errors,
               test_transpose_and_formats):
         with tempfile.TemporaryDirectory(prefix="gemmcli-matmul.") as d:
             t(d)

@@ -29,6 +29,16 @@ if [ -n "$need_pkgs" ]; then
 fi
 
 if [ "$mode" = test ]; then
+    # tests/sass_check.sh reads the kernels' SASS; a toolkit without
+    # cuobjdump gets NVIDIA's from PyPI, in build/tools.
+    cuda=${CUDA_HOME:-/usr/local/cuda}
+    if [ ! -x "$cuda/bin/cuobjdump" ] && ! command -v cuobjdump >/dev/null 2>&1 &&
+       [ ! -x build/tools/nvidia/cu13/bin/cuobjdump ]; then
+        echo "setup: installing cuobjdump from PyPI (nvidia-cuda-cuobjdump, -nvdisasm)" >&2
+        python3 -m pip install -q --target build/tools nvidia-cuda-cuobjdump \
+            nvidia-cuda-nvdisasm >/dev/null 2>&1 ||
+            echo "setup: could not install cuobjdump; the SASS check will say it skipped" >&2
+    fi
     if ! python3 -c 'import numpy' >/dev/null 2>&1; then
         echo "setup: installing numpy from PyPI" >&2
         python3 -m pip install -q numpy >/dev/null 2>&1 ||

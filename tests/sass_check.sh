@@ -1,0 +1,62 @@
+#!/bin/sh
+# What the built kernels are made of, read from the objects, no GPU needed:
+# each stage's main loop is the instruction its file claims (FFMA for the
+# FP32 ladder and the CUDA-core float16 stage, DFMA for FP64, HMMA for the
+# mma.sync stage, HGMMA for every stage built on kernels/hgemm_hopper.cuh),
+# and ptxas reported no register spills for any kernel of the tables
+# (build/kernels/*.o.ptxas, written by the Makefile).
+#   tests/sass_check.sh          (prints 'sass: N passed, M failed')
+set -u
+cd "$(dirname "$0")/.." || exit 2
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+dump=""
+for c in "$CUDA_HOME/bin/cuobjdump" "$(command -v cuobjdump 2>/dev/null)" \
+         build/tools/nvidia/cu13/bin/cuobjdump; do
+    [ -n "$c" ] && [ -x "$c" ] && { dump=$c; break; }
+done
+# cuobjdump runs nvdisasm, which sits beside it.
+PATH=$(dirname "$dump" 2>/dev/null):$PATH
+export PATH
+if [ -z "$dump" ]; then
+    echo "sass: skipped: no cuobjdump (tests/setup.sh test installs one from PyPI)"
+    exit 0
+fi
+passed=0
+failed=0
+for obj in build/kernels/*.o; do
+    src=kernels/$(basename "$obj" .o).cu
+    [ -f "$src" ] || continue
+    case $src in
+        # stream_k only plans for thread_8x16's kernel (in sgemm_17).
+        *ref_dgemm*|*convert*|*transpose_*|*sgemm_18_*) want="" ;;
+        *sgemm_*|*hgemm_00_*) want=FFMA ;;
+        *dgemm_*) want=DFMA ;;
+        *hgemm_01_*) want=HMMA ;;
+        *igemm_*) want=IMAD ;;
+        *) want="" ;;
+    esac
+    grep -q '"hgemm_hopper.cuh"' "$src" && want=HGMMA
+    if [ -n "$want" ]; then
+        n=$("$dump" --dump-sass "$obj" 2>/dev/null | grep -c "[[:space:]]$want[.[:space:]]")
+        if [ "$n" -gt 0 ]; then
+            passed=$((passed + 1))
+            echo "sass: $src: $n $want"
+        else
+            failed=$((failed + 1))
+            echo "sass: FAIL $src: no $want in its SASS" >&2
+        fi
+    fi
+    log=$obj.ptxas
+    case $src in *ref_dgemm*) continue ;; esac
+    if [ -f "$log" ]; then
+        spills=$(grep -E "[1-9][0-9]* bytes spill (stores|loads)" "$log" | head -n 1)
+        if [ -n "$spills" ]; then
+            failed=$((failed + 1))
+            echo "sass: FAIL $src: ptxas spills registers: $spills" >&2
+        else
+            passed=$((passed + 1))
+        fi
+    fi
+done
+echo "sass: $passed passed, $failed failed ($dump)"
+[ "$failed" -eq 0 ]

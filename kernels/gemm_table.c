@@ -21,9 +21,21 @@
 /* Workspace sizes, from the files that allocate them. */
 size_t sgemm_splitk_workspace(const struct gemm_problem *p);
 size_t sgemm_edge_peel_workspace(const struct gemm_problem *p);
+size_t hgemm_persistent_workspace(const struct gemm_problem *p);
+size_t hgemm_cluster_multicast_workspace(const struct gemm_problem *p);
+
+/* Conditions of their own (alignment, the one architecture they run on). */
+int hgemm_wgmma_check(const struct gemm_problem *p, char *why, size_t n);
+int hgemm_wgmma_tma_check(const struct gemm_problem *p, char *why, size_t n);
+int hgemm_wgmma_pipeline_check(const struct gemm_problem *p, char *why, size_t n);
+int hgemm_warp_specialized_check(const struct gemm_problem *p, char *why, size_t n);
+int hgemm_persistent_check(const struct gemm_problem *p, char *why, size_t n);
+int hgemm_cluster_multicast_check(const struct gemm_problem *p, char *why, size_t n);
 
 #define B KERNEL_BATCHED
 #define NA KERNEL_NO_AUTO
+#define TC (KERNEL_BATCHED | KERNEL_SPLIT_K)
+#define SM90A (KERNEL_BATCHED | KERNEL_SPLIT_K | KERNEL_ARCH_EXACT)
 
 #define MUL_STAGES(X)                                                                          \
     X("naive", sgemm, naive, F32, NA, 0,                                                            \
@@ -80,6 +92,34 @@ size_t sgemm_edge_peel_workspace(const struct gemm_problem *p);
     X("f16_simt", hgemm, simt, F16, B, 80,                                                          \
       "f16 operands by cp.async, widened once per tile in shared memory, FP32 FFMA",         \
       "beyond the seeds", "hgemm_00_simt.cu", NULL, NULL)                                            \
+    X("mma_sync", hgemm, mma_sync, F16 | BF16, TC, 80,                                               \
+      "tensor cores by warp: mma.sync m16n8k16, ldmatrix from a 4-stage cp.async ring",        \
+      "beyond the seeds (tensor cores, Ampere style)", "hgemm_01_mma_sync.cu",                 \
+      NULL, NULL)                                                              \
+    X("wgmma", hgemm, wgmma, F16 | BF16, SM90A, 90,                                                 \
+      "Hopper warpgroup MMA (wgmma) from 128-byte swizzled shared tiles",                      \
+      "beyond the seeds (Hopper wgmma)", "hgemm_02_wgmma.cu", NULL,           \
+      hgemm_wgmma_check)                                                                       \
+    X("wgmma_tma", hgemm, wgmma_tma, F16 | BF16, SM90A, 90,                                         \
+      "wgmma with tiles brought by the Tensor Memory Accelerator and an mbarrier",             \
+      "beyond the seeds (Hopper TMA)", "hgemm_03_wgmma_tma.cu", NULL,         \
+      hgemm_wgmma_tma_check)                                                                   \
+    X("wgmma_pipeline", hgemm, wgmma_pipeline, F16 | BF16, SM90A, 90,                               \
+      "a 4-slot TMA ring with full and empty mbarriers; two warpgroups on 128x256",           \
+      "beyond the seeds (Hopper TMA)", "hgemm_04_wgmma_pipeline.cu", NULL,    \
+      hgemm_wgmma_pipeline_check)                                                              \
+    X("warp_specialized", hgemm, warp_specialized, F16 | BF16, SM90A, 90,                           \
+      "a producer warpgroup feeds a 4-slot TMA ring; two consumers, setmaxnreg, 128x256",     \
+      "beyond the seeds (warp specialisation)", "hgemm_05_warp_specialized.cu",                \
+      NULL, hgemm_warp_specialized_check)                                      \
+    X("persistent", hgemm, persistent, F16 | BF16, SM90A, 90,                                       \
+      "warp_specialized on a persistent grid in L2 bands; padded copies take any shape",      \
+      "beyond the seeds (persistent kernels)", "hgemm_06_persistent.cu",                      \
+      hgemm_persistent_workspace, hgemm_persistent_check)                                      \
+    X("cluster_multicast", hgemm, cluster_multicast, F16 | BF16, SM90A, 90,                         \
+      "persistent in clusters of 2 sharing B by TMA multicast; TMA-store epilogue",           \
+      "beyond the seeds (thread-block clusters)", "hgemm_07_cluster_multicast.cu",             \
+      hgemm_cluster_multicast_workspace, hgemm_cluster_multicast_check)                        \
     X("f64_naive", dgemm, naive, F64, B, 0, "FP64: one thread per element of C, coalesced rows",    \
       "seed 004 coalescing, in FP64", "dgemm_00_naive.cu", NULL, NULL)                               \
     X("f64_pipeline", dgemm, pipeline, F64, B, 80,                                                  \

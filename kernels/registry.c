@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "registry.h"
+#include "gemm.h"
 
 const struct gemm_sig_info gemm_sigs[GEMM_SIG_COUNT] = {
     [GEMM_F32] = { "f32", GC_F32, GC_F32, "FP32" },
@@ -90,7 +90,8 @@ int gemm_can_implement(const struct gemm_kernel *k, const struct gemm_problem *p
 
 size_t gemm_workspace_bytes(const struct gemm_kernel *k, const struct gemm_problem *p)
 {
-    return k->workspace ? k->workspace(p) : 0;
+    size_t own = k->workspace ? k->workspace(p) : 0;
+    return (k->flags & KERNEL_SPLIT_K) ? own + gemm_split_workspace(p) : own;
 }
 
 cudaError_t kernels_prepare_device(void)

@@ -52,6 +52,8 @@ enum kernel_flags {
     KERNEL_ANY_LD = 1 << 5,    /* takes leading dimensions other than dense */
     KERNEL_ARCH_EXACT = 1 << 6,/* built for one architecture only (sm_90a): runs
                                   where the compute capability is cc_min exactly */
+    KERNEL_SPLIT_K = 1 << 7,   /* the dispatcher splits a long K when the tiles are
+                                  too few (kernels/gemm_dispatch.c) */
 };
 
 /* ---- mul ---- */

@@ -4,8 +4,9 @@
  * Beyond the seeds; seed 003's closing note points at it for K much larger
  * than M and N.  Each of S splits multiplies a K/S slice into its own
  * M x N slab of a workspace (stream-ordered cudaMallocAsync, freed the same
- * way); a second kernel sums the slabs in a fixed order and applies alpha
- * and beta, so the result does not depend on scheduling, unlike atomics.
+ * way); a second kernel (kernels/gemm_split.cu) sums the slabs in a fixed
+ * order and applies alpha and beta, so the result does not depend on
+ * scheduling, unlike atomics.
  * S is chosen for about two blocks per SM, with at least 8 tiles of k per
  * split; when the tiles already fill the GPU, S = 1 and this is swizzle.
  * A stack of products counts as one grid of tiles: S is chosen for all of
@@ -23,27 +24,7 @@
 #include "sgemm_pipeline.cuh"
 
 typedef pipe_cfg<4, 2, 16, 4> splitk_cfg;
-enum { SPLITK_GROUP = 8, SPLITK_MIN_TILES = 8, SPLITK_THREADS = 256 };
-
-/* C = alpha * the sum of the splits' slabs + beta * C, over product
- * blockIdx.y of the stack when BATCHED. */
-template <bool BATCHED>
-static __global__ void sgemm_splitk_reduce(const struct sgemm_problem p, const float *partial,
-                                           int splits)
-{
-    size_t count = (size_t)p.m * p.n;
-    size_t total = BATCHED ? count * gridDim.y : count;
-    float *c = BATCHED ? p.c + (long long)blockIdx.y * p.stride_c : p.c;
-    if (BATCHED)
-        partial += blockIdx.y * count;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < count;
-         i += (size_t)gridDim.x * blockDim.x) {
-        float sum = 0.0f;
-        for (int s = 0; s < splits; s++)
-            sum += partial[s * total + i];
-        c[i] = p.beta == 0.0f ? p.alpha * sum : p.alpha * sum + p.beta * c[i];
-    }
-}
+enum { SPLITK_GROUP = 8, SPLITK_MIN_TILES = 8 };
 
 /* How many slices of K: enough blocks for two per SM, each slice at least
  * SPLITK_MIN_TILES tiles deep. */
@@ -77,17 +58,9 @@ extern "C" cudaError_t sgemm_splitk_launch(const struct sgemm_problem *p,
     if (err != cudaSuccess)
         return err;
     err = pipe_launch<splitk_cfg, SPLITK_GROUP>(p, env, splits, k_per_split, partial);
-    if (err == cudaSuccess) {
-        size_t blocks = (count + SPLITK_THREADS - 1) / SPLITK_THREADS;
-        if (blocks > 65535)
-            blocks = 65535;
-        dim3 grid((unsigned)blocks, batch);
-        if (batch > 1)
-            sgemm_splitk_reduce<true><<<grid, SPLITK_THREADS, 0, env->stream>>>(*p, partial, splits);
-        else
-            sgemm_splitk_reduce<false><<<grid, SPLITK_THREADS, 0, env->stream>>>(*p, partial, splits);
-        err = launch_result();
-    }
+    if (err == cudaSuccess)
+        err = gemm_split_reduce(p->c, p->stride_c, partial, count, batch, splits, p->alpha,
+                                p->beta, env->stream);
     cudaError_t free_err = cudaFreeAsync(partial, env->stream);
     return err != cudaSuccess ? err : free_err;
 }

@@ -42,6 +42,10 @@ struct bench {
 static const char default_f32_sizes[] =
     "1024,2048,4096,8192,4097,127x129x255,1000x3000x500,256x256x65536,65536x64x1024,"
     "1024x128x128x128,16x1024x1024x1024";
+/* The tensor-core chapter's shapes add a long K on few tiles (its split)
+ * and a stack. */
+static const char default_16bit_sizes[] =
+    "1024,4096,8192,4097,1000x3000x500,256x256x65536,16x1024x1024x1024";
 static const char default_other_sizes[] = "1024,4096,8192,4097,1000x3000x500";
 static const char default_transpose_sizes[] = "4096,8192,16384,7001x3000";
 
@@ -484,7 +488,9 @@ static int bench_one(struct bench *b, const struct gc_opts *o, int is_mul, enum 
     snprintf(b->name, sizeof b->name, is_mul ? "mul %s" : "transpose", gemm_sigs[sig].name);
     int rc = parse_sizes(b, o->bench_sizes ? o->bench_sizes
                               : !is_mul ? default_transpose_sizes
-                              : sig == GEMM_F32 ? default_f32_sizes : default_other_sizes);
+                              : sig == GEMM_F32 ? default_f32_sizes
+                              : sig == GEMM_F16 || sig == GEMM_BF16 ? default_16bit_sizes
+                                                                    : default_other_sizes);
     if (rc)
         return rc;
     time_t now = time(NULL);

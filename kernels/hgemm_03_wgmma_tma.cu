@@ -34,7 +34,10 @@
  * and K >= 1, A and B on 16-byte boundaries, batch strides multiples of 8
  * (tensor-map strides are multiples of 16 bytes).
  *
- * Figures: to be measured. */
+ * Figures (`gemmcli bench`, NVIDIA H200, 2026-11-22, TFLOP/s and % of
+ * cuBLAS GemmEx in the same run): f16: 4096^3 608.9 (85%), 8192^3 600.6
+ * (80%), 256x256x65536 212.9 (88%); bf16: 4096^3 587.9 (84%), 8192^3 628.3
+ * (80%), 256x256x65536 204.1 (85%). */
 #include "hgemm_hopper.cuh"
 
 struct htma_cfg {

@@ -31,9 +31,10 @@
  * Needs what wgmma_tma needs: rows of A and B multiples of 8 values and
  * K >= 1, A and B on 16-byte boundaries, batch strides multiples of 8.
  *
- * Figures (`gemmcli bench`, NVIDIA H200, 2026-11-22, cuBLAS GemmEx in the
- * same run): f16 4096^3 639.6 TFLOP/s (91% of cuBLAS), 8192^3 622.3 (94%);
- * bf16 648.3 (88%), 648.6 (90%). */
+ * Figures (`gemmcli bench`, NVIDIA H200, 2026-11-22, TFLOP/s and % of
+ * cuBLAS GemmEx in the same run): f16: 4096^3 601.8 (84%), 8192^3 625.2
+ * (83%), 256x256x65536 232.6 (96%); bf16: 4096^3 658.0 (94%), 8192^3 671.8
+ * (86%), 256x256x65536 221.2 (92%). */
 #include "hgemm_hopper.cuh"
 
 struct hws_cfg {

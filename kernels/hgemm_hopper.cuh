@@ -478,17 +478,12 @@ static __host__ __device__ __forceinline__ void hopper_store(const float (&d)[N 
 
 /* ---- host ---- */
 
-/* The stages' conditions: an sm_90a device (or none: cc 0, the host's
- * question); 16-byte rows, bases and batch strides for 16-byte copies
+/* The stages' conditions beyond the device (the registry's: their rows are
+ * KERNEL_ARCH_EXACT): 16-byte rows, bases and batch strides for 16-byte copies
  * (cp.async or TMA); `tma` adds the tensor map's: K >= 1 (no dimension of
  * 0) and strides below 2^39 values. */
 static inline int hopper_check(const struct gemm_problem *p, char *why, size_t n, bool tma)
 {
-    if (p->cc != 0 && p->cc != 90) {
-        snprintf(why, n, "built for sm_90a (wgmma): runs on compute capability 9.0 only; this "
-                 "GPU is %d.%d", p->cc / 10, p->cc % 10);
-        return 0;
-    }
     if (p->lda % 8 != 0 || p->ldb % 8 != 0) {
         snprintf(why, n, "rows of A and B must be multiples of 8 values (16 bytes); this "
                  "product's are %lld and %lld", (long long)p->lda, (long long)p->ldb);

@@ -201,16 +201,11 @@ static inline void persist_plan_problem(struct persist_operand *a, struct persis
     persist_plan(b, pb, k, n, ldb, batch, stride_b);
 }
 
-/* The stages' only conditions: a compute capability 9.0 device (or the
- * host's question, cc 0), and strides that a tensor map can hold (below
- * 2^40 bytes), those of the copies where the operands are copied. */
+/* The stages' only condition (the registry checks the device: their rows
+ * are KERNEL_ARCH_EXACT): strides that a tensor map can hold (below 2^40
+ * bytes), those of the copies where the operands are copied. */
 static inline int persist_check(const struct gemm_problem *p, char *why, size_t n)
 {
-    if (p->cc != 0 && p->cc != 90) {
-        snprintf(why, n, "built for sm_90a (wgmma): runs on compute capability 9.0 only; this "
-                 "GPU is %d.%d", p->cc / 10, p->cc % 10);
-        return 0;
-    }
     if (p->m < 1 || p->n < 1 || p->k < 1)
         return 1;
     struct persist_operand a, b;

@@ -61,13 +61,15 @@ int gemm_can_implement(const struct gemm_kernel *k, const struct gemm_problem *p
                  gemm_sigs[p->sig].arith);
         return 0;
     }
-    if (!(k->flags & KERNEL_HOST) && (k->flags & KERNEL_ARCH_EXACT) && p->cc != k->cc_min) {
+    if (!(k->flags & KERNEL_HOST) && p->cc == GEMM_CC_ANY) {
+        /* Asked before a device is open: its checks come later. */
+    } else if (!(k->flags & KERNEL_HOST) && (k->flags & KERNEL_ARCH_EXACT) &&
+               p->cc != k->cc_min) {
         snprintf(why, n, "kernel '%s' is built for compute capability %d.%d alone (it uses that "
                  "architecture's own instructions); this GPU is %d.%d", k->name, k->cc_min / 10,
                  k->cc_min % 10, p->cc / 10, p->cc % 10);
         return 0;
-    }
-    if (!(k->flags & KERNEL_HOST) && p->cc < k->cc_min) {
+    } else if (!(k->flags & KERNEL_HOST) && p->cc < k->cc_min) {
         snprintf(why, n, "kernel '%s' needs a GPU of compute capability %d.%d or later; this "
                  "one is %d.%d", k->name, k->cc_min / 10, k->cc_min % 10, p->cc / 10,
                  p->cc % 10);

@@ -75,6 +75,8 @@ struct gemm_sig_info {
 };
 extern const struct gemm_sig_info gemm_sigs[GEMM_SIG_COUNT];
 
+enum { GEMM_CC_ANY = -1 };          /* gemm_problem.cc: no device chosen yet */
+
 struct gemm_problem {
     enum gemm_sig sig;
     int64_t m, n, k;
@@ -85,7 +87,8 @@ struct gemm_problem {
     double alpha, beta;             /* beta != 0: C holds C0 on entry (not GEMM_I64) */
     const void *a, *b;
     void *c;
-    int cc;                         /* the device's compute capability; 0 on the host */
+    int cc;                         /* the device's compute capability; 0 on the host,
+                                       GEMM_CC_ANY before a device is chosen */
 };
 
 /* The dense problem: leading dimensions and strides of packed matrices. */

@@ -594,7 +594,7 @@ int cmd_mul(const struct gc_opts *o)
     if (named && !on_host) {
         enum gemm_sig sig;
         int is_auto;
-        if (!select_gemm(o->kernel, pl, 1000, 1, &sig, &is_auto, &rc))
+        if (!select_gemm(o->kernel, pl, GEMM_CC_ANY, 1, &sig, &is_auto, &rc))
             goto out;
     }
     if (o->c0_path) {

@@ -14,6 +14,8 @@ import tempfile
 
 import numpy as np
 
+from bf16 import from_bf16_bits, to_bf16_bits
+
 GEMMCLI = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "./gemmcli")
 passed = failed = 0
 rng = np.random.default_rng(11)
@@ -169,16 +171,6 @@ def test_compute(d):
         check("--dtype f64 converts the integer result", got is not None and
               got.dtype == np.float64 and np.array_equal(got, (ai @ bi).astype(np.float64)),
               err(p))
-
-
-def to_bf16_bits(x):
-    """float32 values rounded to nearest even bfloat16, as uint16 bits."""
-    b = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
-    return ((b + 0x7FFF + ((b >> 16) & 1)) >> 16).astype(np.uint16)
-
-
-def from_bf16_bits(h):
-    return (h.astype(np.uint32) << 16).view(np.float32)
 
 
 def test_16bit(d):

@@ -39,6 +39,19 @@ static int usable(const struct matmul_plan *plan, enum gemm_sig sig, int f64_exa
     return !(plan->needs_bound && sig == GEMM_F64 && !f64_exact);
 }
 
+/* The top of the ladder that can compute p (the table is in ladder order,
+ * and the top stage of each signature's ladder covers every shape). */
+static const struct gemm_kernel *ladder_top(const struct gemm_problem *p)
+{
+    char why[512];
+    const struct gemm_kernel *best = NULL;
+    for (size_t j = 0; j < gemm_kernel_count; j++)
+        if (select_auto_candidate(gemm_kernels[j].flags) &&
+            gemm_can_implement(&gemm_kernels[j], p, why, sizeof why))
+            best = &gemm_kernels[j];
+    return best;
+}
+
 const struct gemm_kernel *select_gemm(const char *name, const struct matmul_plan *plan, int cc,
                                       int f64_exact, enum gemm_sig *sig, int *is_auto,
                                       int *status)
@@ -71,7 +84,10 @@ const struct gemm_kernel *select_gemm(const char *name, const struct matmul_plan
         return NULL;
     }
     /* The table's best among the signatures that compute this exactly: a
-     * float16 product may run faster on float operands, say. */
+     * float16 product may run faster on float operands, say.  Where the
+     * nearest row's kernel cannot take this product (rows of A not 16-byte
+     * units for a TMA stage, say), its signature's top stage stands in at
+     * the row's rate: it takes every shape, at nearly the best's speed. */
     const struct gemm_kernel *pick = NULL;
     double pick_rate = 0;
     for (int i = 0; i < plan->n_sigs; i++) {
@@ -84,8 +100,9 @@ const struct gemm_kernel *select_gemm(const char *name, const struct matmul_plan
                                                        (double)plan->inner, (double)plan->m,
                                                        (double)plan->n, (double)plan->k);
         const struct gemm_kernel *k = row ? gemm_kernel_find(row->kernel) : NULL;
-        if (k && select_auto_candidate(k->flags) && gemm_can_implement(k, &p, why, sizeof why) &&
-            (!pick || row->rate > pick_rate)) {
+        if (k && !(select_auto_candidate(k->flags) && gemm_can_implement(k, &p, why, sizeof why)))
+            k = ladder_top(&p);
+        if (k && (!pick || row->rate > pick_rate)) {
             pick = k;
             pick_rate = row->rate;
             *sig = s;
@@ -99,13 +116,8 @@ const struct gemm_kernel *select_gemm(const char *name, const struct matmul_plan
             continue;
         matmul_problem(plan, s, 1, 0, &p);
         p.cc = cc;
-        /* Off the table: the top of the ladder that can (the table is in
-         * ladder order). */
-        const struct gemm_kernel *best = NULL;
-        for (size_t j = 0; j < gemm_kernel_count; j++)
-            if (select_auto_candidate(gemm_kernels[j].flags) &&
-                gemm_can_implement(&gemm_kernels[j], &p, why, sizeof why))
-                best = &gemm_kernels[j];
+        /* Off the table: the top of the ladder that can. */
+        const struct gemm_kernel *best = ladder_top(&p);
         if (best) {
             *sig = s;
             return best;

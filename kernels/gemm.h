@@ -5,7 +5,8 @@
  *
  * Every matrix is row-major on the device: A is m x k, B k x n, C m x n,
  * dense, except that the 16-bit family takes rows of A and B further apart
- * (lda, ldb): the dispatcher hands it slices of a long K that way.  A stack of `batch` products (batch >= 1) has its matrices
+ * (lda, ldb): the dispatcher hands it slices of a long K that way.  A
+ * stack of `batch` products (batch >= 1) has its matrices
  * stride_a, stride_b, stride_c elements apart; a stride of 0 for A or B
  * uses the same matrix in every product (NumPy's broadcasting).  A
  * launcher whose row is not KERNEL_BATCHED is only ever called with batch
@@ -72,13 +73,13 @@ typedef cudaError_t (*dgemm_launch_fn)(const struct dgemm_problem *p, const stru
 typedef cudaError_t (*hgemm_launch_fn)(const struct hgemm_problem *p, const struct launch_env *env);
 typedef cudaError_t (*igemm_launch_fn)(const struct igemm_problem *p, const struct launch_env *env);
 
-/* C = alpha * (the sum of `splits` FP32 slabs of M x N partial products) +
- * beta * C, for each of `batch` products; slab s of product b starts at
- * partial + (s * batch + b) * count (kernels/gemm_split.cu). */
 /* The slabs of the dispatcher's split of K for a KERNEL_SPLIT_K row (an
  * upper bound, 0 when it does not split; kernels/gemm_dispatch.c). */
 size_t gemm_split_workspace(const struct gemm_problem *p);
 
+/* C = alpha * (the sum of `splits` FP32 slabs of M x N partial products) +
+ * beta * C, for each of `batch` products; slab s of product b starts at
+ * partial + (s * batch + b) * count (kernels/gemm_split.cu). */
 cudaError_t gemm_split_reduce(float *c, long long stride_c, const float *partial, size_t count,
                               int batch, int splits, float alpha, float beta,
                               cudaStream_t stream);

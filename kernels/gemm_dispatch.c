@@ -57,7 +57,7 @@ FAMILY_RUN(hgemm_run_stack, hgemm_problem, uint16_t, hgemm_launch_fn,
 FAMILY_RUN(gemm_run_igemm, igemm_problem, int64_t, igemm_launch_fn, (void)0)
 
 enum {
-    SPLIT_TILE = 128,       /* the tiles the split counts (the stages' are 128 x 128 or more) */
+    SPLIT_TILE = 128,       /* the tile the split counts by (the stages': 128 x 128 or more) */
     SPLIT_MIN_K = 2048,     /* a slice's least length */
     SPLIT_MOST = 32         /* slices at most */
 };
@@ -68,7 +68,8 @@ static int64_t split_slice(const struct gemm_problem *p, int sm_count)
 {
     if (p->batch != 1 || p->m == 0 || p->n == 0 || p->k < 2 * SPLIT_MIN_K)
         return 0;
-    int64_t tiles = ((p->m + SPLIT_TILE - 1) / SPLIT_TILE) * ((p->n + SPLIT_TILE - 1) / SPLIT_TILE);
+    int64_t tiles =
+        ((p->m + SPLIT_TILE - 1) / SPLIT_TILE) * ((p->n + SPLIT_TILE - 1) / SPLIT_TILE);
     if (tiles >= sm_count)
         return 0;
     int64_t slices = (sm_count + tiles - 1) / tiles;

@@ -37,95 +37,95 @@ int hgemm_cluster_multicast_check(const struct gemm_problem *p, char *why, size_
 #define TC (KERNEL_BATCHED | KERNEL_SPLIT_K)
 #define SM90A (KERNEL_BATCHED | KERNEL_SPLIT_K | KERNEL_ARCH_EXACT)
 
-#define MUL_STAGES(X)                                                                          \
-    X("naive", sgemm, naive, F32, NA, 0,                                                            \
-      "one thread per element of C, warps walk down columns (uncoalesced)",                    \
-      "seed 004 naive; seed 003 kernel 1", "sgemm_00_naive.cu", NULL, NULL)                          \
+#define MUL_STAGES(X)                                                                              \
+    X("naive", sgemm, naive, F32, NA, 0,                                                           \
+      "one thread per element of C, warps walk down columns (uncoalesced)",                        \
+      "seed 004 naive; seed 003 kernel 1", "sgemm_00_naive.cu", NULL, NULL)                        \
     X("coalesced", sgemm, coalesced, F32, NA, 0, "one thread per element, warps walk along rows of C", \
-      "seed 004 coalescing", "sgemm_01_coalesced.cu", NULL, NULL)                                    \
-    X("smem", sgemm, smem, F32, NA, 0, "32x32 tiles of A and B staged in shared memory",            \
-      "seed 004 shared memory; seed 003 kernel 2", "sgemm_02_smem.cu", NULL, NULL)                   \
-    X("blocktile_1d", sgemm, blocktile_1d, F32, NA, 0,                                              \
-      "64x64 block tile, 8 results per thread along a column",                                 \
-      "seed 000 1D tile; seed 003 kernel 5", "sgemm_03_blocktile_1d.cu", NULL, NULL)                 \
+      "seed 004 coalescing", "sgemm_01_coalesced.cu", NULL, NULL)                                  \
+    X("smem", sgemm, smem, F32, NA, 0, "32x32 tiles of A and B staged in shared memory",           \
+      "seed 004 shared memory; seed 003 kernel 2", "sgemm_02_smem.cu", NULL, NULL)                 \
+    X("blocktile_1d", sgemm, blocktile_1d, F32, NA, 0,                                             \
+      "64x64 block tile, 8 results per thread along a column",                                     \
+      "seed 000 1D tile; seed 003 kernel 5", "sgemm_03_blocktile_1d.cu", NULL, NULL)               \
     X("blocktile_2d", sgemm, blocktile_2d, F32, NA, 0, "128x128 block tile, 8x8 results per thread", \
-      "seed 000 2D tile; seed 003 kernels 7-8", "sgemm_04_blocktile_2d.cu", NULL, NULL)              \
-    X("outer_product", sgemm, outer_product, F32, NA, 0,                                            \
-      "2D tile with operands cached in registers (outer product)",                             \
-      "seed 000 2D tile register", "sgemm_05_outer_product.cu", NULL, NULL)                          \
-    X("strided_4x4", sgemm, strided_4x4, F32, NA, 0, "1024 threads, 4x4 results each, 32 apart",    \
-      "seed 001 matrixMul_2_1", "sgemm_06_strided_4x4.cu", NULL, NULL)                               \
-    X("contiguous_4x4", sgemm, contiguous_4x4, F32, NA, 0,                                          \
-      "1024 threads, contiguous 4x4 results (LDS.128)", "seed 001 matrixMul_2_2",              \
-      "sgemm_07_contiguous_4x4.cu", NULL, NULL)                                                      \
-    X("vec4", sgemm, vec4, F32, NA, 0, "float4 loads, A transposed in shared memory",               \
-      "seed 000 float4; seed 001 matrixMul_4; seed 003 kernel 6", "sgemm_08_vec4.cu", NULL, NULL)    \
-    X("double_buffer", sgemm, double_buffer, F32, NA, 0,                                            \
-      "two shared buffers, next tile loaded during the FMAs",                                  \
-      "seed 000 double buffer; seed 003 kernel 11", "sgemm_09_double_buffer.cu", NULL, NULL)         \
-    X("padded", sgemm, padded, F32, NA, 0, "A tile rows padded to BM+4: conflict-free stores",      \
-      "seed 000 bank conflicts (BM+4)", "sgemm_10_padded.cu", NULL, NULL)                            \
+      "seed 000 2D tile; seed 003 kernels 7-8", "sgemm_04_blocktile_2d.cu", NULL, NULL)            \
+    X("outer_product", sgemm, outer_product, F32, NA, 0,                                           \
+      "2D tile with operands cached in registers (outer product)",                                 \
+      "seed 000 2D tile register", "sgemm_05_outer_product.cu", NULL, NULL)                        \
+    X("strided_4x4", sgemm, strided_4x4, F32, NA, 0, "1024 threads, 4x4 results each, 32 apart",   \
+      "seed 001 matrixMul_2_1", "sgemm_06_strided_4x4.cu", NULL, NULL)                             \
+    X("contiguous_4x4", sgemm, contiguous_4x4, F32, NA, 0,                                         \
+      "1024 threads, contiguous 4x4 results (LDS.128)", "seed 001 matrixMul_2_2",                  \
+      "sgemm_07_contiguous_4x4.cu", NULL, NULL)                                                    \
+    X("vec4", sgemm, vec4, F32, NA, 0, "float4 loads, A transposed in shared memory",              \
+      "seed 000 float4; seed 001 matrixMul_4; seed 003 kernel 6", "sgemm_08_vec4.cu", NULL, NULL)  \
+    X("double_buffer", sgemm, double_buffer, F32, NA, 0,                                           \
+      "two shared buffers, next tile loaded during the FMAs",                                      \
+      "seed 000 double buffer; seed 003 kernel 11", "sgemm_09_double_buffer.cu", NULL, NULL)       \
+    X("padded", sgemm, padded, F32, NA, 0, "A tile rows padded to BM+4: conflict-free stores",     \
+      "seed 000 bank conflicts (BM+4)", "sgemm_10_padded.cu", NULL, NULL)                          \
     X("zorder", sgemm, zorder, F32, NA, 0, "z-order lanes, 2x2 of 4x4 per thread: conflict-free loads", \
-      "seed 000 z-order; seed 002 virtual threads", "sgemm_11_zorder.cu", NULL, NULL)                \
-    X("warptile", sgemm, warptile, F32, NA, 0, "block, warp (32x64) and lane tiles; BK 16",         \
-      "seed 003 kernel 9", "sgemm_12_warptile.cu", NULL, NULL)                                       \
+      "seed 000 z-order; seed 002 virtual threads", "sgemm_11_zorder.cu", NULL, NULL)              \
+    X("warptile", sgemm, warptile, F32, NA, 0, "block, warp (32x64) and lane tiles; BK 16",        \
+      "seed 003 kernel 9", "sgemm_12_warptile.cu", NULL, NULL)                                     \
     X("prefetch", sgemm, prefetch, F32, NA, 0, "next step's operands read into registers during the FMAs", \
-      "seed 003 kernel 10", "sgemm_13_prefetch.cu", NULL, NULL)                                      \
-    X("cp_async", sgemm, cp_async, F32, B, 80, "4-stage cp.async pipeline, 2 blocks per SM",        \
-      "beyond the seeds", "sgemm_14_cp_async.cu", NULL, NULL)                                        \
+      "seed 003 kernel 10", "sgemm_13_prefetch.cu", NULL, NULL)                                    \
+    X("cp_async", sgemm, cp_async, F32, B, 80, "4-stage cp.async pipeline, 2 blocks per SM",       \
+      "beyond the seeds", "sgemm_14_cp_async.cu", NULL, NULL)                                      \
     X("swizzle", sgemm, swizzle, F32, B, 80, "cp_async with blocks in bands of 8 tile rows (L2 reuse)", \
-      "beyond the seeds", "sgemm_15_swizzle.cu", NULL, NULL)                                         \
+      "beyond the seeds", "sgemm_15_swizzle.cu", NULL, NULL)                                       \
     X("swizzle_64x128", sgemm, swizzle_64x128, F32, B, 80, "swizzle with 64x128 tiles for small grids", \
-      "beyond the seeds", "sgemm_15_swizzle.cu", NULL, NULL)                                         \
+      "beyond the seeds", "sgemm_15_swizzle.cu", NULL, NULL)                                       \
     X("splitk", sgemm, splitk, F32, B, 80, "swizzle with K split across blocks when M x N is small", \
       "beyond the seeds; seed 003 closing note", "sgemm_16_splitk.cu", sgemm_splitk_workspace, NULL) \
-    X("thread_8x16", sgemm, thread_8x16, F32, B, 80,                                                \
-      "64x64 warp tiles, 8x16 results per thread, 128 threads", "beyond the seeds",            \
-      "sgemm_17_thread_8x16.cu", NULL, NULL)                                                         \
+    X("thread_8x16", sgemm, thread_8x16, F32, B, 80,                                               \
+      "64x64 warp tiles, 8x16 results per thread, 128 threads", "beyond the seeds",                \
+      "sgemm_17_thread_8x16.cu", NULL, NULL)                                                       \
     X("narrow_256x64", sgemm, narrow_256x64, F32, B, 80, "thread_8x16 with 256x64 blocks for narrow N", \
-      "beyond the seeds", "sgemm_17_thread_8x16.cu", NULL, NULL)                                     \
+      "beyond the seeds", "sgemm_17_thread_8x16.cu", NULL, NULL)                                   \
     X("stream_k", sgemm, stream_k, F32, B, 80, "thread_8x16 with the last partial wave split by k-steps", \
-      "beyond the seeds (stream-K)", "sgemm_18_stream_k.cu", NULL, NULL)                             \
-    X("edge_peel", sgemm, edge_peel, F32, B, 80,                                                    \
-      "stream_k on whole tiles; thin leftover edges by a strip kernel", "beyond the seeds",    \
-      "sgemm_19_edge_peel.cu", sgemm_edge_peel_workspace, NULL)                                      \
-    X("f16_simt", hgemm, simt, F16, B, 80,                                                          \
-      "f16 operands by cp.async, widened once per tile in shared memory, FP32 FFMA",         \
-      "beyond the seeds", "hgemm_00_simt.cu", NULL, NULL)                                            \
-    X("mma_sync", hgemm, mma_sync, F16 | BF16, TC, 80,                                               \
-      "tensor cores by warp: mma.sync m16n8k16, ldmatrix from a 4-stage cp.async ring",        \
-      "beyond the seeds (tensor cores, Ampere style)", "hgemm_01_mma_sync.cu",                 \
-      NULL, NULL)                                                              \
-    X("wgmma", hgemm, wgmma, F16 | BF16, SM90A, 90,                                                 \
-      "Hopper warpgroup MMA (wgmma) from 128-byte swizzled shared tiles",                      \
-      "beyond the seeds (Hopper wgmma)", "hgemm_02_wgmma.cu", NULL,           \
-      hgemm_wgmma_check)                                                                       \
-    X("wgmma_tma", hgemm, wgmma_tma, F16 | BF16, SM90A, 90,                                         \
-      "wgmma with tiles brought by the Tensor Memory Accelerator and an mbarrier",             \
-      "beyond the seeds (Hopper TMA)", "hgemm_03_wgmma_tma.cu", NULL,         \
-      hgemm_wgmma_tma_check)                                                                   \
-    X("wgmma_pipeline", hgemm, wgmma_pipeline, F16 | BF16, SM90A, 90,                               \
-      "a 4-slot TMA ring with full and empty mbarriers; two warpgroups on 128x256",           \
-      "beyond the seeds (Hopper TMA)", "hgemm_04_wgmma_pipeline.cu", NULL,    \
-      hgemm_wgmma_pipeline_check)                                                              \
-    X("warp_specialized", hgemm, warp_specialized, F16 | BF16, SM90A, 90,                           \
-      "a producer warpgroup feeds a 4-slot TMA ring; two consumers, setmaxnreg, 128x256",     \
-      "beyond the seeds (warp specialisation)", "hgemm_05_warp_specialized.cu",                \
-      NULL, hgemm_warp_specialized_check)                                      \
-    X("persistent", hgemm, persistent, F16 | BF16, SM90A, 90,                                       \
-      "warp_specialized on a persistent grid in L2 bands; padded copies take any shape",      \
-      "beyond the seeds (persistent kernels)", "hgemm_06_persistent.cu",                      \
-      hgemm_persistent_workspace, hgemm_persistent_check)                                      \
-    X("cluster_multicast", hgemm, cluster_multicast, F16 | BF16, SM90A, 90,                         \
-      "persistent in clusters of 2 sharing B by TMA multicast; TMA-store epilogue",           \
-      "beyond the seeds (thread-block clusters)", "hgemm_07_cluster_multicast.cu",             \
-      hgemm_cluster_multicast_workspace, hgemm_cluster_multicast_check)                        \
-    X("f64_naive", dgemm, naive, F64, B, 0, "FP64: one thread per element of C, coalesced rows",    \
-      "seed 004 coalescing, in FP64", "dgemm_00_naive.cu", NULL, NULL)                               \
-    X("f64_pipeline", dgemm, pipeline, F64, B, 80,                                                  \
-      "FP64: cp.async pipeline, 8x8 doubles per thread, DFMA",                                 \
-      "beyond the seeds", "dgemm_01_pipeline.cu", NULL, NULL)                                        \
-    X("i64_tiled", igemm, tiled, I64, B, 0, "exact int64 (mod 2^64) in shared-memory tiles",        \
+      "beyond the seeds (stream-K)", "sgemm_18_stream_k.cu", NULL, NULL)                           \
+    X("edge_peel", sgemm, edge_peel, F32, B, 80,                                                   \
+      "stream_k on whole tiles; thin leftover edges by a strip kernel", "beyond the seeds",        \
+      "sgemm_19_edge_peel.cu", sgemm_edge_peel_workspace, NULL)                                    \
+    X("f16_simt", hgemm, simt, F16, B, 80,                                                         \
+      "f16 operands by cp.async, widened once per tile in shared memory, FP32 FFMA",               \
+      "beyond the seeds", "hgemm_00_simt.cu", NULL, NULL)                                          \
+    X("mma_sync", hgemm, mma_sync, F16 | BF16, TC, 80,                                             \
+      "tensor cores by warp: mma.sync m16n8k16, ldmatrix from a 4-stage cp.async ring",            \
+      "beyond the seeds (tensor cores, Ampere style)", "hgemm_01_mma_sync.cu",                     \
+      NULL, NULL)                                                                                  \
+    X("wgmma", hgemm, wgmma, F16 | BF16, SM90A, 90,                                                \
+      "Hopper warpgroup MMA (wgmma) from 128-byte swizzled shared tiles",                          \
+      "beyond the seeds (Hopper wgmma)", "hgemm_02_wgmma.cu", NULL,                                \
+      hgemm_wgmma_check)                                                                           \
+    X("wgmma_tma", hgemm, wgmma_tma, F16 | BF16, SM90A, 90,                                        \
+      "wgmma with tiles brought by the Tensor Memory Accelerator and an mbarrier",                 \
+      "beyond the seeds (Hopper TMA)", "hgemm_03_wgmma_tma.cu", NULL,                              \
+      hgemm_wgmma_tma_check)                                                                       \
+    X("wgmma_pipeline", hgemm, wgmma_pipeline, F16 | BF16, SM90A, 90,                              \
+      "a 4-slot TMA ring with full and empty mbarriers; two warpgroups on 128x256",                \
+      "beyond the seeds (Hopper TMA)", "hgemm_04_wgmma_pipeline.cu", NULL,                         \
+      hgemm_wgmma_pipeline_check)                                                                  \
+    X("warp_specialized", hgemm, warp_specialized, F16 | BF16, SM90A, 90,                          \
+      "a producer warpgroup feeds a 4-slot TMA ring; two consumers, setmaxnreg, 128x256",          \
+      "beyond the seeds (warp specialisation)", "hgemm_05_warp_specialized.cu",                    \
+      NULL, hgemm_warp_specialized_check)                                                          \
+    X("persistent", hgemm, persistent, F16 | BF16, SM90A, 90,                                      \
+      "warp_specialized on a persistent grid in L2 bands; padded copies take any shape",           \
+      "beyond the seeds (persistent kernels)", "hgemm_06_persistent.cu",                           \
+      hgemm_persistent_workspace, hgemm_persistent_check)                                          \
+    X("cluster_multicast", hgemm, cluster_multicast, F16 | BF16, SM90A, 90,                        \
+      "persistent in clusters of 2 sharing B by TMA multicast; TMA-store epilogue",                \
+      "beyond the seeds (thread-block clusters)", "hgemm_07_cluster_multicast.cu",                 \
+      hgemm_cluster_multicast_workspace, hgemm_cluster_multicast_check)                            \
+    X("f64_naive", dgemm, naive, F64, B, 0, "FP64: one thread per element of C, coalesced rows",   \
+      "seed 004 coalescing, in FP64", "dgemm_00_naive.cu", NULL, NULL)                             \
+    X("f64_pipeline", dgemm, pipeline, F64, B, 80,                                                 \
+      "FP64: cp.async pipeline, 8x8 doubles per thread, DFMA",                                     \
+      "beyond the seeds", "dgemm_01_pipeline.cu", NULL, NULL)                                      \
+    X("i64_tiled", igemm, tiled, I64, B, 0, "exact int64 (mod 2^64) in shared-memory tiles",       \
       "gemmcli", "igemm_00_tiled.cu", NULL, NULL)
 
 #define DECLARE(name, fam, id, sigs, flags, cc, idea, source, file, ws, check)                 \

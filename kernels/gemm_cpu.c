@@ -8,7 +8,10 @@
  * vectorises.  Floating-point accumulators are double: each float or half
  * product is exact in double, so the f32 and f16 results are the FP64 sum
  * rounded once, more accurate than any FP32 GPU kernel, and the host
- * kernel's own error never decides a test.  int64 accumulates modulo 2^64
+ * kernel's own error never decides a test.  tf32 rounds the operands to
+ * TF32 first, as the tensor cores' TF32 mode does; tf32x3 is computed as
+ * f32 is (its three products aim at FP32's accuracy, which this exceeds).
+ * int64 accumulates modulo 2^64
  * in unsigned arithmetic, exactly as NumPy's integer matmul wraps. */
 #include <string.h>
 
@@ -17,10 +20,29 @@
 
 enum { CPU_BLOCK_N = 512 };
 
+/* x rounded to TF32 (10 bits of mantissa), to nearest, ties away from
+ * zero, as cvt.rna.tf32.f32 does; values that would overflow are cut
+ * instead, non-finite ones kept. */
+static double tf32_round(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    if ((u & 0x7f800000u) == 0x7f800000u)
+        return x;
+    uint32_t r = (u + 0x1000u) & 0xffffe000u;
+    if ((r & 0x7f800000u) == 0x7f800000u)
+        r = u & 0xffffe000u;
+    float y;
+    memcpy(&y, &r, sizeof y);
+    return y;
+}
+
 static double load_in(const struct gemm_problem *p, const void *base, int64_t i)
 {
     switch (p->sig) {
-    case GEMM_F32: return ((const float *)base)[i];
+    case GEMM_F32:
+    case GEMM_TF32X3: return ((const float *)base)[i];
+    case GEMM_TF32: return tf32_round(((const float *)base)[i]);
     case GEMM_F16: return gc_half_to_float(((const uint16_t *)base)[i]);
     case GEMM_BF16: return gc_bf16_to_float(((const uint16_t *)base)[i]);
     default: return ((const double *)base)[i];
@@ -39,7 +61,7 @@ static void float_rows(const struct gemm_problem *p, int64_t r0, int64_t r1)
             for (int64_t k = 0; k < p->k; k++) {
                 double av = load_in(p, a, b * p->stride_a + i * p->lda + k);
                 int64_t at = b * p->stride_b + k * p->ldb + j0;
-                if (p->sig == GEMM_F32) {
+                if (p->sig == GEMM_F32 || p->sig == GEMM_TF32X3) {
                     const float *brow = (const float *)p->b + at;
                     for (int64_t j = 0; j < nb; j++)
                         acc[j] += av * brow[j];

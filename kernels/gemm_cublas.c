@@ -1,7 +1,10 @@
 /* cublas: the reference every stage is measured against, in each
  * signature cuBLAS has: SGEMM with CUBLAS_COMPUTE_32F (FP32 on the CUDA
  * cores, no TF32, whatever the handle's math mode), GemmEx with f16 or
- * bf16 operands and FP32 compute (tensor cores), DGEMM.  cuBLAS is column-major; a row-major
+ * bf16 operands and FP32 compute (tensor cores), TF32 (float operands,
+ * CUBLAS_COMPUTE_32F_FAST_TF32: tensor cores), DGEMM.  cuBLAS has no 3xTF32
+ * on Hopper (its BF16x9 emulation runs as plain FP32 there), so tf32x3 has
+ * no cuBLAS row; --verify sets it beside SGEMM.  cuBLAS is column-major; a row-major
  * C = A * B is the column-major C^T = B^T * A^T, which is what cuBLAS
  * computes when handed B as its first operand and A as its second, no
  * transposes.  Stacks go through the strided-batched call (a stride of 0
@@ -36,7 +39,9 @@ cudaError_t gemm_cublas_run(const struct gemm_kernel *k, const struct gemm_probl
     cudaDataType in = p->sig == GEMM_F16 ? CUDA_R_16F : p->sig == GEMM_BF16 ? CUDA_R_16BF
                     : p->sig == GEMM_F64 ? CUDA_R_64F : CUDA_R_32F;
     cudaDataType out = p->sig == GEMM_F64 ? CUDA_R_64F : CUDA_R_32F;
-    cublasComputeType_t compute = p->sig == GEMM_F64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
+    cublasComputeType_t compute = p->sig == GEMM_F64    ? CUBLAS_COMPUTE_64F
+                                : p->sig == GEMM_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                                      : CUBLAS_COMPUTE_32F;
     float alpha_f = (float)p->alpha, beta_f = (float)p->beta;
     const void *alpha = p->sig == GEMM_F64 ? (const void *)&p->alpha : (const void *)&alpha_f;
     const void *beta = p->sig == GEMM_F64 ? (const void *)&p->beta : (const void *)&beta_f;

@@ -17,12 +17,16 @@
 #define BF16 (1u << GEMM_BF16)
 #define F64 (1u << GEMM_F64)
 #define I64 (1u << GEMM_I64)
+#define TF32 (1u << GEMM_TF32)
+#define TF32X3 (1u << GEMM_TF32X3)
 
 /* Workspace sizes, from the files that allocate them. */
 size_t sgemm_splitk_workspace(const struct gemm_problem *p);
 size_t sgemm_edge_peel_workspace(const struct gemm_problem *p);
 size_t hgemm_persistent_workspace(const struct gemm_problem *p);
 size_t hgemm_cluster_multicast_workspace(const struct gemm_problem *p);
+size_t sgemm_tf32_workspace(const struct gemm_problem *p);
+size_t sgemm_tf32x3_workspace(const struct gemm_problem *p);
 
 /* Conditions of their own (alignment, the one architecture they run on). */
 int hgemm_wgmma_check(const struct gemm_problem *p, char *why, size_t n);
@@ -31,11 +35,14 @@ int hgemm_wgmma_pipeline_check(const struct gemm_problem *p, char *why, size_t n
 int hgemm_warp_specialized_check(const struct gemm_problem *p, char *why, size_t n);
 int hgemm_persistent_check(const struct gemm_problem *p, char *why, size_t n);
 int hgemm_cluster_multicast_check(const struct gemm_problem *p, char *why, size_t n);
+int sgemm_tf32_check(const struct gemm_problem *p, char *why, size_t n);
+int sgemm_tf32x3_check(const struct gemm_problem *p, char *why, size_t n);
 
 #define B KERNEL_BATCHED
 #define NA KERNEL_NO_AUTO
 #define TC (KERNEL_BATCHED | KERNEL_SPLIT_K)
 #define SM90A (KERNEL_BATCHED | KERNEL_SPLIT_K | KERNEL_ARCH_EXACT)
+#define SM90A_F32 (KERNEL_BATCHED | KERNEL_ARCH_EXACT)
 
 #define MUL_STAGES(X)                                                                              \
     X("naive", sgemm, naive, F32, NA, 0,                                                           \
@@ -120,6 +127,14 @@ int hgemm_cluster_multicast_check(const struct gemm_problem *p, char *why, size_
       "persistent in clusters of 2 sharing B by TMA multicast; TMA-store epilogue",                \
       "beyond the seeds (thread-block clusters)", "hgemm_07_cluster_multicast.cu",                 \
       hgemm_cluster_multicast_workspace, hgemm_cluster_multicast_check)                            \
+    X("tf32", sgemm, tf32, TF32, SM90A_F32, 90,                                                    \
+      "float on the tensor cores, one TF32 pass (lossy): persistent's ring on packed TF32 copies",  \
+      "beyond the seeds (TF32 tensor cores)", "sgemm_20_tf32.cu", sgemm_tf32_workspace,            \
+      sgemm_tf32_check)                                                                            \
+    X("tf32x3", sgemm, tf32x3, TF32X3, SM90A_F32, 90,                                              \
+      "3xTF32: high and low TF32 parts, three products, sums promoted to FP32 every 32 of k",      \
+      "beyond the seeds (3xTF32)", "sgemm_21_tf32x3.cu", sgemm_tf32x3_workspace,                   \
+      sgemm_tf32x3_check)                                                                          \
     X("f64_naive", dgemm, naive, F64, B, 0, "FP64: one thread per element of C, coalesced rows",   \
       "seed 004 coalescing, in FP64", "dgemm_00_naive.cu", NULL, NULL)                             \
     X("f64_pipeline", dgemm, pipeline, F64, B, 80,                                                 \
@@ -144,12 +159,12 @@ void gemm_cpu(const struct gemm_problem *p, int threads);
       (const void *)fam##_##id##_launch, NULL, fam##_##id##_attr, check, ws },
 
 const struct gemm_kernel gemm_kernels[] = {
-    { "cublas", "cuBLAS: SGEMM (FP32, no TF32), GemmEx f16/bf16 (FP32 compute), DGEMM",
+    { "cublas", "cuBLAS: SGEMM (FP32, no TF32), GemmEx f16/bf16 (FP32 compute), TF32, DGEMM",
       "cuBLAS", "kernels/gemm_cublas.c", KERNEL_REFERENCE | KERNEL_BATCHED | KERNEL_ANY_LD,
-      F32 | F16 | BF16 | F64, 0, gemm_cublas_run, NULL, NULL, NULL, NULL, NULL },
+      F32 | F16 | BF16 | F64 | TF32, 0, gemm_cublas_run, NULL, NULL, NULL, NULL, NULL },
     { "cpu", "multithreaded blocked C: double accumulators, exact int64 (no GPU)", "gemmcli",
       "kernels/gemm_cpu.c", KERNEL_HOST | KERNEL_NO_AUTO | KERNEL_BATCHED | KERNEL_ANY_LD,
-      F32 | F16 | BF16 | F64 | I64, 0, NULL, NULL, gemm_cpu, NULL, NULL, NULL },
+      F32 | F16 | BF16 | F64 | I64 | TF32 | TF32X3, 0, NULL, NULL, gemm_cpu, NULL, NULL, NULL },
     MUL_STAGES(ROW)
 };
 

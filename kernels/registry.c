@@ -14,6 +14,8 @@ const struct gemm_sig_info gemm_sigs[GEMM_SIG_COUNT] = {
     [GEMM_BF16] = { "bf16", GC_BF16, GC_F32, "bf16 operands, FP32 accumulation" },
     [GEMM_F64] = { "f64", GC_F64, GC_F64, "FP64" },
     [GEMM_I64] = { "i64", GC_I64, GC_I64, "exact int64, modulo 2^64" },
+    [GEMM_TF32] = { "tf32", GC_F32, GC_F32, "TF32 tensor cores, FP32 accumulation" },
+    [GEMM_TF32X3] = { "tf32x3", GC_F32, GC_F32, "3xTF32 tensor cores, FP32 accumulation" },
 };
 
 void gemm_problem_dense(struct gemm_problem *p)

@@ -65,6 +65,8 @@ enum gemm_sig {
     GEMM_BF16,  /* bfloat16 operands, FP32 accumulation, float C */
     GEMM_F64,   /* double operands, FP64 arithmetic, double C */
     GEMM_I64,   /* int64 operands, exact arithmetic modulo 2^64, int64 C = A*B */
+    GEMM_TF32,  /* float operands rounded to TF32, FP32 accumulation, float C (lossy) */
+    GEMM_TF32X3,/* float operands split in two TF32 parts, three products: FP32-class */
     GEMM_SIG_COUNT
 };
 

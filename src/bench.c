@@ -192,6 +192,13 @@ static void mul_problem(const struct bench *b, const struct shape *s, struct gem
     p->cc = b->dev.cc_major * 10 + b->dev.cc_minor;
 }
 
+/* The signature kernel i runs in: the bench's, except that cuBLAS, which
+ * has no 3xTF32, runs tf32x3's table as SGEMM, the accuracy it aims at. */
+static enum gemm_sig kernel_sig(const struct bench *b, size_t i)
+{
+    return b->sig == GEMM_TF32X3 && (kernel_flags(b, i) & KERNEL_REFERENCE) ? GEMM_F32 : b->sig;
+}
+
 /* Whether kernel i runs in this bench at shape s (a GPU kernel of the
  * operation and type that can compute it). */
 static int runs_here(const struct bench *b, size_t i, const struct shape *s)
@@ -203,6 +210,7 @@ static int runs_here(const struct bench *b, size_t i, const struct shape *s)
     struct gemm_problem p;
     char why[256];
     mul_problem(b, s, &p);
+    p.sig = kernel_sig(b, i);
     return gemm_can_implement(&gemm_kernels[i], &p, why, sizeof why);
 }
 
@@ -223,6 +231,7 @@ static int run_cell(void *arg, int i)
     if (b->is_mul) {
         struct gemm_problem p;
         mul_problem(b, c->s, &p);
+        p.sig = kernel_sig(b, c->kernel);
         p.a = c->ops->a[set];
         p.b = c->ops->b[set];
         p.c = c->ops->c;
@@ -322,7 +331,9 @@ static void print_table(const struct bench *b, FILE *f)
     long copy = b->is_mul ? -1 : find_kernel(b, "copy");
     double peak = device_fp32_peak_gflops(&b->dev) / 1e3;
     fprintf(f, "\n%s on %s, %s; %s\n", b->name, b->dev.name, b->date,
-            b->is_mul ? "TFLOP/s (% of cuBLAS)" : "GB/s read+written (% of copy, % of geam)");
+            !b->is_mul ? "GB/s read+written (% of copy, % of geam)"
+            : b->sig == GEMM_TF32X3 ? "TFLOP/s (% of cuBLAS; cublas is SGEMM, FP32)"
+                                    : "TFLOP/s (% of cuBLAS)");
     fprintf(f, "%-16s", "kernel");
     for (int j = 0; j < b->n_shapes; j++)
         fprintf(f, " %19s", b->shapes[j].label);
@@ -489,7 +500,8 @@ static int bench_one(struct bench *b, const struct gc_opts *o, int is_mul, enum 
     int rc = parse_sizes(b, o->bench_sizes ? o->bench_sizes
                               : !is_mul ? default_transpose_sizes
                               : sig == GEMM_F32 ? default_f32_sizes
-                              : sig == GEMM_F16 || sig == GEMM_BF16 ? default_16bit_sizes
+                              : sig == GEMM_F16 || sig == GEMM_BF16 || sig == GEMM_TF32 ||
+                                        sig == GEMM_TF32X3 ? default_16bit_sizes
                                                                     : default_other_sizes);
     if (rc)
         return rc;
@@ -513,12 +525,14 @@ static int bench_one(struct bench *b, const struct gc_opts *o, int is_mul, enum 
     return rc;
 }
 
-/* --dtype for bench: a comma-separated list of f16, bf16, f32, f64. */
+/* --dtype for bench: a comma-separated list of f16, bf16, f32, f64, and
+ * the float arithmetics tf32 and tf32x3. */
 static int parse_types(const char *list, unsigned *sigs)
 {
     *sigs = 0;
     if (!list) {
-        *sigs = 1u << GEMM_F16 | 1u << GEMM_BF16 | 1u << GEMM_F32 | 1u << GEMM_F64;
+        *sigs = 1u << GEMM_F16 | 1u << GEMM_BF16 | 1u << GEMM_F32 | 1u << GEMM_F64 |
+                1u << GEMM_TF32 | 1u << GEMM_TF32X3;
         return 0;
     }
     char buf[128];
@@ -526,7 +540,11 @@ static int parse_types(const char *list, unsigned *sigs)
     char *save = NULL;
     for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         int t = gc_dtype_parse(tok);
-        if (t == GC_F16)
+        if (strcmp(tok, "tf32") == 0)
+            *sigs |= 1u << GEMM_TF32;
+        else if (strcmp(tok, "tf32x3") == 0)
+            *sigs |= 1u << GEMM_TF32X3;
+        else if (t == GC_F16)
             *sigs |= 1u << GEMM_F16;
         else if (t == GC_F32)
             *sigs |= 1u << GEMM_F32;
@@ -535,8 +553,8 @@ static int parse_types(const char *list, unsigned *sigs)
         else if (t == GC_BF16)
             *sigs |= 1u << GEMM_BF16;
         else
-            return gc_fail(GC_EXIT_USAGE, "--dtype: bench times f16, bf16, f32 and f64, not '%s'",
-                           tok);
+            return gc_fail(GC_EXIT_USAGE, "--dtype: bench times f16, bf16, f32, f64, tf32 and "
+                           "tf32x3, not '%s'", tok);
     }
     return 0;
 }
@@ -557,7 +575,8 @@ int cmd_bench(const struct gc_opts *o)
     struct bench *done[GEMM_SIG_COUNT + 1];
     int n = 0;
     /* f32 first: its table is the ladder's. */
-    static const enum gemm_sig order[] = { GEMM_F32, GEMM_F16, GEMM_BF16, GEMM_F64 };
+    static const enum gemm_sig order[] = { GEMM_F32, GEMM_F16, GEMM_BF16, GEMM_TF32,
+                                           GEMM_TF32X3, GEMM_F64 };
     if (all || strcmp(o->bench_op, "mul") == 0)
         for (size_t i = 0; i < sizeof order / sizeof order[0] && !rc; i++) {
             if (!(sigs & (1u << order[i])))

@@ -16,6 +16,7 @@
 
 #include "../core/error.h"
 #include "../kernels/convert.h"
+#include "../kernels/ref_ddgemm.h"
 #include "commands.h"
 #include "device.h"
 #include "io.h"
@@ -42,7 +43,7 @@ static double default_tol(const struct mul_job *j)
     enum gc_dtype r = j->plan.result;
     double by_dtype = r == GC_BF16 ? 3e-2 : r == GC_F16 ? 4e-3 : r == GC_F32 ? 1e-4 : 1e-10;
     double by_sig = j->sig == GEMM_F64 ? 1e-10 : j->sig == GEMM_F16 ? 2e-3
-                  : j->sig == GEMM_BF16 ? 1.5e-2 : 1e-4;
+                  : j->sig == GEMM_BF16 ? 1.5e-2 : j->sig == GEMM_TF32 ? 2e-3 : 1e-4;
     return by_dtype > by_sig ? by_dtype : by_sig;
 }
 
@@ -87,6 +88,25 @@ static int run_product(void *arg, int i)
         cudaError_t err = gemm_run(r->kern, &q, &r->env, r->j->o->threads);
         if (err != cudaSuccess)
             return device_cuda_fail(err, r->kern->name, __FILE__, __LINE__);
+    }
+    return 0;
+}
+
+/* The double-double reference of an FP64 product (kernels/ref_ddgemm.cu):
+ * launch by launch of the plan, from the operands as doubles at a and b,
+ * C0 as doubles at c0 (NULL when beta == 0), into out. */
+static int run_ddref(const struct run_arg *r, const double *a, const double *b,
+                     const double *c0, double alpha, double beta, double *out)
+{
+    const struct matmul_plan *pl = &r->j->plan;
+    for (int64_t l = 0; l < pl->outer; l++) {
+        int64_t oa, ob, oc;
+        matmul_launch_offsets(pl, l, &oa, &ob, &oc);
+        cudaError_t err = ref_ddgemm((int)pl->m, (int)pl->n, (int)pl->k, (int)pl->inner,
+                                     pl->inner_sa, pl->inner_sb, alpha, a + oa, b + ob, beta,
+                                     c0 ? c0 + oc : NULL, out + oc, r->env.stream);
+        if (err != cudaSuccess)
+            return device_cuda_fail(err, "double-double reference", __FILE__, __LINE__);
     }
     return 0;
 }
@@ -434,12 +454,16 @@ static int mul_device(struct mul_job *j)
             goto out;
         }
         progress_phase(&jb->progress, "checking against an FP64 product");
-        /* cuBLAS in this product's signature, timed on the same operands. */
+        /* cuBLAS in this product's signature, timed on the same operands;
+         * for tf32x3, which cuBLAS lacks, SGEMM: the accuracy it aims at. */
         struct gemm_problem tp = r.p;
+        if (tp.sig == GEMM_TF32X3)
+            tp.sig = GEMM_F32;
         if (cublas && gemm_can_implement(cublas, &tp, (char[8]){ 0 }, 8) &&
             !(rc = CUDA_CALL(cudaMalloc(&d.tc, (nc ? nc : 1) * out_es)))) {
             struct run_arg t = r;
             t.kern = cublas;
+            t.p.sig = tp.sig;
             t.p.c = d.tc;
             v->timed = "cublas";
             if (!(rc = job_time(jb, run_product, float_beta ? restore_c : NULL, &t, o->repeat,
@@ -478,11 +502,18 @@ static int mul_device(struct mul_job *j)
             if ((rc = CUDA_CALL(cudaMalloc(&d.ref, (nc ? nc : 1) * sizeof(double)))))
                 goto verify_out;
             f.p.c = d.ref;
-            if ((float_beta && (rc = CUDA_CALL(cudaMemcpyAsync(d.ref, d.c0_ref, nc * sizeof(double),
-                                                               cudaMemcpyDeviceToDevice,
-                                                               jb->dev.stream)))) ||
-                (rc = run_product(&f, 0)) ||
-                (rc = device_download(&jb->dev, ref, d.ref, nc * sizeof(double))))
+            /* FP64 arithmetic is judged against a double-double product, so
+             * that DGEMM's error beside it means something. */
+            int dd = j->sig == GEMM_F64 && !pl->exact;
+            if (dd)
+                rc = run_ddref(&f, d.ref_a, d.ref_b, float_beta ? d.c0_ref : NULL, o->alpha,
+                               float_beta ? o->beta : 0, d.ref);
+            else if (!(float_beta && (rc = CUDA_CALL(cudaMemcpyAsync(d.ref, d.c0_ref,
+                                                                     nc * sizeof(double),
+                                                                     cudaMemcpyDeviceToDevice,
+                                                                     jb->dev.stream)))))
+                rc = run_product(&f, 0);
+            if (rc || (rc = device_download(&jb->dev, ref, d.ref, nc * sizeof(double))))
                 goto verify_out;
             if (pl->exact) {
                 void *exact = malloc((nc ? nc : 1) * gc_dtypes[pl->result].size);
@@ -496,10 +527,12 @@ static int mul_device(struct mul_job *j)
                 verify_compare_exact(&j->result, exact, v);
                 free(exact);
             } else {
-                v->reference = "fp64 (cuBLAS DGEMM of the operands as read)";
+                v->reference = dd ? "double-double (ref_ddgemm, the operands as read)"
+                                  : "fp64 (cuBLAS DGEMM of the operands as read)";
                 verify_compare_float(&j->result, ref, v);
                 if (tc_host && !pl->exact)
-                    v->timed_rel_fro = verify_rel_fro(tc_host, si->out, ref, nc);
+                    verify_errors(tc_host, si->out, ref, nc, &v->timed_rel_fro,
+                                  &v->timed_max_rel);
             }
         }
 verify_out:

@@ -7,7 +7,7 @@
 #include "../core/error.h"
 
 const char *const matmul_compute_names[COMPUTE_COUNT] = { "auto", "fp32", "fp64", "exact", "f16",
-                                                          "bf16" };
+                                                          "bf16", "tf32", "tf32x3" };
 
 int matmul_compute_parse(const char *s)
 {
@@ -109,6 +109,13 @@ static int choose_sigs(struct matmul_plan *p, enum gc_dtype a, enum gc_dtype b, 
         break;
     case COMPUTE_BF16:
         p->sigs[p->n_sigs++] = GEMM_BF16;
+        break;
+    case COMPUTE_TF32:
+        /* Float operands rounded to TF32 on the tensor cores: asked for. */
+        p->sigs[p->n_sigs++] = GEMM_TF32;
+        break;
+    case COMPUTE_TF32X3:
+        p->sigs[p->n_sigs++] = GEMM_TF32X3;
         break;
     }
     return 0;

@@ -8,7 +8,10 @@
  *     the leading axes broadcast as NumPy's do.
  *   - Arithmetic: --compute auto computes each result dtype in its own
  *     precision (f64 in FP64, f32 in FP32, f16 with FP32 accumulation,
- *     integers exactly); fp32, fp64 and exact name one.  The plan lists the
+ *     integers exactly); fp32, fp64 and exact name one; f16, bf16 and tf32
+ *     round the operands (lossy, asked for); tf32x3 runs float data on the
+ *     tensor cores at FP32-class accuracy (kernels/sgemm_21_tf32x3.cu).  The
+ *     plan lists the
  *     kernel signatures (registry.h) that compute it, in order of
  *     preference.
  *   - The stack runs as `outer` launches of `inner` products each, the
@@ -22,7 +25,7 @@
 
 enum matmul_compute {
     COMPUTE_AUTO, COMPUTE_FP32, COMPUTE_FP64, COMPUTE_EXACT, COMPUTE_F16, COMPUTE_BF16,
-    COMPUTE_COUNT
+    COMPUTE_TF32, COMPUTE_TF32X3, COMPUTE_COUNT
 };
 
 /* "auto", "fp32", ... and back; -1 if unknown. */

@@ -49,7 +49,7 @@ static const struct opt_def opt_defs[] = {
     { "alpha", 0, OPT_ALPHA, "X", CMD_MUL, "scale of A*B (default 1)" },
     { "beta", 0, OPT_BETA, "X", CMD_MUL, "scale of C0 (default 0)" },
     { "kernel", 'k', OPT_KERNEL, "NAME", RUNS, "kernel to run (default auto; see 'gemmcli kernels')" },
-    { "compute", 0, OPT_COMPUTE, "MODE", CMD_MUL, "arithmetic: auto (the result dtype's own), fp32, fp64, exact (integers), f16, bf16 (lossy on wider data)" },
+    { "compute", 0, OPT_COMPUTE, "MODE", CMD_MUL, "arithmetic: auto (the result dtype's own), fp32, fp64, exact (integers), f16, bf16, tf32 (lossy), tf32x3 (float on tensor cores, FP32-class)" },
     { "verify", 0, OPT_VERIFY, NULL, RUNS, "check the result against an FP64 (or exact integer) product" },
     { "tol", 0, OPT_TOL, "X", RUNS, "largest relative Frobenius error --verify accepts (default by dtype)" },
     { "repeat", 'r', OPT_REPEAT, "N", RUNS, "time the kernel N times after a warm-up, report the median" },
@@ -182,8 +182,8 @@ static int apply(struct gc_opts *o, const struct opt_def *d, const char *arg)
     case OPT_COMPUTE: {
         int m = matmul_compute_parse(arg);
         if (m < 0)
-            return gc_fail(GC_EXIT_USAGE, "--compute: expected auto, fp32, fp64, exact, f16 or "
-                           "bf16, got '%s'", arg);
+            return gc_fail(GC_EXIT_USAGE, "--compute: expected auto, fp32, fp64, exact, f16, "
+                           "bf16, tf32 or tf32x3, got '%s'", arg);
         o->compute = m;
         break;
     }

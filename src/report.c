@@ -50,8 +50,8 @@ void report_print(FILE *f, const struct gc_report *r)
                     "rel Frobenius error %.3g (tol %.3g): %s\n", v->reference, v->max_abs,
                     v->max_rel, v->rel_fro, v->tol, v->ok ? "ok" : "FAILED");
         if (v->timed && v->timed_rel_fro >= 0)
-            fprintf(f, "  %s's own rel Frobenius error against the same reference: %.3g\n",
-                    v->timed, v->timed_rel_fro);
+            fprintf(f, "  %s's own errors against the same reference: max rel error %.3g, "
+                    "rel Frobenius error %.3g\n", v->timed, v->timed_max_rel, v->timed_rel_fro);
         if (v->nonfinite_got + v->nonfinite_ref + v->nonfinite_diff)
             fprintf(f, "  non-finite disagreements: %zu inf/nan where %s is finite, %zu finite "
                     "where it is inf/nan, %zu other inf/nan mismatches\n", v->nonfinite_got,
@@ -179,6 +179,7 @@ void report_json(FILE *f, const struct gc_report *r)
         fprintf(f, ", \"exact\": %s, \"mismatches\": %zu, ", v->exact ? "true" : "false",
                 v->mismatches);
         json_num(f, "timed_rel_frobenius_error", v->timed_rel_fro >= 0 ? v->timed_rel_fro : NAN, 1);
+        json_num(f, "timed_max_rel_error", v->timed_rel_fro >= 0 ? v->timed_max_rel : NAN, 1);
         json_num(f, "reference_ms", v->ref_ms, 1);
         json_num(f, "percent_of_reference_time",
                  v->ref_ms > 0 ? 100.0 * r->kernel_ms / v->ref_ms : NAN, 1);

@@ -16,7 +16,7 @@ struct gc_verify_result {
      * own error against the reference (negative: not measured). */
     const char *timed;        /* "cublas", or NULL */
     double ref_ms;
-    double timed_rel_fro;
+    double timed_rel_fro, timed_max_rel;
     /* Errors over the elements finite in both the result and the reference. */
     double max_abs, max_rel, rel_fro, tol;
     /* Where the two disagree about being finite: inf or nan in the result

@@ -75,17 +75,25 @@ void verify_compare_exact(const struct gc_tensor *got, const void *ref,
     v->done = 1;
 }
 
-double verify_rel_fro(const void *x, int dt, const double *ref, size_t n)
+void verify_errors(const void *x, int dt, const double *ref, size_t n, double *rel_fro,
+                   double *max_rel)
 {
-    double diff2 = 0, ref2 = 0;
+    double diff2 = 0, ref2 = 0, scale = 0, worst = 0;
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(ref[i]) && fabs(ref[i]) > scale)
+            scale = fabs(ref[i]);
     for (size_t i = 0; i < n; i++) {
         double g = dt == GC_F64 ? ((const double *)x)[i] : ((const float *)x)[i];
         if (!isfinite(g) || !isfinite(ref[i]))
             continue;
-        diff2 += (g - ref[i]) * (g - ref[i]);
+        double d = fabs(g - ref[i]);
+        diff2 += d * d;
         ref2 += ref[i] * ref[i];
+        if (fabs(ref[i]) > scale * 1e-6 && d / fabs(ref[i]) > worst)
+            worst = d / fabs(ref[i]);
     }
-    return ref2 > 0 ? sqrt(diff2 / ref2) : sqrt(diff2);
+    *rel_fro = ref2 > 0 ? sqrt(diff2 / ref2) : sqrt(diff2);
+    *max_rel = worst;
 }
 
 struct ref_job {

@@ -22,9 +22,11 @@ void verify_compare_float(const struct gc_tensor *got, const double *ref,
 void verify_compare_exact(const struct gc_tensor *got, const void *ref,
                           struct gc_verify_result *v);
 
-/* ||x - ref|| / ||ref|| over the elements finite in both, for n floats or
- * doubles (`dt` GC_F32 or GC_F64). */
-double verify_rel_fro(const void *x, int dt, const double *ref, size_t n);
+/* ||x - ref|| / ||ref|| and the max relative error (as verify_compare_float
+ * takes it) over the elements finite in both, for n floats or doubles (`dt`
+ * GC_F32 or GC_F64). */
+void verify_errors(const void *x, int dt, const double *ref, size_t n, double *rel_fro,
+                   double *max_rel);
 
 /* The product of the plan on the host from A and B as read (C order) and
  * C0 as the result's dtype and shape (or NULL): for a float result, sums

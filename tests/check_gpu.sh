@@ -1,7 +1,8 @@
 #!/bin/sh
 # Every GPU test in one go, for a machine with a CUDA device: the kernel
 # tests at all shapes, compute-sanitizer memcheck and racecheck on small
-# shapes, the CLI end to end on the GPU, and the benchmark.  Logs go to
+# shapes, the CLI end to end on the GPU, the benchmark and the accuracy
+# study (tests/accuracy.py).  Logs go to
 # tests/out/gpu, and as one archive to $OUT when that is set; a short table
 # comes last.
 set -u
@@ -45,9 +46,12 @@ step bench            ./gemmcli bench --bench-out "$LOGS/bench" --auto-table "$L
 # int64 products beyond FP64's exact range have no cuBLAS to compare with:
 # the exact kernel's rate at 4096^3 through the CLI.
 step i64-rate         python3 tests/i64_rate.py ./gemmcli
+# The float arithmetics' errors on several kinds of data, against cuBLAS's.
+step accuracy         python3 tests/accuracy.py ./gemmcli --json "$LOGS/accuracy.json"
 
 [ -f "$LOGS/bench.log" ] && grep -v '^bench:' "$LOGS/bench.log"
 [ -f "$LOGS/i64-rate.log" ] && tail -n 1 "$LOGS/i64-rate.log"
+[ -f "$LOGS/accuracy.log" ] && grep -v '^accuracy:' "$LOGS/accuracy.log"
 echo
 echo "check-gpu on $(cat "$LOGS/device.txt"), $(date -u +%Y-%m-%d)"
 printf '%s' "$rows"

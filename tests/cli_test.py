@@ -111,6 +111,47 @@ def test_mul(d):
         check("mul --dtype f64 dtype", np.load(tmp(d, "c64.npy")).dtype == np.float64)
 
 
+def tf32(x):
+    """x (float32) rounded to TF32: to nearest, ties away from zero, on the bits."""
+    u = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    r = ((u + 0x1000) & 0xFFFFE000).astype(np.uint32)
+    return r.view(np.float32)
+
+
+def test_compute_modes(d):
+    """--compute tf32 and tf32x3 on the host kernel: tf32 rounds the operands
+    to TF32 (the sums are exact there), tf32x3 is FP32-accurate."""
+    a = rng.standard_normal((40, 70)).astype(np.float32)
+    b = rng.standard_normal((70, 30)).astype(np.float32)
+    np.save(tmp(d, "a.npy"), a)
+    np.save(tmp(d, "b.npy"), b)
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    rounded = tf32(a).astype(np.float64) @ tf32(b).astype(np.float64)
+    p = run("mul", tmp(d, "a.npy"), tmp(d, "b.npy"), "-o", tmp(d, "c.npy"), "--kernel", "cpu",
+            "--compute", "tf32", "--quiet")
+    expect_status("mul --compute tf32", p, 0)
+    if p.returncode == 0:
+        c = np.load(tmp(d, "c.npy"))
+        check("tf32: the operands rounded to TF32", rel_err(c, rounded) < 1e-6, rel_err(c, rounded))
+        check("tf32: lossy against the exact product", 1e-5 < rel_err(c, exact) < 2e-3,
+              rel_err(c, exact))
+    p = run("mul", tmp(d, "a.npy"), tmp(d, "b.npy"), "-o", tmp(d, "c.npy"), "--kernel", "cpu",
+            "--compute", "tf32x3", "--verify")
+    expect_status("mul --compute tf32x3", p, 0, ["3xTF32"])
+    if p.returncode == 0:
+        c = np.load(tmp(d, "c.npy"))
+        check("tf32x3: FP32-accurate", rel_err(c, exact) < 1e-6, rel_err(c, exact))
+    np.save(tmp(d, "i.npy"), np.arange(12, dtype=np.int32).reshape(3, 4))
+    np.save(tmp(d, "j.npy"), np.arange(12, dtype=np.int32).reshape(4, 3))
+    p = run("mul", tmp(d, "i.npy"), tmp(d, "j.npy"), "-o", tmp(d, "c.npy"), "--kernel", "cpu",
+            "--compute", "tf32x3")
+    expect_status("tf32x3 refuses integer data", p, 2, ["computed exactly"])
+    p = run("mul", tmp(d, "a.npy"), tmp(d, "b.npy"), "-o", tmp(d, "c.npy"), "--compute", "tf33")
+    expect_status("--compute lists tf32x3", p, 2, ["tf32x3"])
+    p = run("mul", tmp(d, "a.npy"), tmp(d, "b.npy"), "-o", tmp(d, "c.npy"), "--kernel", "tf32x3")
+    expect_status("--kernel tf32x3 without --compute tf32x3", p, 2, ["--compute"])
+
+
 def test_transpose(d):
     for dtype in (np.float32, np.float64, np.float16, np.int32, np.int64, np.int16):
         x = (rng.standard_normal((37, 11)) * 100).astype(dtype)
@@ -319,6 +360,7 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         test_help()
         test_mul(d)
+        test_compute_modes(d)
         test_transpose(d)
         test_pipelines(d)
         test_errors(d)

@@ -11,7 +11,8 @@
  * a kernel fails to write fails the test.  A float kernel passes when its
  * result is finite, its relative Frobenius error is at most twice cuBLAS's
  * in the same signature on the same inputs (1.5 times in f16 and bf16,
- * where cuBLAS runs on tensor cores too) plus a few roundings (TINY), and
+ * where cuBLAS runs on tensor cores too, and in tf32; tf32x3 against
+ * cuBLAS SGEMM) plus a few roundings (TINY), and
  * below an absolute bound per signature.  A kernel that sums each
  * output along K in one FP32 chain has an error growing like sqrt(K)
  * 2^-24; where cuBLAS splits K (256x256x65536) that is several times
@@ -22,7 +23,7 @@
  * kernels with the input, and cuBLAS geam up to NaN payloads).
  *
  *   gpu_kernels [--small] [--kernel NAME]... [--shape [BATCHx]MxNxK]... [--op mul|transpose]
- *               [--type f32|f16|bf16|f64|i64]
+ *               [--type f32|f16|bf16|f64|i64|tf32|tf32x3]
  *
  * --small keeps the shapes that compute-sanitizer can get through.
  * Without a CUDA device it says so and exits 0. */
@@ -42,6 +43,7 @@
 
 #define TINY 1e-7
 #define SEQ_SCALE 0.5
+#define TF32_FLOOR 5e-4
 /* Host kernels beyond this many FLOP are skipped (they would take seconds). */
 #define HOST_FLOP_LIMIT 4e9
 #define MAX_PICK 32
@@ -49,7 +51,15 @@
 /* Errors no correct kernel of the signature reaches on N(0, 1) data. */
 static const double abs_bound[GEMM_SIG_COUNT] = {
     [GEMM_F32] = 5e-5, [GEMM_F16] = 5e-5, [GEMM_BF16] = 5e-5, [GEMM_F64] = 1e-12, [GEMM_I64] = 0,
+    [GEMM_TF32] = 2e-3, [GEMM_TF32X3] = 5e-5,
 };
+
+/* The signature cuBLAS is measured in for a kernel's: its own, or for
+ * tf32x3, which cuBLAS lacks, SGEMM (the accuracy tf32x3 aims at). */
+static enum gemm_sig reference_sig(enum gemm_sig sig)
+{
+    return sig == GEMM_TF32X3 ? GEMM_F32 : sig;
+}
 
 struct mul_case {
     int batch, m, n, k;
@@ -366,9 +376,11 @@ static void test_mul_case(struct ctx *x, const struct options *o, const struct m
             const struct gemm_kernel *kern = &gemm_kernels[i];
             int is_ref = (kern->flags & KERNEL_REFERENCE) != 0;
             char why[256], detail[200];
+            enum gemm_sig run_sig = is_ref ? reference_sig(sig) : sig;
             if (is_ref != (pass == 0) || (pass == 1 && !picked(o, kern->name)) ||
-                !(kern->sigs & (1u << sig)))
+                !(kern->sigs & (1u << run_sig)))
                 continue;
+            p.sig = run_sig;
             if (!gemm_can_implement(kern, &p, why, sizeof why)) {
                 printf("%-16s %-34s skip   %s\n", kern->name, shape, why);
                 continue;
@@ -431,8 +443,13 @@ static void test_mul_case(struct ctx *x, const struct options *o, const struct m
                 snprintf(detail, sizeof detail, "rel err %.2e (reference)", e);
             } else {
                 double bar = cublas_err > 0.0 ? cublas_err : 0.0;
-                double factor = sig == GEMM_F16 || sig == GEMM_BF16 ? 1.5 : 2.0;
+                double factor =
+                    sig == GEMM_F16 || sig == GEMM_BF16 || sig == GEMM_TF32 ? 1.5 : 2.0;
                 double bound = factor * bar + tiny;
+                /* TF32's own rounding of the operands, about 3e-4 on normal
+                 * data: cuBLAS runs small TF32 products in FP32, far below. */
+                if (sig == GEMM_TF32 && bound < TF32_FLOOR)
+                    bound = TF32_FLOOR;
                 double seq_bound = SEQ_SCALE * sqrt((double)mc->k) *
                                    (sig == GEMM_F64 ? 0x1p-53 : 0x1p-24);
                 ok = e >= 0.0 && e <= bound && e <= abs_bound[sig];
@@ -533,7 +550,8 @@ static void test_xpose_case(struct ctx *x, const struct options *o, const struct
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: gpu_kernels [--small] [--op mul|transpose] [--type f32|f16|bf16|f64|i64] "
+    fprintf(stderr, "usage: gpu_kernels [--small] [--op mul|transpose] "
+                    "[--type f32|f16|bf16|f64|i64|tf32|tf32x3] "
                     "[--kernel NAME]... [--shape [BATCHx]MxNxK]...\n");
     return 2;
 }

@@ -45,6 +45,17 @@
  * 44.5 / 44.8; at 65536x64x1024, 128x64 blocks of 2 warps 33.1. */
 #include "sgemm_pipeline.cuh"
 
+/* *c += v, atomically, in round-to-nearest FP32 with subnormals kept. */
+static __device__ __forceinline__ void sgemm_atomic_add(float *c, float v)
+{
+    unsigned *word = reinterpret_cast<unsigned *>(c);
+    unsigned seen = *word, want;
+    do {
+        want = seen;
+        seen = atomicCAS(word, want, __float_as_uint(__uint_as_float(want) + v));
+    } while (seen != want);
+}
+
 template <int WARPS_M, int WARPS_N, int BK, int STAGES>
 struct wide_cfg {
     static constexpr int bm = WARPS_M * 64, bn = WARPS_N * 64, bk = BK, stages = STAGES;
@@ -176,7 +187,10 @@ static __global__ void __launch_bounds__(C::threads, C::min_blocks) sgemm_wide_k
             return;
         }
         /* Other runs add into the same elements: atomically, onto the
-         * beta * C that sgemm_18_stream_k.cu's first kernel left. */
+         * beta * C that sgemm_18_stream_k.cu's first kernel left, by
+         * compare-and-swap: the hardware's float atomic add flushes
+         * subnormal sums to zero, which lost a third of C's norm on
+         * operands near 1e-39. */
 #pragma unroll
         for (int i = 0; i < 8; i++) {
             int row = bm0 + m0 + (i / 4) * 32 + i % 4;
@@ -186,16 +200,10 @@ static __global__ void __launch_bounds__(C::threads, C::min_blocks) sgemm_wide_k
                 if (row >= p.m || col >= p.n)
                     continue;
                 float *c = prod.c + (size_t)row * p.n + col;
-                if (VEC) {
-                    atomicAdd(reinterpret_cast<float4 *>(c),
-                              make_float4(p.alpha * acc[i][4 * q], p.alpha * acc[i][4 * q + 1],
-                                          p.alpha * acc[i][4 * q + 2], p.alpha * acc[i][4 * q + 3]));
-                } else {
 #pragma unroll
-                    for (int e = 0; e < 4; e++)
-                        if (col + e < p.n)
-                            atomicAdd(c + e, p.alpha * acc[i][4 * q + e]);
-                }
+                for (int e = 0; e < 4; e++)
+                    if (col + e < p.n)
+                        sgemm_atomic_add(c + e, p.alpha * acc[i][4 * q + e]);
             }
         }
         ib = (long long)sk_tile * kt + k1;

@@ -10,7 +10,8 @@
  * so the tail costs (T mod S) / S of a wave instead of a whole one.  A
  * first kernel sets those tiles of C to beta * C (to 0 when beta == 0,
  * without reading C); each run then adds alpha times its sums atomically
- * (float4 atomics where rows are 16-byte aligned).  The low bits of a
+ * (by compare-and-swap: the float atomic add flushes subnormal sums to
+ * zero).  The low bits of a
  * shared tile depend on the order its runs finish; the error bound is the
  * one of any order.  The same split makes splitk's case, M x N too small
  * to fill the GPU, one partial wave shared out.

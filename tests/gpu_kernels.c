@@ -43,7 +43,7 @@
 
 #define TINY 1e-7
 #define SEQ_SCALE 0.5
-#define TF32_FLOOR 5e-4
+#define TF32_FLOOR 2e-3
 /* Host kernels beyond this many FLOP are skipped (they would take seconds). */
 #define HOST_FLOP_LIMIT 4e9
 #define MAX_PICK 32
@@ -446,8 +446,9 @@ static void test_mul_case(struct ctx *x, const struct options *o, const struct m
                 double factor =
                     sig == GEMM_F16 || sig == GEMM_BF16 || sig == GEMM_TF32 ? 1.5 : 2.0;
                 double bound = factor * bar + tiny;
-                /* TF32's own rounding of the operands, about 3e-4 on normal
-                 * data: cuBLAS runs small TF32 products in FP32, far below. */
+                /* TF32's own rounding of the operands: up to 1e-3 for one
+                 * product, about 3e-4 over many on normal data; cuBLAS runs
+                 * small TF32 products in FP32, far below either. */
                 if (sig == GEMM_TF32 && bound < TF32_FLOOR)
                     bound = TF32_FLOOR;
                 double seq_bound = SEQ_SCALE * sqrt((double)mc->k) *

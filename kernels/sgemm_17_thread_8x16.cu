@@ -45,15 +45,25 @@
  * 44.5 / 44.8; at 65536x64x1024, 128x64 blocks of 2 warps 33.1. */
 #include "sgemm_pipeline.cuh"
 
-/* *c += v, atomically, in round-to-nearest FP32 with subnormals kept. */
-static __device__ __forceinline__ void sgemm_atomic_add(float *c, float v)
+static __device__ __forceinline__ bool sgemm_subnormal(float v)
 {
-    unsigned *word = reinterpret_cast<unsigned *>(c);
-    unsigned seen = *word, want;
-    do {
-        want = seen;
-        seen = atomicCAS(word, want, __float_as_uint(__uint_as_float(want) + v));
-    } while (seen != want);
+    return v != 0.0f && fabsf(v) < 1.17549435e-38f;
+}
+
+/* c[e] += v[e] for e < count, atomically, by compare-and-swap, which keeps
+ * subnormals; out of line, so that the rare path costs the main loop no
+ * code. */
+static __device__ __noinline__ void sgemm_atomic_add_cas(float *c, float4 v, int count)
+{
+    const float w[4] = { v.x, v.y, v.z, v.w };
+    for (int e = 0; e < count; e++) {
+        unsigned *word = reinterpret_cast<unsigned *>(c + e);
+        unsigned seen = *word, want;
+        do {
+            want = seen;
+            seen = atomicCAS(word, want, __float_as_uint(__uint_as_float(want) + w[e]));
+        } while (seen != want);
+    }
 }
 
 template <int WARPS_M, int WARPS_N, int BK, int STAGES>
@@ -187,10 +197,12 @@ static __global__ void __launch_bounds__(C::threads, C::min_blocks) sgemm_wide_k
             return;
         }
         /* Other runs add into the same elements: atomically, onto the
-         * beta * C that sgemm_18_stream_k.cu's first kernel left, by
-         * compare-and-swap: the hardware's float atomic add flushes
-         * subnormal sums to zero, which lost a third of C's norm on
-         * operands near 1e-39. */
+         * beta * C that sgemm_18_stream_k.cu's first kernel left.  The
+         * hardware's float atomic add flushes subnormals to zero, which
+         * lost a third of C's norm on operands near 1e-39; so a subnormal
+         * sum goes in by compare-and-swap instead (slower, and only
+         * there: with everything on compare-and-swap, stream_k ran at a
+         * third of its speed at 1024^3). */
 #pragma unroll
         for (int i = 0; i < 8; i++) {
             int row = bm0 + m0 + (i / 4) * 32 + i % 4;
@@ -200,10 +212,20 @@ static __global__ void __launch_bounds__(C::threads, C::min_blocks) sgemm_wide_k
                 if (row >= p.m || col >= p.n)
                     continue;
                 float *c = prod.c + (size_t)row * p.n + col;
+                float4 v = make_float4(p.alpha * acc[i][4 * q], p.alpha * acc[i][4 * q + 1],
+                                       p.alpha * acc[i][4 * q + 2], p.alpha * acc[i][4 * q + 3]);
+                bool tiny = sgemm_subnormal(v.x) || sgemm_subnormal(v.y) ||
+                            sgemm_subnormal(v.z) || sgemm_subnormal(v.w);
+                if (tiny) {
+                    sgemm_atomic_add_cas(c, v, p.n - col < 4 ? p.n - col : 4);
+                } else if (VEC) {
+                    atomicAdd(reinterpret_cast<float4 *>(c), v);
+                } else {
 #pragma unroll
-                for (int e = 0; e < 4; e++)
-                    if (col + e < p.n)
-                        sgemm_atomic_add(c + e, p.alpha * acc[i][4 * q + e]);
+                    for (int e = 0; e < 4; e++)
+                        if (col + e < p.n)
+                            atomicAdd(c + e, p.alpha * acc[i][4 * q + e]);
+                }
             }
         }
         ib = (long long)sk_tile * kt + k1;

@@ -10,8 +10,9 @@
  * so the tail costs (T mod S) / S of a wave instead of a whole one.  A
  * first kernel sets those tiles of C to beta * C (to 0 when beta == 0,
  * without reading C); each run then adds alpha times its sums atomically
- * (by compare-and-swap: the float atomic add flushes subnormal sums to
- * zero).  The low bits of a
+ * (float4 atomics where rows are 16-byte aligned; a subnormal sum by
+ * compare-and-swap, since the float atomic add flushes it to zero).  The
+ * low bits of a
  * shared tile depend on the order its runs finish; the error bound is the
  * one of any order.  The same split makes splitk's case, M x N too small
  * to fill the GPU, one partial wave shared out.

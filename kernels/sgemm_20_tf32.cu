@@ -90,5 +90,5 @@ extern "C" int sgemm_tf32_check(const struct gemm_problem *p, char *why, size_t 
 
 extern "C" size_t sgemm_tf32_workspace(const struct gemm_problem *p)
 {
-    return tc32_workspace(p, TF::parts);
+    return tc32_workspace<TF>(p);
 }

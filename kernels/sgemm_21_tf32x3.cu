@@ -102,5 +102,5 @@ extern "C" int sgemm_tf32x3_check(const struct gemm_problem *p, char *why, size_
 
 extern "C" size_t sgemm_tf32x3_workspace(const struct gemm_problem *p)
 {
-    return tc32_workspace(p, T3::parts);
+    return tc32_workspace<T3>(p);
 }

@@ -61,6 +61,8 @@ struct tc32_args {
     int units;                /* tiles of this launch */
     int k_tiles;              /* steps of 32 along K; 0 when K = 0 */
     int a_batched, b_batched; /* the copy has a matrix per product */
+    int split;                /* 1: the "products" are slices of one product's K, k_tiles
+                                 steps each, into slabs stride_c apart */
     const unsigned char *rows_a, *cols_b;   /* rows and columns with an infinity */
     const int *any;           /* NULL when K = 0 */
 };
@@ -183,7 +185,7 @@ static __device__ __forceinline__ void tc32_produce(const CUtensorMap *map_a,
             if (r.lapped)
                 hopper_bar_wait(empty + 8 * r.slot, r.phase ^ 1);
             uint32_t bar = full + 8 * r.slot;
-            int k0 = t * C::bk;
+            int k0 = ((args.split ? product * args.k_tiles : 0) + t) * C::bk;
             hopper_bar_expect(bar, C::stage_bytes);
 #pragma unroll
             for (int part = 0; part < C::parts; part++) {
@@ -287,32 +289,79 @@ static __device__ __forceinline__ void tc32_body(const CUtensorMap *map_a,
 struct tc32_plan {
     int count_a, count_b;     /* matrices in each copy */
     int ld;                   /* floats per row of a copy: K rounded up to 4 */
-    size_t a_bytes, b_bytes, flag_bytes, total;
+    int slices, slice_tiles;  /* K split into slices of slice_tiles steps (1: none) */
+    size_t a_bytes, b_bytes, flag_bytes, slab_bytes, total;
 };
 
-enum { TC32_ALIGN = 256, TC32_MAX_BLOCKS = 1 << 16 };
+enum {
+    TC32_ALIGN = 256, TC32_MAX_BLOCKS = 1 << 16,
+    TC32_SPLIT_MIN_TILES = 8,  /* steps of 32 per slice at least */
+    TC32_SPLIT_MOST = 128      /* slices at most */
+};
 
 static inline size_t tc32_round_up(size_t x) { return (x + TC32_ALIGN - 1) / TC32_ALIGN * TC32_ALIGN; }
 
+/* The split of K: a single product whose bm x bn tiles are fewer than the
+ * SMs is cut into S slices of K, each a unit of work of its own into its
+ * own FP32 slab, summed afterwards (gemm_split_reduce) in a fixed order,
+ * as the 16-bit stages' split does (kernels/gemm_dispatch.c).  S is the
+ * one that makes the fewest waves of slices, ceil(tiles S / SMs) / S of
+ * the unsplit time, by at least 5% per added slice count, with slices of
+ * 8 steps of 32 or more.  A stack, or tiles enough for the SMs, is not
+ * split. */
+static inline void tc32_split_of(long long m, long long n, long long k, long long batch, int bm,
+                                 int bn, int sms, struct tc32_plan *pl)
+{
+    long long tiles = ((m + bm - 1) / bm) * ((n + bn - 1) / bn);
+    long long steps = (k + 31) / 32;
+    pl->slices = 1;
+    pl->slice_tiles = (int)steps;
+    if (batch != 1 || tiles < 1 || tiles >= sms)
+        return;
+    long long most = steps / TC32_SPLIT_MIN_TILES;
+    if (most > TC32_SPLIT_MOST)
+        most = TC32_SPLIT_MOST;
+    long long best = 1;
+    double best_cost = 1.0;
+    for (long long s = 2; s <= most; s++) {
+        double cost = (double)((tiles * s + sms - 1) / sms) / (double)s;
+        if (cost < 0.95 * best_cost) {
+            best = s;
+            best_cost = cost;
+        }
+    }
+    if (best < 2)
+        return;
+    pl->slice_tiles = (int)((steps + best - 1) / best);
+    pl->slices = (int)((steps + pl->slice_tiles - 1) / pl->slice_tiles);
+}
+
 static inline void tc32_plan_of(long long m, long long n, long long k, long long batch,
-                                long long stride_a, long long stride_b, int parts,
-                                struct tc32_plan *pl)
+                                long long stride_a, long long stride_b, int parts, int bm,
+                                int bn, int sms, struct tc32_plan *pl)
 {
     pl->count_a = batch > 1 && stride_a != 0 ? (int)batch : 1;
     pl->count_b = batch > 1 && stride_b != 0 ? (int)batch : 1;
     pl->ld = (int)((k + 3) / 4 * 4);
+    tc32_split_of(m, n, k, batch, bm, bn, sms, pl);
     pl->a_bytes = tc32_round_up((size_t)pl->count_a * parts * m * pl->ld * sizeof(float));
     pl->b_bytes = tc32_round_up((size_t)pl->count_b * parts * n * pl->ld * sizeof(float));
     pl->flag_bytes = tc32_round_up((size_t)pl->count_a * m + (size_t)pl->count_b * n);
-    pl->total = k > 0 && m > 0 && n > 0 ? pl->a_bytes + pl->b_bytes + pl->flag_bytes + TC32_ALIGN
+    pl->slab_bytes = pl->slices > 1 ? tc32_round_up((size_t)pl->slices * m * n * sizeof(float))
+                                    : 0;
+    pl->total = k > 0 && m > 0 && n > 0 ? pl->a_bytes + pl->b_bytes + pl->flag_bytes +
+                                              TC32_ALIGN + pl->slab_bytes
                                         : 0;
 }
 
-/* The registry's questions for a stage of `parts` planes. */
-static inline size_t tc32_workspace(const struct gemm_problem *p, int parts)
+/* The registry's questions for a stage of `parts` planes (the workspace
+ * an upper bound: the split taken for 256 SMs). */
+template <class C>
+static inline size_t tc32_workspace(const struct gemm_problem *p)
 {
     struct tc32_plan pl;
-    tc32_plan_of(p->m, p->n, p->k, p->batch, p->stride_a, p->stride_b, parts, &pl);
+    tc32_plan_of(p->m, p->n, p->k, p->batch, p->stride_a, p->stride_b, C::parts, C::bm, C::bn,
+                 256, &pl);
     return pl.total;
 }
 
@@ -350,7 +399,7 @@ static inline cudaError_t tc32_map(CUtensorMap *map, const float *base, int rows
  * once per chunk of the stack whose tiles an int can count, the fix-up,
  * and the workspace's release, all on the stream. */
 template <class C, class Launch>
-static inline cudaError_t tc32_run(const struct sgemm_problem *p, cudaStream_t stream,
+static inline cudaError_t tc32_run(const struct sgemm_problem *p, cudaStream_t stream, int sms,
                                    Launch launch)
 {
     if (p->m < 0 || p->n < 0 || p->k < 0)
@@ -360,7 +409,7 @@ static inline cudaError_t tc32_run(const struct sgemm_problem *p, cudaStream_t s
     long long batch = p->batch > 1 ? p->batch : 1;
     long long sa = batch > 1 ? p->stride_a : 0, sb = batch > 1 ? p->stride_b : 0;
     struct tc32_plan pl;
-    tc32_plan_of(p->m, p->n, p->k, batch, sa, sb, C::parts, &pl);
+    tc32_plan_of(p->m, p->n, p->k, batch, sa, sb, C::parts, C::bm, C::bn, sms, &pl);
 
     struct tc32_args args;
     memset(&args, 0, sizeof args);
@@ -377,9 +426,10 @@ static inline cudaError_t tc32_run(const struct sgemm_problem *p, cudaStream_t s
         return cudaErrorInvalidConfiguration;
     args.tiles_m = (int)tiles_m;
     args.tiles_n = (int)tiles_n;
-    args.k_tiles = (p->k + C::bk - 1) / C::bk;
+    args.k_tiles = pl.slice_tiles;
     args.a_batched = pl.count_a > 1;
     args.b_batched = pl.count_b > 1;
+    float *slabs = NULL;
 
     CUtensorMap map_a, map_b;
     memset(&map_a, 0, sizeof map_a);
@@ -412,7 +462,23 @@ static inline cudaError_t tc32_run(const struct sgemm_problem *p, cudaStream_t s
         if (err == cudaSuccess)
             err = tc32_map(&map_b, copy_b, p->n, pl.ld, pl.count_b * C::parts, C::bn);
         fix = { p->m, p->n, p->k, (int)batch, p->alpha, p->beta, p->a, p->b, p->c,
-                sa, sb, args.stride_c, args.rows_a, args.cols_b, any };
+                sa, sb, args.stride_c, args.rows_a, args.cols_b, any, 1, 0 };
+        if (pl.slices > 1) {
+            /* The slices are the launch's "products", into the slabs. */
+            slabs = (float *)(buf + pl.a_bytes + pl.b_bytes + pl.flag_bytes + TC32_ALIGN);
+            args.split = 1;
+            args.c = slabs;
+            args.stride_c = (long long)p->m * p->n;
+            args.alpha = 1.0f;
+            args.beta = 0.0f;
+            args.c_vec = p->n % 2 == 0;
+            batch = pl.slices;
+            fix.c = slabs;
+            fix.alpha = 1.0f;
+            fix.beta = 0.0f;
+            fix.slabs = pl.slices;
+            fix.slab_stride = args.stride_c;
+        }
     }
 
     /* Headroom: a block's next unit number, id + blocks, must not wrap. */
@@ -427,6 +493,9 @@ static inline cudaError_t tc32_run(const struct sgemm_problem *p, cudaStream_t s
     }
     if (err == cudaSuccess && pl.total > 0)
         err = tf32_fixup_launch(&fix, stream);
+    if (err == cudaSuccess && slabs)
+        err = gemm_split_reduce(p->c, 0, slabs, (size_t)p->m * p->n, 1, pl.slices, p->alpha,
+                                p->beta, stream);
     cudaError_t free_err = buf ? cudaFreeAsync(buf, stream) : cudaSuccess;
     return err != cudaSuccess ? err : free_err;
 }
@@ -441,7 +510,7 @@ static inline cudaError_t tc32_launch(Kernel kernel, const struct sgemm_problem 
     if (err != cudaSuccess)
         return err;
     int sms = env->sm_count < 1 ? 1 : min(env->sm_count, (int)TC32_MAX_BLOCKS);
-    return tc32_run<C>(p, env->stream,
+    return tc32_run<C>(p, env->stream, sms,
                        [&](const CUtensorMap &map_a, const CUtensorMap &map_b,
                            const struct tc32_args &args) {
                            unsigned grid = (unsigned)(args.units < sms ? args.units : sms);

@@ -138,6 +138,8 @@ static __device__ __forceinline__ void fixup_one(const struct tf32_fixup &f, lon
         acc = fmaf(a[kk], bb[(long long)kk * f.n], acc);
     float *c = f.c + b * f.stride_c + (long long)r * f.n + j;
     *c = f.beta != 0.0f ? f.alpha * acc + f.beta * *c : f.alpha * acc;
+    for (int s = 1; s < f.slabs; s++)
+        c[s * f.slab_stride] = 0.0f;
 }
 
 /* Lines 0 .. batch m - 1 are rows of C (every element of a flagged row),

@@ -48,6 +48,13 @@ struct tf32_fixup {
     long long stride_a, stride_b, stride_c;
     const unsigned char *rows_a, *cols_b;   /* flags: per matrix of A (B) in the copy */
     const int *any;
+    /* A product split along K into `slabs` partial sums, slab_stride
+     * floats apart, c the first (alpha 1, beta 0): the fix-up writes the
+     * whole dot product there and zeros into the other slabs, so that
+     * their sum, with alpha and beta applied, is what an FP32 GEMM
+     * gives. */
+    int slabs;
+    long long slab_stride;
 };
 
 cudaError_t tf32_fixup_launch(const struct tf32_fixup *f, cudaStream_t stream);

@@ -133,27 +133,34 @@ def main():
                 rows.append(row)
                 print(f"accuracy: {n} {dist} done", file=sys.stderr, flush=True)
 
-        # Infinities and NaNs where an FP32 GEMM has them.
-        n = 300
-        a = rng.standard_normal((n, n)).astype(np.float32)
-        b = rng.standard_normal((n, n)).astype(np.float32)
-        a[3, 7] = np.inf
-        a[10, 20] = -np.inf
-        b[5, 9] = np.nan
-        b[30, 40] = np.inf
-        b[31, 41] = 0.5          # a TF32 value: its low part is 0
-        a[50, 31] = np.inf
-        np.save(fa, a)
-        np.save(fb, b)
-        for mode in ["fp32", "tf32x3", "tf32"]:
-            try:
-                rep = run(args.gemmcli, fa, fb, tmp, "--compute", mode)
-                bad = errs(rep)[2]
-                print(f"accuracy: inf/nan {mode}: {bad} non-finite disagreements", file=sys.stderr)
-                failures += bad != 0
-            except RuntimeError as e:
-                print(f"accuracy: FAIL inf/nan {mode}: {e}", file=sys.stderr)
-                failures += 1
+        # Infinities and NaNs where an FP32 GEMM has them, with C0 (one
+        # with an infinity too); the second shape's K is split into slices.
+        for m, n, k in [(300, 300, 300), (64, 48, 4096)]:
+            a = rng.standard_normal((m, k)).astype(np.float32)
+            b = rng.standard_normal((k, n)).astype(np.float32)
+            c0 = rng.standard_normal((m, n)).astype(np.float32)
+            a[3, 7] = np.inf
+            a[10, 20] = -np.inf
+            b[5, 9] = np.nan
+            b[30, 40] = np.inf
+            b[31, 41] = 0.5          # a TF32 value: its low part is 0
+            a[50, 31] = np.inf
+            c0[3, 2] = -np.inf
+            np.save(fa, a)
+            np.save(fb, b)
+            fc = os.path.join(tmp, "c0.npy")
+            np.save(fc, c0)
+            for mode in ["fp32", "tf32x3", "tf32"]:
+                try:
+                    rep = run(args.gemmcli, fa, fb, tmp, "--compute", mode, "-c", fc,
+                              "--alpha", "-2", "--beta", "0.5")
+                    bad = errs(rep)[2]
+                    print(f"accuracy: inf/nan {mode} {m}x{n}x{k}: {bad} non-finite "
+                          "disagreements", file=sys.stderr)
+                    failures += bad != 0
+                except RuntimeError as e:
+                    print(f"accuracy: FAIL inf/nan {mode} {m}x{n}x{k}: {e}", file=sys.stderr)
+                    failures += 1
 
     print("| n | data | cuBLAS FP32 | own FP32 | tf32x3 | tf32 | cuBLAS TF32 | cuBLAS DGEMM | own FP64 |")
     print("|---|---|---|---|---|---|---|---|---|")

@@ -45,15 +45,17 @@ def main():
     tra = [k["name"] for k in kernels if k["operation"] == "transpose"]
     # The data each kernel signature computes in its own precision.
     # bfloat16 (no NumPy dtype): float32 data rounded to it, read raw.
+    # tf32 and tf32x3: float32 data, asked for with --compute.
     data = {"f32": np.float32, "f16": np.float16, "bf16": np.float32, "f64": np.float64,
-            "i64": np.int32}
-    tol = {"f32": 1e-5, "f16": 2e-3, "bf16": 1e-2, "f64": 1e-13, "i64": 0}
+            "i64": np.int32, "tf32": np.float32, "tf32x3": np.float32}
+    tol = {"f32": 1e-5, "f16": 2e-3, "bf16": 1e-2, "f64": 1e-13, "i64": 0, "tf32": 2e-3,
+           "tf32x3": 1e-5}
     with tempfile.TemporaryDirectory() as d:
         p = lambda n: os.path.join(d, n)
         # Rows of 16 bytes in the last shape (K, N multiples of 8): the
         # Hopper stages that need them refuse the others, saying so.
         for m, n, k in [(1, 1, 1), (33, 65, 17), (300, 200, 130), (130, 136, 72)]:
-            for kern, types in mul + [("auto", ["f32", "f16", "bf16", "f64", "i64"])]:
+            for kern, types in mul + [("auto", ["f32", "f16", "bf16", "f64", "i64", "tf32x3"])]:
                 for t in types:
                     dt = data[t]
                     if t == "i64":
@@ -80,8 +82,9 @@ def main():
                         np.save(p("a.npy"), a)
                         np.save(p("b.npy"), b)
                         ins = [p("a.npy"), p("b.npy"), "-o", p("c.npy")]
+                    mode = ["--compute", t] if t in ("tf32", "tf32x3") else []
                     r = run("mul", *ins, "-c", p("c0.npy"), "--alpha", alpha, "--beta", beta,
-                            "--kernel", kern, "--verify", "--json", "--repeat", "2")
+                            "--kernel", kern, "--verify", "--json", "--repeat", "2", *mode)
                     ok = r.returncode == 0
                     label = f"mul {kern} {t} {m}x{n}x{k}"
                     if (r.returncode == 2 and b"must be multiples of 8" in r.stderr and
@@ -107,6 +110,8 @@ def main():
                         check(label + " vs numpy", err < tol[t], err)
                     rep = json.loads(r.stdout)
                     check(label + " json", rep["verify"]["ok"] and rep["ms"]["kernel"] >= 0)
+                    if kern == "auto" and t in ("tf32", "tf32x3"):
+                        check(label + " runs " + t, rep["kernel"] == t, rep["kernel"])
         # NumPy's semantics on the device: dtypes, vectors, broadcast stacks.
         cases = [("f64 @ f32", rng.standard_normal((70, 45)),
                   rng.standard_normal((45, 33)).astype(np.float32)),

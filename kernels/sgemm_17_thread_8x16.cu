@@ -45,9 +45,11 @@
  * 44.5 / 44.8; at 65536x64x1024, 128x64 blocks of 2 warps 33.1. */
 #include "sgemm_pipeline.cuh"
 
-static __device__ __forceinline__ bool sgemm_subnormal(float v)
+/* Sums so small that C's subnormal part could matter against them: below
+ * 2^-102, half an ulp of a sum is under the smallest normal, 2^-126. */
+static __device__ __forceinline__ bool sgemm_tiny(float v)
 {
-    return v != 0.0f && fabsf(v) < 1.17549435e-38f;
+    return v != 0.0f && fabsf(v) < 0x1p-102f;
 }
 
 /* c[e] += v[e] for e < count, atomically, by compare-and-swap, which keeps
@@ -199,10 +201,12 @@ static __global__ void __launch_bounds__(C::threads, C::min_blocks) sgemm_wide_k
         /* Other runs add into the same elements: atomically, onto the
          * beta * C that sgemm_18_stream_k.cu's first kernel left.  The
          * hardware's float atomic add flushes subnormals to zero, which
-         * lost a third of C's norm on operands near 1e-39; so a subnormal
-         * sum goes in by compare-and-swap instead (slower, and only
-         * there: with everything on compare-and-swap, stream_k ran at a
-         * third of its speed at 1024^3). */
+         * lost a third of C's norm on operands near 1e-39; so a sum below
+         * 2^-102, where a subnormal C would count, goes in by
+         * compare-and-swap instead (slower, and only there: with every
+         * sum on compare-and-swap, stream_k ran at a third of its speed
+         * at 1024^3).  Above it, a flushed subnormal is below half an ulp
+         * of the sum. */
 #pragma unroll
         for (int i = 0; i < 8; i++) {
             int row = bm0 + m0 + (i / 4) * 32 + i % 4;
@@ -214,8 +218,8 @@ static __global__ void __launch_bounds__(C::threads, C::min_blocks) sgemm_wide_k
                 float *c = prod.c + (size_t)row * p.n + col;
                 float4 v = make_float4(p.alpha * acc[i][4 * q], p.alpha * acc[i][4 * q + 1],
                                        p.alpha * acc[i][4 * q + 2], p.alpha * acc[i][4 * q + 3]);
-                bool tiny = sgemm_subnormal(v.x) || sgemm_subnormal(v.y) ||
-                            sgemm_subnormal(v.z) || sgemm_subnormal(v.w);
+                bool tiny = sgemm_tiny(v.x) || sgemm_tiny(v.y) || sgemm_tiny(v.z) ||
+                            sgemm_tiny(v.w);
                 if (tiny) {
                     sgemm_atomic_add_cas(c, v, p.n - col < 4 ? p.n - col : 4);
                 } else if (VEC) {

@@ -17,8 +17,8 @@
  * Accumulation.  The split alone does not give FP32's accuracy: the
  * tensor core adds into its FP32 accumulator without rounding to nearest
  * (the low bits of the smaller addend are cut), and over a chain of K
- * products that drift grows with K, to 50 times FP32's error at K = 8192
- * in one chain.  So each warpgroup accumulates a slot's 32 values of k
+ * products that drift grows with K (16 times cuBLAS's error over one chain
+ * of 65536 in the 16-bit stages, kernels/gemm_dispatch.c).  So each warpgroup accumulates a slot's 32 values of k
  * into a fresh accumulator (scale_d = 0 on the first wgmma) and adds it,
  * with FP32 adds that round to nearest, into the sums it keeps in
  * registers: the tensor core's chains are 12 wgmma long whatever K is.
@@ -26,7 +26,15 @@
  * registers than a thread has, so it covers half the columns at a time
  * (m64n128k8): 64 registers for it, 128 for the sums.
  *
- * Figures: not yet measured. */
+ * A single product with fewer tiles than SMs is split along K
+ * (kernels/sgemm_tf32.cuh).
+ *
+ * Figures (`gemmcli bench`, NVIDIA H200, 2026-11-22, TFLOP/s and % of
+ * cuBLAS SGEMM in the same run): 4096^3 122.9 (243%), 8192^3 125.4 (247%),
+ * 4097^3 90.5 (207%), 1024^3 37.5 (125%), 1000x3000x500 39.6 (130%),
+ * 256x256x65536 38.1 (83%), 16 x 1024^3 87.2 (176%).  Error (tests/
+ * accuracy.py, same day): 0.23 times SGEMM's relative Frobenius error at
+ * 8192^3 on N(0, 1) data; TF32's 3e-3 on subnormal operands. */
 #include "hgemm_hopper.cuh"
 #include "sgemm_tf32.cuh"
 

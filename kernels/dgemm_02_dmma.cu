@@ -1,6 +1,6 @@
 /* dgemm dmma: FP64 on the tensor cores, by the warp-level
  * mma.sync.m16n8k4 with double operands (DMMA.16x8x4 in SASS), 128x128
- * block tiles, 64x32 of C per warp, a 6-stage cp.async ring; a stack of
+ * block tiles, 64x32 of C per warp, a 5-stage cp.async ring; a stack of
  * products in one launch.
  *
  * Beyond the seeds; the PTX ISA's mma for .f64 (the m16 shapes need
@@ -60,15 +60,18 @@
  * tile's last fragments in registers, so the barrier both frees the
  * tile's slot for the copies that follow and publishes the next tile
  * (after cp.async.wait_group), whose first fragments load while the last
- * k-step multiplies.  Tile t + 1 was issued during tile t - 4: 64 values
- * of k, some 8000 clocks at the peak, cover the latency of L2.
+ * k-step multiplies.  Tile t + 1 was issued during tile t - 3: 48 values
+ * of k, some 6000 clocks at the peak, cover the latency of L2.  Five
+ * stages measured better than six: 90-91% of DGEMM at 8192^3 and 119-121%
+ * at 4097^3 against 88% and 102% (the same runs, 2026-11-22); three or
+ * four stages, or tiles of 32 values of k, were no better.
  *
  * Blocks.  x is the tile, walked down bands of 8 tile rows so that the
  * blocks resident at one time share their A rows and B columns in L2;
  * y + 65535 z is the product, so any batch fits one launch.
  *
  * ptxas (CUDA 13.0, sm_90): 224 registers (226 with 8-byte copies of B),
- * no spills, 198 KiB of dynamic shared memory (6 stages of 33 KiB), one
+ * no spills, 165 KiB of dynamic shared memory (5 stages of 33 KiB), one
  * block per SM.  The main loop's SASS per tile of 16 holds 64 DMMA.16x8x4
  * in 253 instructions: 24 LDS.128, 12 LDGSTS (8 of 8 bytes for A, 4 of 16
  * for B), one BAR.SYNC, 33 never-executed uniform NOPs that ptxas puts
@@ -76,10 +79,10 @@
  * rest addresses and predicates (270 with 8-byte copies of B: 16 LDGSTS).
  *
  * Figures (`gemmcli bench`, NVIDIA H200, 2026-11-22, cuBLAS DGEMM in the
- * same run): 4096^3 57.26 TFLOP/s (92%), 8192^3 56.04 (89%; 89-90% in two
- * more runs), 4097^3 41.38 (102%), 1000x3000x500 30.13 (72%), 1024^3
- * 24.72 (59%).  A variant on m16n8k8 (cuBLAS's DMMA shape) measured the
- * same or 1 point lower in the same runs.  Its results equal DGEMM's bit
+ * same run): 4096^3 56.42 TFLOP/s (91%), 8192^3 56.85 (91%), 4097^3 47.58
+ * (119%), 1000x3000x500 30.89 (73%), 1024^3 24.21 (66%).  A variant on
+ * m16n8k8 (cuBLAS's DMMA shape) measured the same or 1 point lower than
+ * this one (with 6 stages then) in the same runs.  Its results equal DGEMM's bit
  * for bit on tests/accuracy.py's data: both sum in k order, one rounding
  * per multiply-add. */
 #include <stdint.h>
@@ -87,7 +90,7 @@
 #include "common.cuh"
 
 struct dmma_cfg {
-    static constexpr int bm = 128, bn = 128, bk = 16, stages = 6, group = 8;
+    static constexpr int bm = 128, bn = 128, bk = 16, stages = 5, group = 8;
     static constexpr int warps_m = 2, warps_n = 4, warps = warps_m * warps_n;
     static constexpr int threads = warps * 32;
     /* A warp's piece of C, in m16n8 tiles; k-steps of 4 in a tile. */

@@ -141,7 +141,7 @@ int sgemm_tf32x3_check(const struct gemm_problem *p, char *why, size_t n);
       "FP64: cp.async pipeline, 8x8 doubles per thread, DFMA",                                     \
       "beyond the seeds", "dgemm_01_pipeline.cu", NULL, NULL)                                      \
     X("f64_dmma", dgemm, dmma, F64, B, 90,                                                         \
-      "FP64 tensor cores: mma.sync m16n8k4 (DMMA), LDS.128 fragments, 6-stage cp.async ring",      \
+      "FP64 tensor cores: mma.sync m16n8k4 (DMMA), LDS.128 fragments, 5-stage cp.async ring",      \
       "beyond the seeds (FP64 tensor cores)", "dgemm_02_dmma.cu", NULL, NULL)                      \
     X("i64_tiled", igemm, tiled, I64, B, 0, "exact int64 (mod 2^64) in shared-memory tiles",       \
       "gemmcli", "igemm_00_tiled.cu", NULL, NULL)

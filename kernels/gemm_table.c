@@ -27,6 +27,7 @@ size_t hgemm_persistent_workspace(const struct gemm_problem *p);
 size_t hgemm_cluster_multicast_workspace(const struct gemm_problem *p);
 size_t sgemm_tf32_workspace(const struct gemm_problem *p);
 size_t sgemm_tf32x3_workspace(const struct gemm_problem *p);
+size_t sgemm_gemv_workspace(const struct gemm_problem *p);
 
 /* Conditions of their own (alignment, the one architecture they run on). */
 int hgemm_wgmma_check(const struct gemm_problem *p, char *why, size_t n);
@@ -37,6 +38,7 @@ int hgemm_persistent_check(const struct gemm_problem *p, char *why, size_t n);
 int hgemm_cluster_multicast_check(const struct gemm_problem *p, char *why, size_t n);
 int sgemm_tf32_check(const struct gemm_problem *p, char *why, size_t n);
 int sgemm_tf32x3_check(const struct gemm_problem *p, char *why, size_t n);
+int sgemm_gemv_check(const struct gemm_problem *p, char *why, size_t n);
 
 #define B KERNEL_BATCHED
 #define NA KERNEL_NO_AUTO
@@ -96,6 +98,10 @@ int sgemm_tf32x3_check(const struct gemm_problem *p, char *why, size_t n);
     X("edge_peel", sgemm, edge_peel, F32, B, 80,                                                   \
       "stream_k on whole tiles; thin leftover edges by a strip kernel", "beyond the seeds",        \
       "sgemm_19_edge_peel.cu", sgemm_edge_peel_workspace, NULL)                                    \
+    X("gemv", sgemm, gemv, F32, KERNEL_VECTOR, 0,                                                  \
+      "vector times matrix (M = 1, K split) or matrix times vector (N = 1, a warp per row)",       \
+      "beyond the seeds (memory-bound shapes)", "sgemm_22_gemv.cu", sgemm_gemv_workspace,          \
+      sgemm_gemv_check)                                                                            \
     X("f16_simt", hgemm, simt, F16, B, 80,                                                         \
       "f16 operands by cp.async, widened once per tile in shared memory, FP32 FFMA",               \
       "beyond the seeds", "hgemm_00_simt.cu", NULL, NULL)                                          \

@@ -83,6 +83,25 @@ const struct gemm_kernel *select_gemm(const char *name, const struct matmul_plan
                                        : "no signature of this product is usable");
         return NULL;
     }
+    /* A vector times a matrix or a matrix times a vector: the kernel made
+     * for them, when the signature has one (the tile ladder's table rows
+     * are all matrices). */
+    if (plan->m == 1 || plan->n == 1)
+        for (int i = 0; i < plan->n_sigs; i++) {
+            enum gemm_sig s = plan->sigs[i];
+            if (!usable(plan, s, f64_exact))
+                continue;
+            matmul_problem(plan, s, 1, 0, &p);
+            p.cc = cc;
+            for (size_t j = 0; j < gemm_kernel_count; j++) {
+                const struct gemm_kernel *k = &gemm_kernels[j];
+                if ((k->flags & KERNEL_VECTOR) && select_auto_candidate(k->flags) &&
+                    gemm_can_implement(k, &p, why, sizeof why)) {
+                    *sig = s;
+                    return k;
+                }
+            }
+        }
     /* The table's best among the signatures that compute this exactly: a
      * float16 product may run faster on float operands, say.  Where the
      * nearest row's kernel cannot take this product (rows of A not 16-byte

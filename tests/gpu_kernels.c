@@ -97,6 +97,16 @@ static const struct mul_case mul_cases[] = {
      * them: edge_peel computes those edges apart. */
     { 1, 2183, 2056, 77, 1.5f, -0.5f, 0, 0 },
     { 1, 2049, 4104, 1000, 1.0f, 0.0f, 0, 0 },
+    /* Vectors: a row times a matrix, a matrix times a column (gemv), aligned
+     * and not, and a dot product. */
+    { 1, 1, 777, 1001, 1.0f, 0.0f, 0, 1 },
+    { 1, 1, 1024, 4096, 0.5f, -1.0f, 0, 1 },
+    { 1, 999, 1, 1001, 1.0f, 0.0f, 0, 1 },
+    { 1, 1024, 1, 4096, 2.0f, 0.5f, 0, 1 },
+    { 1, 1, 1, 5000, 1.0f, 0.0f, 0, 1 },
+    { 3, 1, 100, 50, 1.0f, 0.0f, 2, 1 },
+    { 1, 1, 8192, 8192, 1.0f, 0.0f, 0, 0 },
+    { 1, 8192, 1, 8192, 1.0f, 0.0f, 0, 0 },
     /* Rows of 16 bytes (K, N multiples of 8) for the TMA stages, ragged in
      * M and against their tiles, on stacks with A or B shared. */
     { 1, 8, 8, 8, 1.0f, 0.0f, 0, 1 },

@@ -78,9 +78,15 @@ const struct gemm_kernel *select_gemm(const char *name, const struct matmul_plan
             if (!first_why[0])
                 memcpy(first_why, why, sizeof why);
         }
+        /* The arithmetic is the question only where the kernel has none of
+         * the product's signatures. */
+        int other_sig = 1;
+        for (int i = 0; i < plan->n_sigs; i++)
+            if (k->sigs & (1u << plan->sigs[i]))
+                other_sig = 0;
         *status = gc_fail(GC_EXIT_USAGE, "%s%s", first_why,
-                          first_why[0] ? "; --compute chooses the arithmetic"
-                                       : "no signature of this product is usable");
+                          !first_why[0] ? "no signature of this product is usable"
+                          : other_sig ? "; --compute chooses the arithmetic" : "");
         return NULL;
     }
     /* A vector times a matrix or a matrix times a vector: the kernel made

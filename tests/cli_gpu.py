@@ -91,6 +91,10 @@ def main():
                             (k % 8 or n % 8)):
                         check(label + " refused: " + r.stderr.decode().strip()[-80:], True)
                         continue
+                    if r.returncode == 2 and b"gemv computes a vector" in r.stderr:
+                        check(label + " refused (not a vector product)", m != 1 and n != 1,
+                              r.stderr.decode()[-200:])
+                        continue
                     check(label, ok, r.stderr.decode()[-300:])
                     if not ok:
                         continue

@@ -61,10 +61,11 @@
  * tile's slot for the copies that follow and publishes the next tile
  * (after cp.async.wait_group), whose first fragments load while the last
  * k-step multiplies.  Tile t + 1 was issued during tile t - 3: 48 values
- * of k, some 6000 clocks at the peak, cover the latency of L2.  Five
- * stages measured better than six: 90-91% of DGEMM at 8192^3 and 119-121%
- * at 4097^3 against 88% and 102% (the same runs, 2026-11-22); three or
- * four stages, or tiles of 32 values of k, were no better.
+ * of k, some 6000 clocks at the peak, cover the latency of L2.  Fewer
+ * stages than six measured better (2026-11-22): four gave 90% of DGEMM at
+ * 8192^3 and 120% at 4097^3 where six gave 88% and 102% in the same runs;
+ * five gave 90-91% and 119-121% beside four's 90% and 120%, three and
+ * tiles of 32 values of k no more.
  *
  * Blocks.  x is the tile, walked down bands of 8 tile rows so that the
  * blocks resident at one time share their A rows and B columns in L2;

@@ -131,6 +131,8 @@ def main():
                   rng.integers(0, 2, (8, 7)).astype(bool)),
                  ("matrix @ vector", rng.standard_normal((50, 40)).astype(np.float32),
                   rng.standard_normal(40).astype(np.float32)),
+                 ("vector @ matrix", rng.standard_normal(300).astype(np.float32),
+                  rng.standard_normal((300, 1000)).astype(np.float32)),
                  ("broadcast stacks", rng.standard_normal((2, 1, 30, 20)).astype(np.float32),
                   rng.standard_normal((3, 20, 10)).astype(np.float32)),
                  ("stack of 1000 8x8", rng.standard_normal((1000, 8, 8)),

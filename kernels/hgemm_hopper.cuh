@@ -242,6 +242,37 @@ static __device__ __forceinline__ void hopper_mma_kn(float (&d)[N / 2], uint64_t
     hopper_mma<N>::template run<T, 0, 1>(d, desc_a, desc_b, scale_d);
 }
 
+/* D (64 x N, f32) = A (64 x 8) * B (8 x N) + (scale_d ? D : 0), both TF32
+ * (floats whose low 13 bits are ignored) and K-major in shared memory:
+ * wgmma has no transposed layouts for TF32 (kernels/sgemm_tf32.cuh). */
+static __device__ __forceinline__ void hopper_mma_tf32_256(float (&d)[128], uint64_t desc_a,
+                                                           uint64_t desc_b, int scale_d)
+{
+#ifndef HOPPER_TRAP_ONLY
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 " HOPPER_REGS128
+                 ", %128, %129, p, 1, 1;\n}\n"
+                 : HOPPER_D64(0), HOPPER_D64(64)
+                 : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+#else
+    __trap();
+#endif
+}
+
+static __device__ __forceinline__ void hopper_mma_tf32_128(float (&d)[64], uint64_t desc_a,
+                                                           uint64_t desc_b, int scale_d)
+{
+#ifndef HOPPER_TRAP_ONLY
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 " HOPPER_REGS64
+                 ", %64, %65, p, 1, 1;\n}\n"
+                 : HOPPER_D64(0)
+                 : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+#else
+    __trap();
+#endif
+}
+
 #undef HOPPER_WGMMA_256
 #undef HOPPER_WGMMA_128
 #undef HOPPER_REGS128

@@ -61,7 +61,7 @@ sgemm_tf32_kernel(const __grid_constant__ CUtensorMap map_a,
                 hopper_wgmma_fence();
 #pragma unroll
                 for (int kk = 0; kk < TF::bk / 8; kk++)
-                    tc32_mma_256(acc, hopper_desc_k(sa + kk * 32), hopper_desc_k(sb + kk * 32),
+                    hopper_mma_tf32_256(acc, hopper_desc_k(sa + kk * 32), hopper_desc_k(sb + kk * 32),
                                  1);
                 hopper_wgmma_commit();
                 hopper_wgmma_wait<1>();

@@ -71,11 +71,11 @@ sgemm_tf32x3_kernel(const __grid_constant__ CUtensorMap map_a,
                     hopper_wgmma_fence();
 #pragma unroll
                     for (int kk = 0; kk < T3::bk / 8; kk++) {
-                        tc32_mma_128(part, hopper_desc_k(a_lo + kk * 32),
+                        hopper_mma_tf32_128(part, hopper_desc_k(a_lo + kk * 32),
                                      hopper_desc_k(b_hi + kk * 32), kk != 0);
-                        tc32_mma_128(part, hopper_desc_k(a_hi + kk * 32),
+                        hopper_mma_tf32_128(part, hopper_desc_k(a_hi + kk * 32),
                                      hopper_desc_k(b_lo + kk * 32), 1);
-                        tc32_mma_128(part, hopper_desc_k(a_hi + kk * 32),
+                        hopper_mma_tf32_128(part, hopper_desc_k(a_hi + kk * 32),
                                      hopper_desc_k(b_hi + kk * 32), 1);
                     }
                     hopper_wgmma_commit();

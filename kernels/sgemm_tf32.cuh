@@ -69,62 +69,6 @@ struct tc32_args {
 
 /* ---- device ---- */
 
-#define TC32_D8(o)                                                                            \
-    "+f"(d[(o) + 0]), "+f"(d[(o) + 1]), "+f"(d[(o) + 2]), "+f"(d[(o) + 3]), "+f"(d[(o) + 4]), \
-        "+f"(d[(o) + 5]), "+f"(d[(o) + 6]), "+f"(d[(o) + 7])
-#define TC32_D64(o)                                                                           \
-    TC32_D8((o) + 0), TC32_D8((o) + 8), TC32_D8((o) + 16), TC32_D8((o) + 24),                 \
-        TC32_D8((o) + 32), TC32_D8((o) + 40), TC32_D8((o) + 48), TC32_D8((o) + 56)
-#define TC32_REGS64                                                                           \
-    "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                 \
-    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "        \
-    "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "        \
-    "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}"
-#define TC32_REGS128                                                                          \
-    "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                 \
-    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "        \
-    "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "        \
-    "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "        \
-    "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "        \
-    "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "        \
-    "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, "  \
-    "%111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, "    \
-    "%125, %126, %127}"
-
-/* D (64 x N, f32) = A (64 x 8) * B (8 x N) + (scale_d ? D : 0), both TF32
- * and K-major in shared memory (descriptors hopper_desc_k). */
-static __device__ __forceinline__ void tc32_mma_256(float (&d)[128], uint64_t desc_a,
-                                                    uint64_t desc_b, int scale_d)
-{
-#ifndef HOPPER_TRAP_ONLY
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 " TC32_REGS128
-                 ", %128, %129, p, 1, 1;\n}\n"
-                 : TC32_D64(0), TC32_D64(64)
-                 : "l"(desc_a), "l"(desc_b), "r"(scale_d));
-#else
-    __trap();
-#endif
-}
-
-static __device__ __forceinline__ void tc32_mma_128(float (&d)[64], uint64_t desc_a,
-                                                    uint64_t desc_b, int scale_d)
-{
-#ifndef HOPPER_TRAP_ONLY
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 " TC32_REGS64
-                 ", %64, %65, p, 1, 1;\n}\n"
-                 : TC32_D64(0)
-                 : "l"(desc_a), "l"(desc_b), "r"(scale_d));
-#else
-    __trap();
-#endif
-}
-
-#undef TC32_REGS128
-#undef TC32_REGS64
-#undef TC32_D64
-#undef TC32_D8
 
 /* Unit `id` of the launch: its product and tile. */
 template <class C>

@@ -413,32 +413,42 @@ static int write_files(const struct bench *b, const char *prefix)
         }
     fputs("\n]}\n", json);
 
-    /* The plot: one line per GPU kernel that ran. */
+    /* The heatmap: each GPU kernel that ran against the reference row. */
     const char *names[256];
-    const char *labels[GC_MAX_SIZES];
+    const char *labels[GC_MAX_SIZES], *captions[GC_MAX_SIZES];
+    char caption_text[GC_MAX_SIZES][24];
     double *values = malloc(b->n_kernels * b->n_shapes * sizeof *values);
-    int n_series = 0;
+    int n_rows = 0;
     if (!values) {
         output_abort(&out_csv);
         output_abort(&out_json);
         output_abort(&out_svg);
         return gc_fail(GC_EXIT_INPUT, "out of host memory");
     }
-    for (int j = 0; j < b->n_shapes; j++)
+    for (int j = 0; j < b->n_shapes; j++) {
+        double r = ref >= 0 ? rate(b, (size_t)ref, j) : NAN;
+        snprintf(caption_text[j], sizeof caption_text[j], b->is_mul ? "%.1f" : "%.0f", r);
         labels[j] = b->shapes[j].label;
-    for (size_t i = 0; i < b->n_kernels && n_series < 256; i++) {
+        captions[j] = isfinite(r) ? caption_text[j] : NULL;
+    }
+    for (size_t i = 0; i < b->n_kernels && n_rows < 256; i++) {
         if (!has_results(b, i))
             continue;
-        names[n_series] = kernel_name(b, i);
+        names[n_rows] = kernel_name(b, i);
         for (int j = 0; j < b->n_shapes; j++)
-            values[n_series * b->n_shapes + j] = rate(b, i, j);
-        n_series++;
+            values[n_rows * b->n_shapes + j] =
+                ref >= 0 ? 100 * rate(b, i, j) / rate(b, (size_t)ref, j) : NAN;
+        n_rows++;
     }
-    char title[512];
-    snprintf(title, sizeof title, "gemmcli %s kernels on %s, %s", b->name, b->dev.name, b->date);
-    struct plot p = { title, b->is_mul ? "TFLOP/s" : "GB/s (read + written)", b->n_shapes,
-                      n_series, labels, names, values };
-    int bad = plot_svg(svg, &p) != 0;
+    const char *ref_name = !b->is_mul ? "cuBLAS geam" : b->sig == GEMM_TF32X3 ? "cuBLAS SGEMM"
+                                                                            : "cuBLAS";
+    char title[512], subtitle[512];
+    snprintf(title, sizeof title, "gemmcli bench: %s on %s", b->name, b->dev.name);
+    snprintf(subtitle, sizeof subtitle, "%s; each cell: %% of %s's speed at that shape "
+             "(100 x its time / the kernel's), in the same run", b->date, ref_name);
+    struct plot_heatmap hm = { title, subtitle, n_rows, b->n_shapes, names, labels, values,
+                               captions, b->is_mul ? "cuBLAS TFLOP/s" : "geam GB/s" };
+    int bad = plot_heatmap(svg, &hm) != 0;
     free(values);
     if (bad)
         rc = gc_fail(GC_EXIT_OUTPUT, "%s: cannot write the plot", svg_path);

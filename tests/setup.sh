@@ -14,6 +14,10 @@ if [ "$mode" = test ] || [ "$mode" = fuzz ]; then
     command -v mandoc >/dev/null 2>&1 || need_pkgs="$need_pkgs mandoc"
     command -v clang >/dev/null 2>&1 || need_pkgs="$need_pkgs clang"
 fi
+if [ "$mode" = test ]; then
+    # tests/check_svg.py renders bench's pictures with rsvg-convert.
+    command -v rsvg-convert >/dev/null 2>&1 || need_pkgs="$need_pkgs librsvg2-bin"
+fi
 
 if [ -n "$need_pkgs" ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

@@ -27,6 +27,18 @@ void gc_tensor_set_2d(struct gc_tensor *t, size_t rows, size_t cols)
     t->shape[1] = cols;
 }
 
+void gc_tensor_set_stack(struct gc_tensor *t, size_t batch, size_t rows, size_t cols)
+{
+    if (batch == 1) {
+        gc_tensor_set_2d(t, rows, cols);
+        return;
+    }
+    t->ndim = 3;
+    t->shape[0] = batch;
+    t->shape[1] = rows;
+    t->shape[2] = cols;
+}
+
 /* NumPy's check: the product of the nonzero dimensions times the element
  * size must stay within PY_SSIZE_T_MAX, even when a zero dimension makes
  * the array empty. */

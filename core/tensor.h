@@ -44,6 +44,9 @@ struct gc_tensor {
 /* A 2-D tensor's shape. */
 void gc_tensor_set_2d(struct gc_tensor *t, size_t rows, size_t cols);
 
+/* A stack of `batch` rows x cols matrices (2-D when batch is 1). */
+void gc_tensor_set_stack(struct gc_tensor *t, size_t batch, size_t rows, size_t cols);
+
 /* The element count of a shape; 0 when a dimension or the count passes
  * NumPy's limit (*count then undefined), else 1. */
 int gc_shape_count(int ndim, const size_t *shape, size_t *count);

@@ -39,6 +39,7 @@ int hgemm_cluster_multicast_check(const struct gemm_problem *p, char *why, size_
 int sgemm_tf32_check(const struct gemm_problem *p, char *why, size_t n);
 int sgemm_tf32x3_check(const struct gemm_problem *p, char *why, size_t n);
 int sgemm_gemv_check(const struct gemm_problem *p, char *why, size_t n);
+int sgemm_small_k_check(const struct gemm_problem *p, char *why, size_t n);
 
 #define B KERNEL_BATCHED
 #define NA KERNEL_NO_AUTO
@@ -102,6 +103,9 @@ int sgemm_gemv_check(const struct gemm_problem *p, char *why, size_t n);
       "vector times matrix (M = 1, K split) or matrix times vector (N = 1, a warp per row)",       \
       "beyond the seeds (memory-bound shapes)", "sgemm_22_gemv.cu", sgemm_gemv_workspace,          \
       sgemm_gemv_check)                                                                            \
+    X("small_k", sgemm, small_k, F32, B, 0,                                                        \
+      "K <= 32: a warp per strip of 128 columns and a band of rows, B in registers, C written as a copy", \
+      "beyond the seeds (memory-bound shapes)", "sgemm_25_small_k.cu", NULL, sgemm_small_k_check)  \
     X("f16_simt", hgemm, simt, F16, B, 80,                                                         \
       "f16 operands by cp.async, widened once per tile in shared memory, FP32 FFMA",               \
       "beyond the seeds", "hgemm_00_simt.cu", NULL, NULL)                                          \

@@ -190,15 +190,54 @@ const struct transpose_kernel *transpose_kernel_find(const char *name);
 
 /* ---- auto ---- */
 
-/* auto's table (kernels/auto_table.c), written by `gemmcli bench
- * --auto-table`: for each benchmarked shape, the fastest own kernel.  auto
- * takes the row of the problem's type nearest its shape. */
-struct auto_choice {
-    const char *op;            /* "mul" or "transpose" */
-    const char *type;          /* mul: a signature's name; transpose: "any" */
-    unsigned long batch, m, n, k;   /* transpose: 1, rows, cols, 1 */
+/* How a kernel spreads a product over the SMs, for auto's model
+ * (src/model.c). */
+enum gemm_spread {
+    SPREAD_WAVES,      /* whole tiles of C, in waves of per_sm blocks on every SM */
+    SPREAD_STREAM_K,   /* full waves whole, the last partial wave shared out by k-steps */
+    SPREAD_SLICES,     /* too few tiles: K cut into slices, their sums added after */
+    SPREAD_MEMORY,     /* memory-bound (vectors, stacks of small products): bytes / bandwidth */
+};
+
+/* A kernel's geometry (kernels/gemm_geometry.c): every row auto may pick
+ * has one (tests/model_test.py checks it). */
+struct gemm_geometry {
     const char *kernel;
-    double rate;               /* what it measured: TFLOP/s (mul), GB/s (transpose) */
+    int tile_m, tile_n;        /* the tile of C a block computes */
+    int per_sm;                /* blocks resident on an SM at once */
+    int k_fill;                /* values of k a tile's pipeline takes to fill and drain */
+    enum gemm_spread spread;
+    int slice_k;               /* SPREAD_SLICES: a slice's least length of k */
+};
+extern const struct gemm_geometry gemm_geometries[];
+extern const size_t gemm_geometry_count;
+
+const struct gemm_geometry *gemm_geometry_find(const char *kernel);
+
+/* auto's measured rates (kernels/auto_table.c), written by `gemmcli bench
+ * --auto-table`: per signature and kernel, the rate it reaches with every
+ * SM busy (the bench's figures over the model's utilisation), and the
+ * bytes per second of the memory-bound ones. */
+struct auto_rate {
+    const char *type;          /* a signature's name */
+    const char *kernel;
+    double tflops;             /* at full utilisation; 0: not measured */
+    double gbps;               /* memory-bound kernels: bytes moved per second; 0: the device's */
+};
+extern const struct auto_rate auto_rates[];
+extern const size_t auto_rate_count;
+/* The device the rates were measured on: its SMs and copy bandwidth. */
+extern const int auto_rate_sm_count;
+extern const double auto_rate_copy_gbps;
+
+/* transpose: for each benchmarked shape, the fastest kernel; auto takes
+ * the row nearest the problem's shape. */
+struct auto_choice {
+    const char *op;            /* "transpose" */
+    const char *type;          /* "any" */
+    unsigned long batch, m, n, k;   /* 1, rows, cols, 1 */
+    const char *kernel;
+    double rate;               /* GB/s */
 };
 extern const struct auto_choice auto_choices[];
 extern const size_t auto_choice_count;

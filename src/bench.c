@@ -11,13 +11,16 @@
 
 #include "../core/error.h"
 #include "../kernels/convert.h"
+#include "bench.h"
 #include "commands.h"
 #include "device.h"
 #include "options.h"
 #include "output.h"
+#include "model.h"
 #include "plot.h"
 #include "report.h"
 #include "select.h"
+#include "sweep.h"
 
 #define MAX_SETS 16
 #define CELL_BUDGET_MS 300.0   /* timed runs per kernel and shape, about */
@@ -41,12 +44,15 @@ struct bench {
 
 static const char default_f32_sizes[] =
     "1024,2048,4096,8192,4097,127x129x255,1000x3000x500,256x256x65536,65536x64x1024,"
-    "1024x128x128x128,16x1024x1024x1024";
+    "1024x128x128x128,16x1024x1024x1024,1x8192x8192,8192x1x8192,100000x8x8x8,4096x32x32x32,"
+    "8192x8192x1,8192x8192x32";
 /* The tensor-core chapter's shapes add a long K on few tiles (its split)
  * and a stack. */
 static const char default_16bit_sizes[] =
-    "1024,4096,8192,4097,1000x3000x500,256x256x65536,16x1024x1024x1024";
-static const char default_other_sizes[] = "1024,4096,8192,4097,1000x3000x500";
+    "1024,4096,8192,4097,1000x3000x500,256x256x65536,16x1024x1024x1024,1x8192x8192,"
+    "8192x1x8192,4096x32x32x32";
+static const char default_other_sizes[] =
+    "1024,4096,8192,4097,1000x3000x500,1x8192x8192,8192x1x8192,4096x32x32x32";
 static const char default_transpose_sizes[] = "4096,8192,16384,7001x3000";
 
 static int parse_sizes(struct bench *b, const char *list)
@@ -110,24 +116,23 @@ static void free_operands(struct operands *ops)
     memset(ops, 0, sizeof *ops);
 }
 
-/* Random values in [-1, 1) as float32, made on the host once and
- * converted on the device into the kernels' operand type. */
-static int upload_random(struct bench *b, size_t n, unsigned long long seed, enum gc_dtype to,
-                         void **dst)
+int bench_random_operand(struct gc_device *dev, size_t n, unsigned long long seed,
+                         enum gc_dtype to, void **dst)
 {
-    float *host = malloc(n * sizeof *host);
+    float *host = malloc((n ? n : 1) * sizeof *host);
     void *staging = NULL;
     int rc;
+    *dst = NULL;
     if (!host)
         return gc_fail(GC_EXIT_INPUT, "out of host memory");
     fill_random(host, n, seed);
-    if (!(rc = CUDA_CALL(cudaMalloc(dst, n * gc_dtypes[to].size))) &&
-        !(rc = CUDA_CALL(cudaMalloc(&staging, n * sizeof(float)))) &&
+    if (!(rc = CUDA_CALL(cudaMalloc(dst, (n ? n : 1) * gc_dtypes[to].size))) &&
+        !(rc = CUDA_CALL(cudaMalloc(&staging, (n ? n : 1) * sizeof(float)))) &&
         !(rc = CUDA_CALL(cudaMemcpy(staging, host, n * sizeof(float), cudaMemcpyHostToDevice))))
         rc = CUDA_CALL(convert_operand_launch(staging, GC_F32, 0, 0, 0, n, *dst, to,
-                                              b->dev.stream));
+                                              dev->stream));
     if (!rc)
-        rc = CUDA_CALL(cudaStreamSynchronize(b->dev.stream));
+        rc = CUDA_CALL(cudaStreamSynchronize(dev->stream));
     cudaFree(staging);
     free(host);
     return rc;
@@ -150,8 +155,8 @@ static int alloc_operands(struct bench *b, const struct shape *s, struct operand
     rc = CUDA_CALL(cudaMalloc(&ops->c, c_n * gc_dtypes[out].size));
     for (int i = 0; i < ops->sets && !rc; i++) {
         if (i == 0) {
-            if (!(rc = upload_random(b, a_n, 1, in, &ops->a[0])) && b_n)
-                rc = upload_random(b, b_n, 2, in, &ops->b[0]);
+            if (!(rc = bench_random_operand(&b->dev, a_n, 1, in, &ops->a[0])) && b_n)
+                rc = bench_random_operand(&b->dev, b_n, 2, in, &ops->b[0]);
             continue;
         }
         if ((rc = CUDA_CALL(cudaMalloc(&ops->a[i], a_n * gc_dtypes[in].size))) ||
@@ -465,8 +470,59 @@ static int write_files(const struct bench *b, const char *prefix)
     return 0;
 }
 
-/* One row per benchmarked shape: the fastest kernel auto may pick. */
-static void auto_rows(const struct bench *b, FILE *f)
+/* auto's rates from bench b: for each kernel auto may pick, its figure
+ * over the share of its full rate the model says the shape allows (so the
+ * model and the bench stay in step), at the largest shape where that share
+ * is at least a half, the most reliable figure; memory-bound kernels,
+ * the median of their bytes per second and their best TFLOP/s. */
+static int rate_rows(const struct bench *b, FILE *f)
+{
+    int rows = 0;
+    for (size_t i = 0; i < b->n_kernels; i++) {
+        const struct gemm_geometry *g = gemm_geometry_find(kernel_name(b, i));
+        if (!g || !select_auto_candidate(kernel_flags(b, i)) || !has_results(b, i))
+            continue;
+        double v[GC_MAX_SIZES], best = 0, flops_best = 0, big = 0, big_work = 0;
+        int n = 0;
+        for (int j = 0; j < b->n_shapes; j++) {
+            double ms = b->ms[i * b->n_shapes + j];
+            if (!isfinite(ms) || ms <= 0)
+                continue;
+            struct gemm_problem p;
+            mul_problem(b, &b->shapes[j], &p);
+            p.sig = kernel_sig(b, i);
+            double x;
+            if (g->spread == SPREAD_MEMORY) {
+                double busy = fmax(ms - MODEL_LAUNCH_MS, ms / 2);
+                x = model_bytes(&p) / (busy / 1e3) / 1e9;
+                flops_best = fmax(flops_best, rate(b, i, j));
+            } else {
+                double u = model_util(&gemm_kernels[i], &p, b->dev.sm_count);
+                x = rate(b, i, j) / u;
+                if (u >= 0.5 && work(b, &b->shapes[j]) > big_work) {
+                    big = x;
+                    big_work = work(b, &b->shapes[j]);
+                }
+                if (u < 0.25) {
+                    best = fmax(best, x);
+                    continue;
+                }
+            }
+            v[n++] = x;
+        }
+        double med = big > 0 ? big : n ? clock_median(v, n) : best;
+        if (!(med > 0))
+            continue;
+        fprintf(f, "    { \"%s\", \"%s\", %.2f, %.1f },\n", gemm_sigs[b->sig].name,
+                kernel_name(b, i), g->spread == SPREAD_MEMORY ? flops_best : med,
+                g->spread == SPREAD_MEMORY ? med : 0.0);
+        rows++;
+    }
+    return rows;
+}
+
+/* One row per benchmarked transpose shape: the fastest kernel auto may pick. */
+static void transpose_rows(const struct bench *b, FILE *f)
 {
     for (int j = 0; j < b->n_shapes; j++) {
         long best = -1;
@@ -475,14 +531,49 @@ static void auto_rows(const struct bench *b, FILE *f)
                 (best < 0 || rate(b, i, j) > rate(b, (size_t)best, j)))
                 best = (long)i;
         if (best >= 0)
-            fprintf(f, "    { \"%s\", \"%s\", %zu, %zu, %zu, %zu, \"%s\", %.2f },   /* %s */\n",
-                    b->is_mul ? "mul" : "transpose", b->is_mul ? gemm_sigs[b->sig].name : "any",
-                    b->shapes[j].batch, b->shapes[j].m, b->shapes[j].n,
-                    b->is_mul ? b->shapes[j].k : 1, kernel_name(b, (size_t)best),
-                    rate(b, (size_t)best, j), b->is_mul ? "TFLOP/s" : "GB/s");
+            fprintf(f, "    { \"transpose\", \"any\", 1, %zu, %zu, 1, \"%s\", %.2f },   /* GB/s */\n",
+                    b->shapes[j].m, b->shapes[j].n, kernel_name(b, (size_t)best),
+                    rate(b, (size_t)best, j));
     }
 }
 
+/* The device's copy bandwidth, bytes read and written per second (GB/s):
+ * a device-to-device copy of 512 MiB, the median of 5. */
+static double copy_gbps(struct gc_device *dev)
+{
+    size_t bytes = (size_t)512 << 20;
+    void *x = NULL, *y = NULL;
+    double v[5], out = 0;
+    cudaEvent_t e0, e1;
+    if (cudaMalloc(&x, bytes) != cudaSuccess || cudaMalloc(&y, bytes) != cudaSuccess ||
+        cudaEventCreate(&e0) != cudaSuccess) {
+        cudaFree(x);
+        return 0;
+    }
+    if (cudaEventCreate(&e1) == cudaSuccess) {
+        int ok = cudaMemcpyAsync(y, x, bytes, cudaMemcpyDeviceToDevice, dev->stream) ==
+                 cudaSuccess;
+        for (int i = 0; i < 5 && ok; i++) {
+            float ms = 0;
+            ok = cudaEventRecord(e0, dev->stream) == cudaSuccess &&
+                 cudaMemcpyAsync(y, x, bytes, cudaMemcpyDeviceToDevice, dev->stream) ==
+                     cudaSuccess &&
+                 cudaEventRecord(e1, dev->stream) == cudaSuccess &&
+                 cudaEventSynchronize(e1) == cudaSuccess &&
+                 cudaEventElapsedTime(&ms, e0, e1) == cudaSuccess && ms > 0;
+            v[i] = ok ? 2.0 * bytes / (ms / 1e3) / 1e9 : 0;
+        }
+        out = ok ? clock_median(v, 5) : 0;
+        cudaEventDestroy(e1);
+    }
+    cudaEventDestroy(e0);
+    cudaFree(x);
+    cudaFree(y);
+    return out;
+}
+
+/* kernels/auto_table.c from the benches that ran; the rows of types (and
+ * of transpose) not benchmarked now are kept from the table built in. */
 static int write_auto_table(struct bench *const *benches, int n, const char *path)
 {
     struct gc_output out;
@@ -490,12 +581,60 @@ static int write_auto_table(struct bench *const *benches, int n, const char *pat
     if (rc)
         return rc;
     FILE *f = out.f;
-    fprintf(f, "/* auto's choices, measured by `gemmcli bench --auto-table` on %s, %s.\n"
-            " * For each benchmarked type and shape, the fastest kernel auto may pick. */\n"
-            "#include \"registry.h\"\n\nconst struct auto_choice auto_choices[] = {\n",
-            benches[0]->dev.name, benches[0]->date);
+    struct gc_device *dev = &benches[0]->dev;
+    int reopened = 0;
+    if (!dev->open) {
+        if ((rc = device_open(dev, benches[0]->o->device, 0))) {
+            output_abort(&out);
+            return rc;
+        }
+        reopened = 1;
+    }
+    double gbps = copy_gbps(dev);
+    if (reopened)
+        device_close(dev);
+    if (!(gbps > 0)) {
+        output_abort(&out);
+        return gc_fail(GC_EXIT_GPU, "--auto-table: could not time a device copy");
+    }
+    fprintf(f, "/* auto's rates, measured by `gemmcli bench --auto-table` on %s, %s\n"
+            " * (src/model.c turns them into estimates).  For each signature and kernel\n"
+            " * auto may pick: TFLOP/s with every SM busy, or for the memory-bound\n"
+            " * ones GB/s moved; and for transpose, the fastest kernel per shape. */\n"
+            "#include \"registry.h\"\n\n"
+            "const int auto_rate_sm_count = %d;\n"
+            "const double auto_rate_copy_gbps = %.0f;\n\n"
+            "const struct auto_rate auto_rates[] = {\n",
+            benches[0]->dev.name, benches[0]->date, benches[0]->dev.sm_count, gbps);
+    unsigned benched = 0;
+    int have_transpose = 0;
+    for (int i = 0; i < n; i++) {
+        if (benches[i]->is_mul) {
+            rate_rows(benches[i], f);
+            benched |= 1u << benches[i]->sig;
+        } else {
+            have_transpose = 1;
+        }
+    }
+    for (size_t i = 0; i < auto_rate_count; i++) {
+        int s;
+        for (s = 0; s < GEMM_SIG_COUNT; s++)
+            if (!strcmp(gemm_sigs[s].name, auto_rates[i].type))
+                break;
+        if (s < GEMM_SIG_COUNT && !(benched & (1u << s)))
+            fprintf(f, "    { \"%s\", \"%s\", %.2f, %.1f },\n", auto_rates[i].type,
+                    auto_rates[i].kernel, auto_rates[i].tflops, auto_rates[i].gbps);
+    }
+    fputs("};\nconst size_t auto_rate_count = sizeof auto_rates / sizeof auto_rates[0];\n\n"
+          "const struct auto_choice auto_choices[] = {\n", f);
     for (int i = 0; i < n; i++)
-        auto_rows(benches[i], f);
+        if (!benches[i]->is_mul)
+            transpose_rows(benches[i], f);
+    if (!have_transpose)
+        for (size_t i = 0; i < auto_choice_count; i++)
+            fprintf(f, "    { \"transpose\", \"any\", 1, %lu, %lu, 1, \"%s\", %.2f },   /* GB/s */\n",
+                    auto_choices[i].m, auto_choices[i].n, auto_choices[i].kernel,
+                    auto_choices[i].rate);
     fputs("};\nconst size_t auto_choice_count = sizeof auto_choices / sizeof auto_choices[0];\n", f);
     return output_commit(&out);
 }
@@ -580,6 +719,20 @@ int cmd_bench(const struct gc_opts *o)
     int rc = parse_types(o->bench_dtypes, &sigs);
     if (rc)
         return rc;
+    if (o->sweep) {
+        if (o->bench_sizes || o->auto_table || strcmp(o->bench_op, "transpose") == 0)
+            return gc_fail(GC_EXIT_USAGE, "--sweep draws its own mul shapes: it takes no "
+                           "--sizes, --auto-table or --op transpose");
+        /* One type unless asked: f32, the ladder's. */
+        if (!o->bench_dtypes)
+            sigs = 1u << GEMM_F32;
+        for (int s = 0; s < GEMM_SIG_COUNT && !rc; s++)
+            if (sigs & (1u << s))
+                rc = bench_sweep(o, (enum gemm_sig)s);
+        if (!rc && (fflush(stdout) != 0 || ferror(stdout)))
+            rc = gc_fail(GC_EXIT_OUTPUT, "<stdout>: write error");
+        return rc;
+    }
     struct bench benches[GEMM_SIG_COUNT + 1];
     memset(benches, 0, sizeof benches);
     struct bench *done[GEMM_SIG_COUNT + 1];

@@ -181,7 +181,7 @@ static int mul_host(struct mul_job *j)
     const struct matmul_plan *pl = &j->plan;
     int f64_exact = !pl->needs_bound || f64_exact_for(pl, host_max_abs(&j->a), host_max_abs(&j->b));
     int rc, is_auto;
-    j->kern = select_gemm(o->kernel, pl, 0, f64_exact, &j->sig, &is_auto, &rc);
+    j->kern = select_gemm(o->kernel, pl, 0, 0, f64_exact, &j->sig, &is_auto, &rc);
     if (!j->kern)
         return rc;
     if (!(j->kern->flags & KERNEL_HOST))
@@ -360,7 +360,7 @@ static int mul_device(struct mul_job *j)
         f64_exact = f64_exact_for(pl, ma, mb);
     }
     int is_auto;
-    if (!(j->kern = select_gemm(o->kernel, pl, cc, f64_exact, &j->sig, &is_auto, &rc)))
+    if (!(j->kern = select_gemm(o->kernel, pl, cc, jb->dev.sm_count, f64_exact, &j->sig, &is_auto, &rc)))
         goto out;
     jb->rep.kernel_auto = is_auto;
     jb->rep.kernel = j->kern->name;
@@ -627,7 +627,7 @@ int cmd_mul(const struct gc_opts *o)
     if (named && !on_host) {
         enum gemm_sig sig;
         int is_auto;
-        if (!select_gemm(o->kernel, pl, GEMM_CC_ANY, 1, &sig, &is_auto, &rc))
+        if (!select_gemm(o->kernel, pl, GEMM_CC_ANY, 0, 1, &sig, &is_auto, &rc))
             goto out;
     }
     if (o->c0_path) {

@@ -1,5 +1,6 @@
 /* gemmcli convert, info and kernels: the commands that run no kernel. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,9 @@
 #include "device.h"
 #include "../core/error.h"
 #include "io.h"
+#include "matmul.h"
+#include "model.h"
+#include "select.h"
 #include "output.h"
 #include "progress.h"
 #include "report.h"
@@ -218,10 +222,107 @@ static void print_row(const struct gc_opts *o, const struct kernel_row *r, const
     putchar('\n');
 }
 
+struct estimate_row {
+    const struct gemm_kernel *k;
+    enum gemm_sig sig;
+    struct model_estimate e;
+};
+
+static int cmp_estimate(const void *x, const void *y)
+{
+    double a = ((const struct estimate_row *)x)->e.ms, b = ((const struct estimate_row *)y)->e.ms;
+    return a < b ? -1 : a > b;
+}
+
+/* kernels --for SHAPE: every kernel auto may pick that can compute the
+ * product, fastest first by the model, and auto's choice.  On the device
+ * when there is one, else on the one the model's rates come from. */
+static int kernels_for(const struct gc_opts *o)
+{
+    const struct gc_shape_opt *sh = &o->kernels_for;
+    size_t batch = sh->ndim == 4 ? sh->dims[0] : 1;
+    const size_t *d = sh->dims + (sh->ndim == 4);
+    struct gc_tensor a = { 0 }, b = { 0 };
+    a.dtype = b.dtype = o->out_dtype >= 0 ? (enum gc_dtype)o->out_dtype : GC_F32;
+    gc_tensor_set_stack(&a, batch, d[0], d[2]);
+    gc_tensor_set_stack(&b, batch, d[2], d[1]);
+    struct matmul_plan plan;
+    int rc = matmul_plan(&a, &b, o->compute, "A", "B", &plan);
+    if (rc)
+        return rc;
+    int cc = 90, sms = auto_rate_sm_count;
+    char where[300];
+    snprintf(where, sizeof where, "the model's device (%d SMs, compute capability 9.0)", sms);
+    if (device_present()) {
+        struct gc_device dev;
+        if (device_open(&dev, o->device, 0) == 0) {
+            cc = dev.cc_major * 10 + dev.cc_minor;
+            sms = dev.sm_count;
+            snprintf(where, sizeof where, "%s (%d SMs)", dev.name, sms);
+            device_close(&dev);
+        }
+    }
+    enum gemm_sig pick_sig;
+    int is_auto;
+    const struct gemm_kernel *pick = select_gemm("auto", &plan, cc, sms, 1, &pick_sig, &is_auto,
+                                                 &rc);
+    if (!pick)
+        return rc;
+    struct estimate_row rows[GEMM_SIG_COUNT * 64];
+    int n = 0;
+    char why[512];
+    for (int i = 0; i < plan.n_sigs; i++) {
+        struct gemm_problem p;
+        matmul_problem(&plan, plan.sigs[i], 1, 0, &p);
+        p.cc = cc;
+        for (size_t j = 0; j < gemm_kernel_count && n < (int)(sizeof rows / sizeof rows[0]); j++) {
+            const struct gemm_kernel *k = &gemm_kernels[j];
+            if (select_auto_candidate(k->flags) && gemm_can_implement(k, &p, why, sizeof why))
+                rows[n++] = (struct estimate_row){ k, plan.sigs[i], model_estimate(k, &p, sms) };
+        }
+    }
+    qsort(rows, (size_t)n, sizeof rows[0], cmp_estimate);
+    double gflop = 2.0 * (double)plan.batch * (double)plan.m * (double)plan.n * (double)plan.k / 1e9;
+    if (o->json) {
+        printf("{\"shape\": \"%zux%zux%zux%zu\", \"device\": ", batch, d[0], d[1], d[2]);
+        json_string(stdout, where);
+        printf(", \"auto\": \"%s\", \"auto_sig\": \"%s\", \"candidates\": [", pick->name,
+               gemm_sigs[pick_sig].name);
+        for (int i = 0; i < n; i++)
+            printf("%s\n  {\"kernel\": \"%s\", \"sig\": \"%s\", \"ms\": %.6g, \"compute_ms\": "
+                   "%.6g, \"memory_ms\": %.6g, \"overhead_ms\": %.6g, \"util\": %.4f, "
+                   "\"slices\": %d}", i ? "," : "", rows[i].k->name, gemm_sigs[rows[i].sig].name,
+                   isfinite(rows[i].e.ms) ? rows[i].e.ms : -1, rows[i].e.compute_ms,
+                   rows[i].e.memory_ms, rows[i].e.overhead_ms, rows[i].e.util, rows[i].e.slices);
+        printf("\n]}\n");
+    } else {
+        printf("%zu x %zu x %zu x %zu (%.4g GFLOP) on %s\n", batch, d[0], d[1], d[2], gflop, where);
+        printf("%-18s %-7s %11s %11s %11s %6s %6s\n", "KERNEL", "SIG", "EST. MS", "COMPUTE",
+               "MEMORY", "UTIL", "SLICES");
+        for (int i = 0; i < n; i++) {
+            if (!isfinite(rows[i].e.ms)) {
+                printf("%-18s %-7s %11s  (no measured rate)\n", rows[i].k->name,
+                       gemm_sigs[rows[i].sig].name, "-");
+                continue;
+            }
+            printf("%-18s %-7s %11.4f %11.4f %11.4f %5.0f%% %6d%s\n", rows[i].k->name,
+                   gemm_sigs[rows[i].sig].name, rows[i].e.ms, rows[i].e.compute_ms,
+                   rows[i].e.memory_ms, 100 * rows[i].e.util, rows[i].e.slices,
+                   rows[i].k == pick && rows[i].sig == pick_sig ? "  <- auto" : "");
+        }
+        printf("auto: %s (%s)\n", pick->name, gemm_sigs[pick_sig].name);
+    }
+    if (fflush(stdout) != 0 || ferror(stdout))
+        return gc_fail(GC_EXIT_OUTPUT, "<stdout>: write error");
+    return 0;
+}
+
 int cmd_kernels(const struct gc_opts *o)
 {
     if (o->n_operands)
         return gc_fail(GC_EXIT_USAGE, "kernels takes no operands");
+    if (o->kernels_for_given)
+        return kernels_for(o);
     int dev_ok = 0;
     struct gc_device dev;
     if (o->details) {

@@ -16,7 +16,7 @@ enum {
     OPT_ALPHA = 256, OPT_BETA, OPT_VERIFY, OPT_TOL, OPT_JSON, OPT_DETAILS,
     OPT_THREADS, OPT_DEVICE, OPT_FORMAT, OPT_IN_FORMAT, OPT_DTYPE, OPT_SHAPE,
     OPT_ORDER, OPT_DELIMITER, OPT_HEADER, OPT_PRECISION, OPT_LEVEL,
-    OPT_OP, OPT_SIZES, OPT_BENCH_OUT, OPT_AUTO_TABLE, OPT_COMPUTE,
+    OPT_OP, OPT_SIZES, OPT_BENCH_OUT, OPT_AUTO_TABLE, OPT_COMPUTE, OPT_SWEEP, OPT_SEED, OPT_FOR,
 };
 
 #define RUNS (CMD_MUL | CMD_TRANSPOSE)
@@ -38,7 +38,7 @@ static const struct opt_def opt_defs[] = {
     { "output", 'o', OPT_OUTPUT, "FILE", WRITES, "write the result to FILE ('-': stdout)" },
     { "format", 0, OPT_FORMAT, "FMT", WRITES, "output format: npy, raw, csv, csv.gz (default: from -o's extension)" },
     { "in-format", 0, OPT_IN_FORMAT, "FMT", READS, "input format (default: detected from magic bytes, then extension)" },
-    { "dtype", 0, OPT_DTYPE, "T", WRITES | CMD_INFO | CMD_BENCH, "element type of raw input and of the output: f16 bf16 f32 f64 i8..i64 u8..u64 bool (bench: a list)" },
+    { "dtype", 0, OPT_DTYPE, "T", WRITES | CMD_INFO | CMD_BENCH | CMD_KERNELS, "element type of raw input and of the output: f16 bf16 f32 f64 i8..i64 u8..u64 bool (bench: a list; kernels --for: the operands')" },
     { "shape", 0, OPT_SHAPE, "DIMS", READS, "shape of raw input: 5, 96x64, 4x8x5 (repeat for each raw operand)" },
     { "order", 0, OPT_ORDER, "C|F", READS, "element order of raw input: C (row-major, default) or F" },
     { "delimiter", 0, OPT_DELIMITER, "CHAR", READS | WRITES, "CSV field delimiter (default ','; 'space' or ' ' for whitespace)" },
@@ -49,15 +49,18 @@ static const struct opt_def opt_defs[] = {
     { "alpha", 0, OPT_ALPHA, "X", CMD_MUL, "scale of A*B (default 1)" },
     { "beta", 0, OPT_BETA, "X", CMD_MUL, "scale of C0 (default 0)" },
     { "kernel", 'k', OPT_KERNEL, "NAME", RUNS, "kernel to run (default auto; see 'gemmcli kernels')" },
-    { "compute", 0, OPT_COMPUTE, "MODE", CMD_MUL, "arithmetic: auto (the result dtype's own), fp32, fp64, exact (integers), f16, bf16, tf32 (lossy), tf32x3 (float on tensor cores, FP32-class)" },
+    { "compute", 0, OPT_COMPUTE, "MODE", CMD_MUL | CMD_KERNELS, "arithmetic: auto (the result dtype's own), fp32, fp64, exact (integers), f16, bf16, tf32 (lossy), tf32x3 (float on tensor cores, FP32-class)" },
     { "verify", 0, OPT_VERIFY, NULL, RUNS, "check the result against an FP64 (or exact integer) product" },
     { "tol", 0, OPT_TOL, "X", RUNS, "largest relative Frobenius error --verify accepts (default by dtype)" },
     { "repeat", 'r', OPT_REPEAT, "N", RUNS, "time the kernel N times after a warm-up, report the median" },
     { "threads", 0, OPT_THREADS, "N", CMD_MUL, "host threads for the cpu kernel and FP64 check (default: all cores)" },
     { "device", 0, OPT_DEVICE, "N", DEVICE_USERS, "CUDA device ordinal (default 0, or $GEMMCLI_DEVICE)" },
+    { "for", 0, OPT_FOR, "SHAPE", CMD_KERNELS, "the kernels that can compute MxNxK (or BxMxNxK), by auto's estimate, and auto's choice" },
     { "details", 0, OPT_DETAILS, NULL, CMD_KERNELS, "add registers, shared memory and occupancy on this device" },
     { "op", 0, OPT_OP, "OP", CMD_BENCH, "bench mul, transpose or all (default all)" },
     { "sizes", 0, OPT_SIZES, "LIST", CMD_BENCH, "comma-separated sizes: N (square) or MxNxK / RxC" },
+    { "sweep", 0, OPT_SWEEP, "N", CMD_BENCH, "time auto against cuBLAS on N random shapes and the edge families" },
+    { "seed", 0, OPT_SEED, "S", CMD_BENCH, "--sweep: the seed of its random shapes (default 1)" },
     { "bench-out", 0, OPT_BENCH_OUT, "PREFIX", CMD_BENCH, "write PREFIX-OP.csv, .json and .svg" },
     { "auto-table", 0, OPT_AUTO_TABLE, "FILE", CMD_BENCH, "write auto's choices as C (kernels/auto_table.c)" },
     { "json", 0, OPT_JSON, NULL, RUNS | CMD_INFO | CMD_KERNELS, "print the summary as one JSON object" },
@@ -227,6 +230,14 @@ static int apply(struct gc_opts *o, const struct opt_def *d, const char *arg)
     case OPT_SIZES: o->bench_sizes = arg; break;
     case OPT_BENCH_OUT: o->bench_out = arg; break;
     case OPT_AUTO_TABLE: o->auto_table = arg; break;
+    case OPT_FOR:
+        if (options_parse_shape(arg, &o->kernels_for) ||
+            (o->kernels_for.ndim != 3 && o->kernels_for.ndim != 4))
+            return gc_fail(GC_EXIT_USAGE, "--for: expected MxNxK or BxMxNxK, got '%s'", arg);
+        o->kernels_for_given = 1;
+        break;
+    case OPT_SWEEP: rc = parse_int(d->name, arg, 0, 100000, &o->sweep); break;
+    case OPT_SEED: rc = parse_int(d->name, arg, 0, INT_MAX, &o->seed); break;
     }
     return rc;
 }
@@ -248,6 +259,7 @@ static void set_defaults(struct gc_opts *o, unsigned command)
     o->write.delimiter = ',';
     o->write.level = -1;
     o->bench_op = "all";
+    o->seed = 1;
 }
 
 /* The long option that `arg` ("--x" or "--x=v") abbreviates: reports an

@@ -57,6 +57,10 @@ struct gc_opts {
     const char *bench_sizes;        /* bench: size list as given */
     const char *bench_out;          /* bench: prefix for .csv/.json/.svg */
     const char *auto_table;         /* bench: where to write auto's table */
+    struct gc_shape_opt kernels_for;   /* kernels --for: a product's shape */
+    int kernels_for_given;
+    int sweep;                      /* bench --sweep: random shapes; 0: no sweep */
+    int seed;                       /* bench --seed: the sweep's random shapes */
 };
 
 /* Parses argv (argv[0] is the command name) for `command`; returns 0,

@@ -5,27 +5,26 @@
 #include <string.h>
 
 #include "../core/error.h"
+#include "model.h"
 
 int select_auto_candidate(unsigned flags)
 {
     return !(flags & (KERNEL_HOST | KERNEL_REFERENCE | KERNEL_BENCH_ONLY | KERNEL_NO_AUTO));
 }
 
-/* The benchmarked row for the shape nearest this one among the rows of
- * `op` and `type`, nearness taken on a log scale so that 4097 is near 4096
- * and 64 is far from 1024; NULL when the table has none. */
-static const struct auto_choice *auto_table_row(const char *op, const char *type, double batch,
-                                                double m, double n, double k)
+/* The benchmarked transpose row for the shape nearest this one, nearness
+ * taken on a log scale so that 4097 is near 4096 and 64 is far from 1024;
+ * NULL when the table has none. */
+static const struct auto_choice *transpose_table_row(double rows, double cols)
 {
     const struct auto_choice *best = NULL;
     double best_d = 0;
     for (size_t i = 0; i < auto_choice_count; i++) {
         const struct auto_choice *c = &auto_choices[i];
-        if (strcmp(c->op, op) != 0 || strcmp(c->type, type) != 0)
+        if (strcmp(c->op, "transpose") != 0)
             continue;
-        double db = log2(batch / c->batch), dm = log2(m / c->m), dn = log2(n / c->n),
-               dk = log2(k / c->k);
-        double d = db * db + dm * dm + dn * dn + dk * dk;
+        double dm = log2(rows / c->m), dn = log2(cols / c->n);
+        double d = dm * dm + dn * dn;
         if (!best || d < best_d) {
             best = c;
             best_d = d;
@@ -53,7 +52,7 @@ static const struct gemm_kernel *ladder_top(const struct gemm_problem *p)
 }
 
 const struct gemm_kernel *select_gemm(const char *name, const struct matmul_plan *plan, int cc,
-                                      int f64_exact, enum gemm_sig *sig, int *is_auto,
+                                      int sm_count, int f64_exact, enum gemm_sig *sig, int *is_auto,
                                       int *status)
 {
     char why[512] = "", first_why[512] = "";
@@ -89,48 +88,27 @@ const struct gemm_kernel *select_gemm(const char *name, const struct matmul_plan
                           : other_sig ? "; --compute chooses the arithmetic" : "");
         return NULL;
     }
-    /* A vector times a matrix or a matrix times a vector: the kernel made
-     * for them, when the signature has one (the tile ladder's table rows
-     * are all matrices). */
-    if (plan->m == 1 || plan->n == 1)
-        for (int i = 0; i < plan->n_sigs; i++) {
-            enum gemm_sig s = plan->sigs[i];
-            if (!usable(plan, s, f64_exact))
-                continue;
-            matmul_problem(plan, s, 1, 0, &p);
-            p.cc = cc;
-            for (size_t j = 0; j < gemm_kernel_count; j++) {
-                const struct gemm_kernel *k = &gemm_kernels[j];
-                if ((k->flags & KERNEL_VECTOR) && select_auto_candidate(k->flags) &&
-                    gemm_can_implement(k, &p, why, sizeof why)) {
-                    *sig = s;
-                    return k;
-                }
-            }
-        }
-    /* The table's best among the signatures that compute this exactly: a
-     * float16 product may run faster on float operands, say.  Where the
-     * nearest row's kernel cannot take this product (rows of A not 16-byte
-     * units for a TMA stage, say), its signature's top stage stands in at
-     * the row's rate: it takes every shape, at nearly the best's speed. */
+    /* The model's fastest among the kernels auto may pick that can
+     * compute this product, in any of its signatures (a float16 product
+     * may run faster on float operands, say). */
     const struct gemm_kernel *pick = NULL;
-    double pick_rate = 0;
+    double pick_ms = INFINITY;
     for (int i = 0; i < plan->n_sigs; i++) {
         enum gemm_sig s = plan->sigs[i];
         if (!usable(plan, s, f64_exact))
             continue;
         matmul_problem(plan, s, 1, 0, &p);
         p.cc = cc;
-        const struct auto_choice *row = auto_table_row("mul", gemm_sigs[s].name,
-                                                       (double)plan->inner, (double)plan->m,
-                                                       (double)plan->n, (double)plan->k);
-        const struct gemm_kernel *k = row ? gemm_kernel_find(row->kernel) : NULL;
-        if (k && !(select_auto_candidate(k->flags) && gemm_can_implement(k, &p, why, sizeof why)))
-            k = ladder_top(&p);
-        if (k && (!pick || row->rate > pick_rate)) {
-            pick = k;
-            pick_rate = row->rate;
-            *sig = s;
+        for (size_t j = 0; j < gemm_kernel_count; j++) {
+            const struct gemm_kernel *k = &gemm_kernels[j];
+            if (!select_auto_candidate(k->flags) || !gemm_can_implement(k, &p, why, sizeof why))
+                continue;
+            double ms = model_estimate(k, &p, sm_count).ms;
+            if (ms < pick_ms) {
+                pick = k;
+                pick_ms = ms;
+                *sig = s;
+            }
         }
     }
     if (pick)
@@ -159,8 +137,7 @@ const struct transpose_kernel *select_transpose(const char *name, size_t rows, s
     *is_auto = strcmp(name, "auto") == 0;
     const struct transpose_kernel *kern = NULL;
     if (*is_auto) {
-        const struct auto_choice *row = auto_table_row("transpose", "any", 1, (double)rows,
-                                                       (double)cols, 1);
+        const struct auto_choice *row = transpose_table_row((double)rows, (double)cols);
         kern = row ? transpose_kernel_find(row->kernel) : NULL;
         if (kern && select_auto_candidate(kern->flags) && (kern->elem_sizes & (1u << elem_size)))
             return kern;

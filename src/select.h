@@ -7,14 +7,16 @@
 
 #include "matmul.h"
 
-/* The kernel for the plan, trying its signatures in order of preference
- * (GEMM_F64 only when `f64_exact` for an exact plan); sets *sig and
- * *is_auto.  `cc` is the device's compute capability (0: no device).
+/* The kernel for the plan: the one named, in the first of the plan's
+ * signatures it computes, or for auto the model's fastest (src/model.c)
+ * over every signature (GEMM_F64 only when `f64_exact` for an exact plan);
+ * sets *sig and *is_auto.  `cc` is the device's compute capability (0: no
+ * device) and `sm_count` its SMs (0: the model's own device).
  * Reports and returns NULL with *status set when none fits: an unknown
  * name or a named kernel that cannot compute this product (GC_EXIT_USAGE,
  * saying why), or no own kernel for it (GC_EXIT_GPU). */
 const struct gemm_kernel *select_gemm(const char *name, const struct matmul_plan *plan, int cc,
-                                      int f64_exact, enum gemm_sig *sig, int *is_auto,
+                                      int sm_count, int f64_exact, enum gemm_sig *sig, int *is_auto,
                                       int *status);
 
 const struct transpose_kernel *select_transpose(const char *name, size_t rows, size_t cols,

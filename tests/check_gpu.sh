@@ -24,7 +24,7 @@ step() {   # step NAME COMMAND...: runs it, logs to $LOGS/NAME.log, adds a row
     start=$(date +%s)
     if "$@" >"$LOGS/$name.log" 2>&1; then res=ok; else res=FAILED; status=1; fi
     secs=$(($(date +%s) - start))
-    summary=$(grep -E "passed|ERROR SUMMARY|skipped" "$LOGS/$name.log" | tail -n 1)
+    summary=$(grep -E "passed|ERROR SUMMARY|skipped|^all " "$LOGS/$name.log" | tail -n 1)
     rows="$rows$(printf '%-22s %-7s %4ss  %s' "$name" "$res" "$secs" "$summary")
 "
     echo "== $name: $res ($secs s)" >&2
@@ -43,6 +43,8 @@ step hostile          python3 tests/hostile.py ./gemmcli
 step cli-gpu          python3 tests/cli_gpu.py ./gemmcli
 step samples          sh -c 'sh samples/run.sh ./gemmcli && sh samples/pipeline.sh ./gemmcli'
 step bench            ./gemmcli bench --bench-out "$LOGS/bench" --auto-table "$LOGS/auto_table.c"
+# auto against cuBLAS over 200 random shapes and the edge families.
+step sweep            ./gemmcli bench --sweep 200 --bench-out "$LOGS/sweep"
 # int64 products beyond FP64's exact range have no cuBLAS to compare with:
 # the exact kernel's rate at 4096^3 through the CLI.
 step i64-rate         python3 tests/i64_rate.py ./gemmcli
@@ -50,6 +52,7 @@ step i64-rate         python3 tests/i64_rate.py ./gemmcli
 step accuracy         python3 tests/accuracy.py ./gemmcli --json "$LOGS/accuracy.json"
 
 [ -f "$LOGS/bench.log" ] && grep -v '^bench:' "$LOGS/bench.log"
+[ -f "$LOGS/sweep.log" ] && grep -v '^sweep:' "$LOGS/sweep.log"
 [ -f "$LOGS/i64-rate.log" ] && tail -n 1 "$LOGS/i64-rate.log"
 [ -f "$LOGS/accuracy.log" ] && grep -v '^accuracy:' "$LOGS/accuracy.log"
 echo

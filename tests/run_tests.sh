@@ -33,6 +33,8 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 suite formats         $B/test_formats
 suite formats-asan    $B/test_formats_san
+suite tune-cache      $B/test_tune_cache
+suite tune-cache-asan $B/test_tune_cache_san
 suite cli             python3 tests/cli_test.py ./gemmcli
 suite cli-asan        python3 tests/cli_test.py $B/gemmcli_san
 suite interop         python3 tests/interop.py ./gemmcli

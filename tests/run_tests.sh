@@ -47,6 +47,7 @@ suite man             sh -c 'mandoc -Tlint -W warning man/gemmcli.1 && echo "man
 suite samples         sh -c 'sh samples/run.sh ./gemmcli && sh samples/pipeline.sh ./gemmcli'
 suite fuzz-short      sh tests/fuzz/run.sh 10
 suite gpu-kernels     $B/gpu_kernels --small
+suite tune-gpu        python3 tests/tune_gpu.py ./gemmcli
 
 echo "tests: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

@@ -23,6 +23,7 @@
 #include "job.h"
 #include "matmul.h"
 #include "select.h"
+#include "tune.h"
 #include "verify.h"
 
 struct mul_job {
@@ -330,6 +331,58 @@ static size_t device_need(const struct mul_job *j)
     return need + gemm_workspace_bytes(j->kern, &p);
 }
 
+/* auto's choice, after select_gemm's: the tune cache's when it has one
+ * for this product on this device; on a miss with --tune, the fastest
+ * candidate timed now on the product's own operands (d's raw copies;
+ * with C0, into scratch memory), stored for next time.  A store that
+ * fails only warns: the product goes on. */
+static int auto_tuned(struct mul_job *j, const struct dev_bufs *d, int f64_exact)
+{
+    struct job *jb = &j->job;
+    const struct gc_opts *o = j->o;
+    const struct matmul_plan *pl = &j->plan;
+    enum gemm_sig sig;
+    const struct gemm_kernel *k = tune_cached_choice(&jb->dev, pl, f64_exact, &sig);
+    if (k) {
+        j->kern = k;
+        j->sig = sig;
+        jb->rep.auto_source = "cache";
+        return 0;
+    }
+    if (!o->tune)
+        return 0;
+    progress_phase(&jb->progress, "tuning auto's choice");
+    int float_beta = o->beta != 0 && j->c0.data && !pl->exact;
+    size_t c0_bytes = float_beta ? gc_tensor_count(&j->c0) * gc_dtypes[j->c0.dtype].size : 0;
+    void *raw_c0 = NULL;
+    struct tune_result *res = malloc(sizeof *res);
+    int rc = res ? 0 : gc_fail(GC_EXIT_INPUT, "out of host memory");
+    if (!rc && float_beta && !(rc = CUDA_CALL(cudaMalloc(&raw_c0, c0_bytes ? c0_bytes : 1))) &&
+        !(rc = CUDA_CALL(cudaMemcpyAsync(raw_c0, j->c0.data, c0_bytes, cudaMemcpyHostToDevice,
+                                         jb->dev.stream))))
+        rc = CUDA_CALL(cudaStreamSynchronize(jb->dev.stream));
+    if (!rc) {
+        struct tune_target t = { pl, f64_exact, pl->exact ? 1 : o->alpha, float_beta ? o->beta : 0,
+                                 { &j->a, d->raw_a }, { &j->b, d->raw_b }, { &j->c0, raw_c0 } };
+        rc = tune_product(&jb->dev, &t, res);
+    }
+    cudaFree(raw_c0);
+    if (!rc && res->best >= 0) {
+        j->kern = res->choices[res->best].kern;
+        j->sig = res->choices[res->best].sig;
+        jb->rep.auto_source = "tuned";
+        char path[TUNE_PATH_MAX], why[512];
+        if (tune_store_result(&jb->dev, pl, res, why, sizeof why) != 0) {
+            if (tune_cache_path(path, sizeof path) == 0)
+                gc_warn("%s: the tuned choice was not stored: %s", path, why);
+            else
+                gc_warn("the tuned choice was not stored: %s", why);
+        }
+    }
+    free(res);
+    return rc;
+}
+
 static int mul_device(struct mul_job *j)
 {
     const struct gc_opts *o = j->o;
@@ -360,7 +413,10 @@ static int mul_device(struct mul_job *j)
         f64_exact = f64_exact_for(pl, ma, mb);
     }
     int is_auto;
-    if (!(j->kern = select_gemm(o->kernel, pl, cc, jb->dev.sm_count, f64_exact, &j->sig, &is_auto, &rc)))
+    if (!(j->kern = select_gemm(o->kernel, pl, cc, jb->dev.sm_count, f64_exact, &j->sig,
+                                &is_auto, &rc)))
+        goto out;
+    if (is_auto && (rc = auto_tuned(j, &d, f64_exact)))
         goto out;
     jb->rep.kernel_auto = is_auto;
     jb->rep.kernel = j->kern->name;
@@ -587,6 +643,9 @@ int cmd_mul(const struct gc_opts *o)
                  (o->c0_path && strcmp(o->c0_path, "-") == 0);
     if (nstdin > 1)
         return gc_fail(GC_EXIT_USAGE, "only one operand can be read from stdin");
+    if (o->tune && strcmp(o->kernel, "auto") != 0)
+        return gc_fail(GC_EXIT_USAGE, "--tune tunes auto's choice: it does not go with "
+                       "--kernel %s", o->kernel);
 
     struct mul_job j;
     struct gc_tensor in[3];

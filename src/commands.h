@@ -10,5 +10,6 @@ int cmd_convert(const struct gc_opts *o);
 int cmd_info(const struct gc_opts *o);
 int cmd_kernels(const struct gc_opts *o);
 int cmd_bench(const struct gc_opts *o);
+int cmd_tune(const struct gc_opts *o);
 
 #endif

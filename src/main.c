@@ -29,6 +29,8 @@ static const struct command commands[] = {
     { "info", CMD_INFO, "FILE...", "format, dtype, shape and order of matrix files", cmd_info },
     { "kernels", CMD_KERNELS, "", "list the registered kernels", cmd_kernels },
     { "bench", CMD_BENCH, "", "time every kernel against cuBLAS", cmd_bench },
+    { "tune", CMD_TUNE, "SIZE...", "time auto's candidates, cache the fastest (--show, --clear)",
+      cmd_tune },
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
@@ -116,7 +118,7 @@ int main(int argc, char **argv)
     if (rc)
         return rc;
     rc = c->run(&o);
-    if (c->bit & (CMD_MUL | CMD_TRANSPOSE | CMD_BENCH | CMD_KERNELS))
+    if (c->bit & (CMD_MUL | CMD_TRANSPOSE | CMD_BENCH | CMD_KERNELS | CMD_TUNE))
         fast_exit(rc);
     return rc;
 }

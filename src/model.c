@@ -83,8 +83,12 @@ static double tiled_util(const struct gemm_kernel *k, const struct gemm_geometry
          * its tiles of C first (STREAM_K_TAIL_EFF). */
         double full = floor(tiles / slots), rest = tiles - full * slots;
         double steps = fmax(1, ceil_div(kk, 16));
+        /* (a run of STREAM_K_MIN_STEPS takes their time whatever K is:
+         * the share of K that fills the pipeline is taken out again) */
+        double util_k = kk / (kk + g->k_fill);
         double tail = rest == 0 ? 0 : rest > 0.9 * slots ? last_wave(rest, sm_count, g->per_sm)
-                    : fmax(rest / slots, fmin(1, STREAM_K_MIN_STEPS / steps)) / STREAM_K_TAIL_EFF;
+                    : fmax(rest / slots, fmin(1, STREAM_K_MIN_STEPS / steps) * util_k) /
+                          STREAM_K_TAIL_EFF;
         util_wave = tiles / ((full + tail) * slots);
         break;
     }

@@ -17,13 +17,14 @@ enum {
     OPT_THREADS, OPT_DEVICE, OPT_FORMAT, OPT_IN_FORMAT, OPT_DTYPE, OPT_SHAPE,
     OPT_ORDER, OPT_DELIMITER, OPT_HEADER, OPT_PRECISION, OPT_LEVEL,
     OPT_OP, OPT_SIZES, OPT_BENCH_OUT, OPT_AUTO_TABLE, OPT_COMPUTE, OPT_SWEEP, OPT_SEED, OPT_FOR,
+    OPT_TUNE, OPT_SHOW, OPT_CLEAR,
 };
 
 #define RUNS (CMD_MUL | CMD_TRANSPOSE)
 #define READS (CMD_MUL | CMD_TRANSPOSE | CMD_CONVERT | CMD_INFO)
 #define WRITES (CMD_MUL | CMD_TRANSPOSE | CMD_CONVERT)
-#define ALL (READS | CMD_KERNELS | CMD_BENCH)
-#define DEVICE_USERS (RUNS | CMD_KERNELS | CMD_BENCH)
+#define ALL (READS | CMD_KERNELS | CMD_BENCH | CMD_TUNE)
+#define DEVICE_USERS (RUNS | CMD_KERNELS | CMD_BENCH | CMD_TUNE)
 
 struct opt_def {
     const char *name;
@@ -38,7 +39,7 @@ static const struct opt_def opt_defs[] = {
     { "output", 'o', OPT_OUTPUT, "FILE", WRITES, "write the result to FILE ('-': stdout)" },
     { "format", 0, OPT_FORMAT, "FMT", WRITES, "output format: npy, raw, csv, csv.gz (default: from -o's extension)" },
     { "in-format", 0, OPT_IN_FORMAT, "FMT", READS, "input format (default: detected from magic bytes, then extension)" },
-    { "dtype", 0, OPT_DTYPE, "T", WRITES | CMD_INFO | CMD_BENCH | CMD_KERNELS, "element type of raw input and of the output: f16 bf16 f32 f64 i8..i64 u8..u64 bool (bench: a list; kernels --for: the operands')" },
+    { "dtype", 0, OPT_DTYPE, "T", WRITES | CMD_INFO | CMD_BENCH | CMD_TUNE | CMD_KERNELS, "element type of raw input and of the output: f16 bf16 f32 f64 i8..i64 u8..u64 bool (bench, tune: a list; kernels --for: the operands')" },
     { "shape", 0, OPT_SHAPE, "DIMS", READS, "shape of raw input: 5, 96x64, 4x8x5 (repeat for each raw operand)" },
     { "order", 0, OPT_ORDER, "C|F", READS, "element order of raw input: C (row-major, default) or F" },
     { "delimiter", 0, OPT_DELIMITER, "CHAR", READS | WRITES, "CSV field delimiter (default ','; 'space' or ' ' for whitespace)" },
@@ -49,7 +50,10 @@ static const struct opt_def opt_defs[] = {
     { "alpha", 0, OPT_ALPHA, "X", CMD_MUL, "scale of A*B (default 1)" },
     { "beta", 0, OPT_BETA, "X", CMD_MUL, "scale of C0 (default 0)" },
     { "kernel", 'k', OPT_KERNEL, "NAME", RUNS, "kernel to run (default auto; see 'gemmcli kernels')" },
-    { "compute", 0, OPT_COMPUTE, "MODE", CMD_MUL | CMD_KERNELS, "arithmetic: auto (the result dtype's own), fp32, fp64, exact (integers), f16, bf16, tf32 (lossy), tf32x3 (float on tensor cores, FP32-class)" },
+    { "compute", 0, OPT_COMPUTE, "MODE", CMD_MUL | CMD_TUNE | CMD_KERNELS, "arithmetic: auto (the result dtype's own), fp32, fp64, exact (integers), f16, bf16, tf32 (lossy), tf32x3 (float on tensor cores, FP32-class)" },
+    { "tune", 0, OPT_TUNE, NULL, CMD_MUL, "with --kernel auto: on a miss in the tune cache, time auto's candidates on this product, cache the fastest and run it" },
+    { "show", 0, OPT_SHOW, NULL, CMD_TUNE, "print the tune cache's path and entries" },
+    { "clear", 0, OPT_CLEAR, NULL, CMD_TUNE, "remove the tune cache" },
     { "verify", 0, OPT_VERIFY, NULL, RUNS, "check the result against an FP64 (or exact integer) product" },
     { "tol", 0, OPT_TOL, "X", RUNS, "largest relative Frobenius error --verify accepts (default by dtype)" },
     { "repeat", 'r', OPT_REPEAT, "N", RUNS, "time the kernel N times after a warm-up, report the median" },
@@ -170,7 +174,7 @@ static int apply(struct gc_opts *o, const struct opt_def *d, const char *arg)
     case OPT_FORMAT: rc = parse_format(d->name, arg, &o->out_format); break;
     case OPT_IN_FORMAT: rc = parse_format(d->name, arg, &o->in_format); break;
     case OPT_DTYPE: {
-        if (o->command == CMD_BENCH) {
+        if (o->command & (CMD_BENCH | CMD_TUNE)) {
             o->bench_dtypes = arg;
             break;
         }
@@ -238,6 +242,9 @@ static int apply(struct gc_opts *o, const struct opt_def *d, const char *arg)
         break;
     case OPT_SWEEP: rc = parse_int(d->name, arg, 0, 100000, &o->sweep); break;
     case OPT_SEED: rc = parse_int(d->name, arg, 0, INT_MAX, &o->seed); break;
+    case OPT_TUNE: o->tune = 1; break;
+    case OPT_SHOW: o->tune_show = 1; break;
+    case OPT_CLEAR: o->tune_clear = 1; break;
     }
     return rc;
 }

@@ -15,6 +15,7 @@ enum gc_command_bit {
     CMD_INFO = 1 << 3,
     CMD_KERNELS = 1 << 4,
     CMD_BENCH = 1 << 5,
+    CMD_TUNE = 1 << 6,
 };
 
 #define GC_MAX_OPERANDS 16
@@ -53,7 +54,8 @@ struct gc_opts {
     struct gc_write_opts write;
 
     const char *bench_op;           /* bench: "mul", "transpose", "all" */
-    const char *bench_dtypes;       /* bench: --dtype as given (a list), NULL: all */
+    const char *bench_dtypes;       /* bench, tune: --dtype as given (a list), NULL: the
+                                       command's default */
     const char *bench_sizes;        /* bench: size list as given */
     const char *bench_out;          /* bench: prefix for .csv/.json/.svg */
     const char *auto_table;         /* bench: where to write auto's table */
@@ -61,6 +63,9 @@ struct gc_opts {
     int kernels_for_given;
     int sweep;                      /* bench --sweep: random shapes; 0: no sweep */
     int seed;                       /* bench --seed: the sweep's random shapes */
+
+    int tune;                       /* mul --tune: tune auto's choice on a cache miss */
+    int tune_show, tune_clear;      /* tune --show, --clear */
 };
 
 /* Parses argv (argv[0] is the command name) for `command`; returns 0,

@@ -15,16 +15,27 @@ static double rate(const struct gc_report *r, double ms)
     return ms > 0 ? r->work / (ms * 1e6) : 0.0;
 }
 
+/* How the summary says who chose the kernel. */
+static const char *chosen_by(const struct gc_report *r)
+{
+    if (!r->kernel_auto)
+        return "";
+    if (!r->auto_source)
+        return " (auto)";
+    return strcmp(r->auto_source, "cache") == 0 ? " (auto: tuned, cache)"
+                                                : " (auto: tuned, this run)";
+}
+
 void report_print(FILE *f, const struct gc_report *r)
 {
     const char *unit = is_mul(r) ? "GFLOP/s" : "GB/s";
     if (is_mul(r))
         fprintf(f, "gemmcli mul: %s @ %s -> %s %s (%s), kernel %s%s on %s\n", r->shape_a,
                 r->shape_b, r->shape_out, r->dtype, r->compute ? r->compute : "-", r->kernel,
-                r->kernel_auto ? " (auto)" : "", r->device);
+                chosen_by(r), r->device);
     else
         fprintf(f, "gemmcli transpose: %s -> %s %s, kernel %s%s on %s\n", r->shape_a,
-                r->shape_out, r->dtype, r->kernel, r->kernel_auto ? " (auto)" : "", r->device);
+                r->shape_out, r->dtype, r->kernel, chosen_by(r), r->device);
     fprintf(f, "  %-13s %10.3f ms\n", "read", r->read_ms);
     fprintf(f, "  %-13s %10.3f ms\n", "host->device", r->h2d_ms);
     if (r->repeat > 1)
@@ -141,7 +152,10 @@ void report_json(FILE *f, const struct gc_report *r)
     json_string(f, r->command);
     fputs(", \"kernel\": ", f);
     json_string(f, r->kernel);
-    fprintf(f, ", \"auto\": %s, \"device\": ", r->kernel_auto ? "true" : "false");
+    fprintf(f, ", \"auto\": %s, ", r->kernel_auto ? "true" : "false");
+    if (r->kernel_auto)
+        fprintf(f, "\"auto_source\": \"%s\", ", r->auto_source ? r->auto_source : "shipped");
+    fputs("\"device\": ", f);
     json_string(f, r->device);
     fputs(", \"dtype\": ", f);
     json_string(f, r->dtype);

@@ -36,6 +36,9 @@ struct gc_report {
     const char *command;      /* "mul", "transpose" */
     const char *kernel;
     int kernel_auto;          /* chosen by auto */
+    const char *auto_source;  /* where auto's choice came from: NULL the shipped
+                                 choice, "cache" the tune cache, "tuned" tuned in
+                                 this run (mul --tune) */
     const char *device;       /* device name, or "cpu" */
     const char *dtype;        /* the result's */
     const char *compute;      /* mul: the arithmetic, as a signature's words */

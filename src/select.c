@@ -33,7 +33,7 @@ static const struct auto_choice *transpose_table_row(double rows, double cols)
     return best;
 }
 
-static int usable(const struct matmul_plan *plan, enum gemm_sig sig, int f64_exact)
+int select_sig_usable(const struct matmul_plan *plan, enum gemm_sig sig, int f64_exact)
 {
     return !(plan->needs_bound && sig == GEMM_F64 && !f64_exact);
 }
@@ -66,7 +66,7 @@ const struct gemm_kernel *select_gemm(const char *name, const struct matmul_plan
             return NULL;
         }
         for (int i = 0; i < plan->n_sigs; i++) {
-            if (!usable(plan, plan->sigs[i], f64_exact))
+            if (!select_sig_usable(plan, plan->sigs[i], f64_exact))
                 continue;
             matmul_problem(plan, plan->sigs[i], 1, 0, &p);
             p.cc = cc;
@@ -95,7 +95,7 @@ const struct gemm_kernel *select_gemm(const char *name, const struct matmul_plan
     double pick_ms = INFINITY;
     for (int i = 0; i < plan->n_sigs; i++) {
         enum gemm_sig s = plan->sigs[i];
-        if (!usable(plan, s, f64_exact))
+        if (!select_sig_usable(plan, s, f64_exact))
             continue;
         matmul_problem(plan, s, 1, 0, &p);
         p.cc = cc;
@@ -115,7 +115,7 @@ const struct gemm_kernel *select_gemm(const char *name, const struct matmul_plan
         return pick;
     for (int i = 0; i < plan->n_sigs; i++) {
         enum gemm_sig s = plan->sigs[i];
-        if (!usable(plan, s, f64_exact))
+        if (!select_sig_usable(plan, s, f64_exact))
             continue;
         matmul_problem(plan, s, 1, 0, &p);
         p.cc = cc;

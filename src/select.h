@@ -22,6 +22,10 @@ const struct gemm_kernel *select_gemm(const char *name, const struct matmul_plan
 const struct transpose_kernel *select_transpose(const char *name, size_t rows, size_t cols,
                                                 size_t elem_size, int *is_auto, int *status);
 
+/* Whether the plan may run in `sig`: an exact plan's f64 only below the
+ * 2^53 bound (`f64_exact`). */
+int select_sig_usable(const struct matmul_plan *plan, enum gemm_sig sig, int f64_exact);
+
 /* Whether auto may pick rows with these flags. */
 int select_auto_candidate(unsigned flags);
 

@@ -15,6 +15,9 @@ SAN=${CUDA_HOME:-/usr/local/cuda}/bin/compute-sanitizer
 command -v compute-sanitizer >/dev/null 2>&1 && SAN=compute-sanitizer
 rows=""
 status=0
+# auto consults the tune cache: these runs see an empty one of their own,
+# not the user's.
+export XDG_CACHE_HOME="$PWD/$LOGS/xdg-cache"
 
 # CHECK_GPU_STEPS="gpu-kernels cli-gpu" runs only the steps named.
 step() {   # step NAME COMMAND...: runs it, logs to $LOGS/NAME.log, adds a row
@@ -41,6 +44,9 @@ step racecheck-peel   "$SAN" --tool racecheck --error-exitcode 9 $B/gpu_kernels 
 step cli              python3 tests/cli_test.py ./gemmcli
 step hostile          python3 tests/hostile.py ./gemmcli
 step cli-gpu          python3 tests/cli_gpu.py ./gemmcli
+step tune-gpu         python3 tests/tune_gpu.py ./gemmcli
+# The tuner: every f32 candidate on its own operands and scratch C, ragged stack.
+step memcheck-tune    "$SAN" --tool memcheck --error-exitcode 9 ./gemmcli tune 2x97x83x71
 step samples          sh -c 'sh samples/run.sh ./gemmcli && sh samples/pipeline.sh ./gemmcli'
 step bench            ./gemmcli bench --bench-out "$LOGS/bench" --auto-table "$LOGS/auto_table.c"
 # auto against cuBLAS over 200 random shapes and the edge families.

@@ -281,6 +281,104 @@ def test_errors(d):
     check("no temporary files left", not leftovers, leftovers)
 
 
+def test_tune(d):
+    """The tune cache's commands with XDG_CACHE_HOME in a temporary directory."""
+    cache = tmp(d, "xdg")
+    os.makedirs(cache, exist_ok=True)
+    env = dict(os.environ, XDG_CACHE_HOME=cache)
+    path = os.path.join(cache, "gemmcli", "tune.txt")
+    p = run("tune", "--show", env=env)
+    expect_status("tune --show, no file", p, 0)
+    check("tune --show names the path", path.encode() in p.stdout and b"no entries" in p.stdout,
+          p.stdout)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write("# gemmcli tune cache 1\n"
+                "NVIDIA_H200 9.0 132 f32 1/1 q48/8 q48/8 q48/8 edge_peel 2.8731 2.7012 "
+                "2026-11-22T10:31:05Z\n"
+                "NVIDIA_H200 9.0 132 f16 1/1 q48/8 q48/8 q48/8 cluster_multicast 0.201 0.19 "
+                "2026-11-22T10:32:00Z\n"
+                "not an entry\n")
+    p = run("tune", "--show", env=env)
+    expect_status("tune --show", p, 0)
+    out = p.stdout.decode()
+    check("tune --show lists the entries", "2 entries" in out and "edge_peel" in out and
+          "cluster_multicast" in out and "q48/8" in out and "94%" in out and
+          "1 malformed line" in out, out)
+    check("tune --show writes nothing to stderr", p.stderr == b"", p.stderr)
+    with open(path, "w") as f:
+        f.write("# gemmcli tune cache 999\n")
+    p = run("tune", "--show", env=env)
+    expect_status("tune --show, another version", p, 0)
+    check("tune --show says the file is not this format", b"no entries" in p.stdout and
+          b"not a tune cache" in p.stdout, p.stdout)
+    p = run("tune", "--clear", env=env)
+    expect_status("tune --clear", p, 0)
+    check("tune --clear removes the file", not os.path.exists(path) and b"removed" in p.stdout,
+          p.stdout)
+    p = run("tune", "--clear", env=env)
+    expect_status("tune --clear, no file", p, 0)
+    check("tune --clear says there was nothing", b"nothing to remove" in p.stdout, p.stdout)
+    os.makedirs(path)
+    p = run("tune", "--clear", env=env)
+    expect_status("tune --clear, a directory at the path", p, 4, [path])
+    p = run("tune", "--show", env=env)
+    expect_status("tune --show, a directory at the path", p, 0)
+    os.rmdir(path)
+    # No location at all: said so, not an error.
+    bare = {k: v for k, v in os.environ.items() if k not in ("HOME", "XDG_CACHE_HOME")}
+    for args in (("--show",), ("--clear",)):
+        p = run("tune", *args, env=bare)
+        expect_status(f"tune {args[0]} without HOME", p, 0)
+        check(f"tune {args[0]} without HOME says so", b"no tune cache" in p.stdout, p.stdout)
+    p = run("tune", "--show", env=dict(bare, XDG_CACHE_HOME="relative/dir", HOME=cache))
+    check("a relative XDG_CACHE_HOME falls back to HOME",
+          os.path.join(cache, ".cache", "gemmcli", "tune.txt").encode() in p.stdout, p.stdout)
+
+    # Usage errors come before any device is looked for.
+    for args, word in ((("tune",), "sizes"), (("tune", "4x4"), "4x4"),
+                       (("tune", "64", "--dtype", "f99"), "f99"),
+                       (("tune", "--compute", "exact", "64"), "exact"),
+                       (("tune", "--show", "64"), "--show"),
+                       (("tune", "--show", "--clear"), "--clear"),
+                       (("tune", "0x64x64"), "0x64x64"),
+                       (("tune", "--tune", "64"), "--tune")):
+        expect_status(" ".join(args), run(*args, env=env), 2, [word])
+    # No device: the usual GPU error, and nothing stored.
+    p = run("tune", "64", "--device", "1000", env=env)
+    expect_status("tune without the device", p, 5, ["CUDA device"])
+    if b"no CUDA device" in run("kernels", "--details").stderr:
+        p = run("tune", "--dtype", "f32,f16", "64", "2x32x32x32", env=env)
+        expect_status("tune without a GPU", p, 5, ["no CUDA device"])
+        check("tune without a GPU prints no table", p.stdout == b"", p.stdout)
+    check("nothing stored without a device", not os.path.exists(path))
+
+    # mul: --tune goes with auto only.
+    a, b = os.path.join(SAMPLES, "a.npy"), os.path.join(SAMPLES, "b.npy")
+    for kern in ("cpu", "smem", "cublas"):
+        p = run("mul", a, b, "-o", tmp(d, "t.npy"), "--tune", "--kernel", kern, env=env)
+        expect_status(f"mul --tune --kernel {kern}", p, 2, ["--tune", kern])
+    check("no output after the usage error", not os.path.exists(tmp(d, "t.npy")))
+    # A cache that cannot be written changes nothing for a product.
+    plain = tmp(d, "plain-file")
+    with open(plain, "w") as f:
+        f.write("x")
+    for where in (plain, os.path.join(plain, "below")):
+        broken = dict(os.environ, XDG_CACHE_HOME=where)
+        p = run("mul", a, b, "-o", "-", "--format", "csv", "--kernel", "cpu", env=broken)
+        expect_status(f"mul with the cache at {where}", p, 0)
+        ref = np.load(a).astype(np.float64) @ np.load(b).astype(np.float64)
+        try:
+            got = np.loadtxt(p.stdout.decode().splitlines(), delimiter=",", ndmin=2)
+            check("stdout holds the matrix alone", got.shape == ref.shape and
+                  rel_err(got, ref) < 1e-5, got.shape)
+        except ValueError as e:
+            check("stdout holds the matrix alone", False, e)
+        check("no warning about the cache", b"warning" not in p.stderr, p.stderr)
+    p = run("tune", "--show", env=dict(os.environ, XDG_CACHE_HOME=plain))
+    expect_status("tune --show under a file", p, 0)
+
+
 def slow_stdin_run(d, stderr_tty):
     """transpose from a stdin that stays silent for 1.6 s; returns stderr."""
     import io
@@ -329,7 +427,7 @@ def test_help():
     check("--help lists commands and exit statuses",
           all(w in p.stdout for w in (b"mul", b"transpose", b"convert", b"info", b"kernels",
                                       b"Exit status")), p.stdout[:200])
-    for cmd in ("mul", "transpose", "convert", "info", "kernels", "bench"):
+    for cmd in ("mul", "transpose", "convert", "info", "kernels", "bench", "tune"):
         p = run(cmd, "--help")
         expect_status(f"{cmd} --help", p, 0)
         check(f"{cmd} --help shows usage", p.stdout.startswith(b"usage: gemmcli " + cmd.encode()))
@@ -364,6 +462,7 @@ def main():
         test_transpose(d)
         test_pipelines(d)
         test_errors(d)
+        test_tune(d)
         test_progress(d)
     print(f"cli: {passed} passed, {failed} failed")
     return 1 if failed else 0

@@ -33,6 +33,8 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 suite formats         $B/test_formats
 suite formats-asan    $B/test_formats_san
+suite tune-cache      $B/test_tune_cache
+suite tune-cache-asan $B/test_tune_cache_san
 suite cli             python3 tests/cli_test.py ./gemmcli
 suite cli-asan        python3 tests/cli_test.py $B/gemmcli_san
 suite interop         python3 tests/interop.py ./gemmcli
@@ -47,6 +49,7 @@ suite man             sh -c 'mandoc -Tlint -W warning man/gemmcli.1 && echo "man
 suite samples         sh -c 'sh samples/run.sh ./gemmcli && sh samples/pipeline.sh ./gemmcli'
 suite fuzz-short      sh tests/fuzz/run.sh 10
 suite gpu-kernels     $B/gpu_kernels --small
+suite tune-gpu        python3 tests/tune_gpu.py ./gemmcli
 
 echo "tests: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

@@ -26,6 +26,14 @@ $(B)/test_formats_san: tests/test_formats.c $(FMT_SRC) $(wildcard formats/*.h co
 $(B)/test_plot: tests/test_plot.c src/plot.c src/plot.h
 	@mkdir -p $(B)
 	$(CC) $(HOST_CFLAGS) $(SAN) -o $@ tests/test_plot.c src/plot.c -lm
+# The tune cache is host C alone: its tests build without CUDA.
+$(B)/test_tune_cache: tests/test_tune_cache.c src/tune_cache.c src/tune_cache.h
+	@mkdir -p $(B)
+	$(CC) $(HOST_CFLAGS) -o $@ tests/test_tune_cache.c src/tune_cache.c -lm
+
+$(B)/test_tune_cache_san: tests/test_tune_cache.c src/tune_cache.c src/tune_cache.h
+	@mkdir -p $(B)
+	$(CC) $(HOST_CFLAGS) $(SAN) -o $@ tests/test_tune_cache.c src/tune_cache.c -lm
 
 # gemmcli itself with its host code under ASan and UBSan (kernels as usual).
 $(B)/gemmcli_san: gemmcli
@@ -39,7 +47,8 @@ $(B)/gpu_kernels: tests/gpu_kernels.c gemmcli
 	$(CC) $(HOST_CFLAGS) -O2 -o $@ tests/gpu_kernels.c core/*.c kernels/*.c $(CU_OBJ) \
 	    -L$(CUDA_HOME)/lib64 -lcublas -lcudart -lm -lpthread -lstdc++
 
-test: $(B)/test_formats $(B)/test_formats_san $(B)/test_plot $(B)/gemmcli_san $(B)/gpu_kernels
+test: $(B)/test_formats $(B)/test_formats_san $(B)/test_plot $(B)/test_tune_cache \
+      $(B)/test_tune_cache_san $(B)/gemmcli_san $(B)/gpu_kernels
 	@sh tests/run_tests.sh
 
 check-gpu: $(B)/gpu_kernels

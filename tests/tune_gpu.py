@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""The tuner and its cache on a GPU: `gemmcli tune` stores each signature's
+fastest kernel, `mul` takes a cached choice that can run (and only such a
+one), `mul --tune` tunes on a miss without touching C0's values, and a
+cache that cannot be written costs one warning line, never the product.
+XDG_CACHE_HOME points into a temporary directory throughout.  Prints
+'tune-gpu: N passed, M failed'; 'skipped: ...' without a device.
+
+usage: tune_gpu.py [path/to/gemmcli]
+"""
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+GEMMCLI = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "./gemmcli")
+rng = np.random.default_rng(5)
+passed = failed = 0
+
+
+def check(name, cond, detail=""):
+    global passed, failed
+    passed += bool(cond)
+    failed += not cond
+    if not cond:
+        print(f"FAIL {name}: {detail}", file=sys.stderr)
+
+
+def run(*args, env=None):
+    return subprocess.run([GEMMCLI, *map(str, args)], capture_output=True, env=env, timeout=600)
+
+
+def bucket(d):
+    """The cache's bucket of one dimension (src/tune_cache.h)."""
+    align = 8 if d % 8 == 0 else 4 if d % 4 == 0 else 1
+    return f"{d}/{align}" if d <= 16 else f"q{round(4 * math.log2(d))}/{align}"
+
+
+def entries(path):
+    """The cache's lines after the header, as lists of fields."""
+    with open(path) as f:
+        lines = f.read().splitlines()
+    return lines[0], [line.split() for line in lines[1:]]
+
+
+def summary_kernel(stderr):
+    """The kernel and who chose it, from the summary's first line."""
+    first = stderr.decode(errors="replace").splitlines()[0]
+    rest = first.split(", kernel ", 1)[1]
+    return rest.split(" ", 1)[0], rest
+
+
+def rel_err(got, ref):
+    ref = np.asarray(ref, np.float64)
+    return np.linalg.norm(np.asarray(got, np.float64) - ref) / max(np.linalg.norm(ref), 1e-300)
+
+
+def main():
+    if b"no CUDA device" in run("kernels", "--details").stderr:
+        print("skipped: no CUDA device on this machine")
+        return 0
+    with tempfile.TemporaryDirectory() as d:
+        p = lambda n: os.path.join(d, n)
+        env = dict(os.environ, XDG_CACHE_HOME=p("xdg"))
+        path = p("xdg/gemmcli/tune.txt")
+
+        # tune: a table and a winner per size and dtype, one entry a signature and bucket.
+        r = run("tune", "--dtype", "f32,f16", "256", "2x128x96x64", env=env)
+        out = r.stdout.decode()
+        check("tune exits 0", r.returncode == 0, r.stderr[-500:])
+        check("tune prints a winner per size and dtype", out.count("winner: ") == 4, out[-2000:])
+        check("tune times cuBLAS beside them", "cublas" in out and "TFLOP/s" in out, out[:1000])
+        check("tune says where it stored", out.count("stored in " + path) == 4, out[-1000:])
+        header, rows = entries(path)
+        check("the cache's header", header == "# gemmcli tune cache 1", header)
+        keys = [" ".join(f[:8]) for f in rows]
+        check("one line a key", len(keys) == len(set(keys)), keys)
+        check("twelve fields a line", all(len(f) == 12 for f in rows), rows)
+        sigs = sorted({f[3] for f in rows})
+        check("f32 and f16 entries", sigs == ["f16", "f32"], sigs)
+        want = {f"{s} 1/1 {bucket(256)} {bucket(256)} {bucket(256)}" for s in ("f32", "f16")}
+        want |= {f"{s} {bucket(2)} {bucket(128)} {bucket(96)} {bucket(64)}" for s in ("f32", "f16")}
+        got = {" ".join(f[3:8]) for f in rows}
+        check("the buckets of the sizes", got == want, (got, want))
+        device = rows[0][:3]
+        r = run("tune", "--show", env=env)
+        check("tune --show lists them", r.returncode == 0 and
+              r.stdout.decode().count(device[0]) == len(rows), r.stdout[:1000])
+
+        # mul takes the cached choice of its bucket.
+        a = rng.standard_normal((256, 256)).astype(np.float32)
+        b = rng.standard_normal((256, 256)).astype(np.float32)
+        np.save(p("a.npy"), a)
+        np.save(p("b.npy"), b)
+        f32_entry = next(f for f in rows if f[3] == "f32" and f[4] == "1/1")
+        r = run("mul", p("a.npy"), p("b.npy"), "-o", p("c.npy"), "--verify", env=env)
+        kern, words = summary_kernel(r.stderr)
+        check("mul with a cached choice", r.returncode == 0, r.stderr[-500:])
+        check("mul runs the cached kernel", kern == f32_entry[8], (kern, f32_entry))
+        check("the summary says it came from the cache", "(auto: tuned, cache)" in words, words)
+        r = run("mul", p("a.npy"), p("b.npy"), "-o", p("c.npy"), "--json", env=env)
+        js = json.loads(r.stdout)
+        check("--json says so", js.get("auto_source") == "cache", js)
+
+        # Entries that cannot run this product are passed over.
+        a2 = rng.standard_normal((100, 70)).astype(np.float32)
+        b2 = rng.standard_normal((70, 50)).astype(np.float32)
+        np.save(p("a2.npy"), a2)
+        np.save(p("b2.npy"), b2)
+        r = run("mul", p("a2.npy"), p("b2.npy"), "-o", p("c2.npy"), env=env)
+        shipped, words = summary_kernel(r.stderr)
+        check("no entry: the shipped choice", r.returncode == 0 and words.startswith(
+            shipped + " (auto) "), words)
+        key = " ".join(device) + f" f32 1/1 {bucket(100)} {bucket(50)} {bucket(70)}"
+        for bogus in ("no_such_kernel", "wgmma", "naive", "cpu", "cublas"):
+            with open(path, "a") as f:
+                f.write(f"{key} {bogus} 0.001 0.01 2026-01-01T00:00:00Z\n")
+            r = run("mul", p("a2.npy"), p("b2.npy"), "-o", p("c2.npy"), "--verify", env=env)
+            kern, words = summary_kernel(r.stderr)
+            check(f"a cached '{bogus}' is passed over", r.returncode == 0 and kern == shipped and
+                  "(auto)" in words, words)
+
+        # mul --tune on a miss, with C0: C0's file and values are untouched.
+        m, n, k = 96, 80, 72
+        a3 = rng.standard_normal((m, k)).astype(np.float32)
+        b3 = rng.standard_normal((k, n)).astype(np.float32)
+        c0 = rng.standard_normal((m, n)).astype(np.float32)
+        for name, arr in (("a3", a3), ("b3", b3), ("c0", c0)):
+            np.save(p(name + ".npy"), arr)
+        before = open(p("c0.npy"), "rb").read()
+        r = run("mul", p("a3.npy"), p("b3.npy"), "-c", p("c0.npy"), "--alpha", "0.5", "--beta",
+                "-2", "-o", p("c3.npy"), "--tune", "--verify", env=env)
+        kern, words = summary_kernel(r.stderr)
+        check("mul --tune", r.returncode == 0, r.stderr[-500:])
+        check("the summary says it was tuned now", "(auto: tuned, this run)" in words, words)
+        if r.returncode == 0:
+            ref = 0.5 * (a3.astype(np.float64) @ b3) - 2 * c0.astype(np.float64)
+            check("mul --tune's result with beta", rel_err(np.load(p("c3.npy")), ref) < 1e-5)
+        check("C0's file is untouched", open(p("c0.npy"), "rb").read() == before)
+        _, rows = entries(path)
+        key3 = " ".join(device) + f" f32 1/1 {bucket(m)} {bucket(n)} {bucket(k)}"
+        stored = [f for f in rows if " ".join(f[:8]) == key3]
+        check("mul --tune stored its winner", len(stored) == 1 and stored[0][8] == kern,
+              (stored, kern))
+        r = run("mul", p("a3.npy"), p("b3.npy"), "-o", p("c3.npy"), "--tune", env=env)
+        kern2, words = summary_kernel(r.stderr)
+        check("the next run takes it from the cache", r.returncode == 0 and kern2 == kern and
+              "(auto: tuned, cache)" in words, words)
+
+        # An exact integer stack: f64 and i64 are both tuned and stored.
+        ai = rng.integers(-50, 50, (2, 40, 24)).astype(np.int32)
+        bi = rng.integers(-50, 50, (2, 24, 36)).astype(np.int32)
+        np.save(p("ai.npy"), ai)
+        np.save(p("bi.npy"), bi)
+        r = run("mul", p("ai.npy"), p("bi.npy"), "-o", p("ci.npy"), "--tune", "--verify", env=env)
+        check("mul --tune on integers", r.returncode == 0, r.stderr[-500:])
+        if r.returncode == 0:
+            check("its result is exact", np.array_equal(np.load(p("ci.npy")), ai @ bi))
+        _, rows = entries(path)
+        tail = f"{bucket(2)} {bucket(40)} {bucket(36)} {bucket(24)}"
+        check("f64 and i64 entries", sorted(f[3] for f in rows if " ".join(f[4:8]) == tail) ==
+              ["f64", "i64"], rows[-3:])
+
+        # A cache that cannot be written: one warning line, the product as usual.
+        plain = p("plain")
+        with open(plain, "w") as f:
+            f.write("x")
+        broken = dict(os.environ, XDG_CACHE_HOME=plain)
+        r = run("mul", p("a3.npy"), p("b3.npy"), "-o", "-", "--format", "csv", "--tune",
+                env=broken)
+        check("mul --tune with an unwritable cache", r.returncode == 0, r.stderr[-500:])
+        warnings = [line for line in r.stderr.decode().splitlines() if "warning" in line]
+        check("one warning naming the path", len(warnings) == 1 and plain in warnings[0],
+              warnings)
+        try:
+            got = np.loadtxt(r.stdout.decode().splitlines(), delimiter=",", ndmin=2)
+            check("stdout holds the matrix alone", rel_err(got, a3.astype(np.float64) @ b3) <
+                  1e-5)
+        except ValueError as e:
+            check("stdout holds the matrix alone", False, e)
+        r = run("tune", "64", env=broken)
+        check("tune with an unwritable cache: status 4", r.returncode == 4 and
+              b"warning" in r.stderr and b"winner: " in r.stdout, r.stderr[-500:])
+        r = run("tune", "--clear", env=env)
+        check("tune --clear", r.returncode == 0 and not os.path.exists(path), r.stdout)
+    print(f"tune-gpu: {passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

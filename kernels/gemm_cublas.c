@@ -47,6 +47,9 @@ cudaError_t gemm_cublas_run(const struct gemm_kernel *k, const struct gemm_probl
     const void *beta = p->sig == GEMM_F64 ? (const void *)&p->beta : (const void *)&beta_f;
     size_t es_in = p->sig == GEMM_F16 || p->sig == GEMM_BF16 ? 2 : p->sig == GEMM_F64 ? 8 : 4;
     size_t es_out = p->sig == GEMM_F64 ? 8 : 4;
+    /* With K = 0, A (K x M column-major to cuBLAS) has leading dimension
+     * K = 0, which cuBLAS refuses although it reads nothing. */
+    int lda = p->lda > 0 ? (int)p->lda : 1;
     for (int64_t b0 = 0; b0 < p->batch; b0 += INT_MAX) {
         int64_t nb = p->batch - b0 < INT_MAX ? p->batch - b0 : INT_MAX;
         const char *a = (const char *)p->a + (size_t)(b0 * p->stride_a) * es_in;
@@ -54,7 +57,7 @@ cudaError_t gemm_cublas_run(const struct gemm_kernel *k, const struct gemm_probl
         char *c = (char *)p->c + (size_t)(b0 * p->stride_c) * es_out;
         cublasStatus_t st = cublasGemmStridedBatchedEx(
             env->cublas, CUBLAS_OP_N, CUBLAS_OP_N, (int)p->n, (int)p->m, (int)p->k, alpha,
-            b, in, (int)p->ldb, p->stride_b, a, in, (int)p->lda, p->stride_a, beta, c, out,
+            b, in, (int)p->ldb, p->stride_b, a, in, lda, p->stride_a, beta, c, out,
             (int)p->ldc, p->stride_c, (int)nb, compute, CUBLAS_GEMM_DEFAULT);
         cudaError_t err = cublas_status(st);
         if (err != cudaSuccess)

@@ -28,6 +28,7 @@ size_t hgemm_cluster_multicast_workspace(const struct gemm_problem *p);
 size_t sgemm_tf32_workspace(const struct gemm_problem *p);
 size_t sgemm_tf32x3_workspace(const struct gemm_problem *p);
 size_t sgemm_gemv_workspace(const struct gemm_problem *p);
+size_t sgemm_thin_workspace(const struct gemm_problem *p);
 
 /* Conditions of their own (alignment, the one architecture they run on). */
 int hgemm_wgmma_check(const struct gemm_problem *p, char *why, size_t n);
@@ -39,6 +40,7 @@ int hgemm_cluster_multicast_check(const struct gemm_problem *p, char *why, size_
 int sgemm_tf32_check(const struct gemm_problem *p, char *why, size_t n);
 int sgemm_tf32x3_check(const struct gemm_problem *p, char *why, size_t n);
 int sgemm_gemv_check(const struct gemm_problem *p, char *why, size_t n);
+int sgemm_thin_check(const struct gemm_problem *p, char *why, size_t n);
 int sgemm_small_k_check(const struct gemm_problem *p, char *why, size_t n);
 
 #define B KERNEL_BATCHED
@@ -103,6 +105,10 @@ int sgemm_small_k_check(const struct gemm_problem *p, char *why, size_t n);
       "vector times matrix (M = 1, K split) or matrix times vector (N = 1, a warp per row)",       \
       "beyond the seeds (memory-bound shapes)", "sgemm_22_gemv.cu", sgemm_gemv_workspace,          \
       sgemm_gemv_check)                                                                            \
+    X("thin", sgemm, thin, F32, B, 0,                                                              \
+      "a thin side (M or N <= 32): the wide operand streamed once, K split into slices",          \
+      "beyond the seeds (memory-bound shapes)", "sgemm_24_thin.cu", sgemm_thin_workspace,          \
+      sgemm_thin_check)                                                                            \
     X("small_k", sgemm, small_k, F32, B, 0,                                                        \
       "K <= 32: a warp per strip of 128 columns and a band of rows, B in registers, C written as a copy", \
       "beyond the seeds (memory-bound shapes)", "sgemm_25_small_k.cu", NULL, sgemm_small_k_check)  \

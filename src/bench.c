@@ -45,7 +45,7 @@ struct bench {
 static const char default_f32_sizes[] =
     "1024,2048,4096,8192,4097,127x129x255,1000x3000x500,256x256x65536,65536x64x1024,"
     "1024x128x128x128,16x1024x1024x1024,1x8192x8192,8192x1x8192,100000x8x8x8,4096x32x32x32,"
-    "8192x8192x1,8192x8192x32";
+    "8192x8192x1,8192x8192x32,32768x16x8192,16x8192x32768";
 /* The tensor-core chapter's shapes add a long K on few tiles (its split)
  * and a stack. */
 static const char default_16bit_sizes[] =
@@ -470,11 +470,20 @@ static int write_files(const struct bench *b, const char *prefix)
     return 0;
 }
 
+static double best_of(const double *v, int n)
+{
+    double best = 0;
+    for (int i = 0; i < n; i++)
+        best = fmax(best, v[i]);
+    return best;
+}
+
 /* auto's rates from bench b: for each kernel auto may pick, its figure
  * over the share of its full rate the model says the shape allows (so the
  * model and the bench stay in step), at the largest shape where that share
  * is at least a half, the most reliable figure; memory-bound kernels,
- * the median of their bytes per second and their best TFLOP/s. */
+ * their best bytes per second and their best TFLOP/s, the model taking
+ * the slower of the two at each shape. */
 static int rate_rows(const struct bench *b, FILE *f)
 {
     int rows = 0;
@@ -483,6 +492,7 @@ static int rate_rows(const struct bench *b, FILE *f)
         if (!g || !select_auto_candidate(kernel_flags(b, i)) || !has_results(b, i))
             continue;
         double v[GC_MAX_SIZES], best = 0, flops_best = 0, big = 0, big_work = 0;
+        double flops_ms = 0, flops_bytes = 0;
         int n = 0;
         for (int j = 0; j < b->n_shapes; j++) {
             double ms = b->ms[i * b->n_shapes + j];
@@ -495,7 +505,11 @@ static int rate_rows(const struct bench *b, FILE *f)
             if (g->spread == SPREAD_MEMORY) {
                 double busy = fmax(ms - MODEL_LAUNCH_MS, ms / 2);
                 x = model_bytes(&p) / (busy / 1e3) / 1e9;
-                flops_best = fmax(flops_best, rate(b, i, j));
+                if (rate(b, i, j) > flops_best) {
+                    flops_best = rate(b, i, j);
+                    flops_ms = busy;
+                    flops_bytes = model_bytes(&p);
+                }
             } else {
                 double u = model_util(&gemm_kernels[i], &p, b->dev.sm_count);
                 x = rate(b, i, j) / u;
@@ -510,9 +524,15 @@ static int rate_rows(const struct bench *b, FILE *f)
             }
             v[n++] = x;
         }
-        double med = big > 0 ? big : n ? clock_median(v, n) : best;
+        double med = g->spread == SPREAD_MEMORY ? best_of(v, n)
+                     : big > 0 ? big : n ? clock_median(v, n) : best;
         if (!(med > 0))
             continue;
+        /* A memory-bound kernel's TFLOP/s bound its compute only where it
+         * was measured doing more than moving bytes: at twice the time its
+         * best bandwidth would take, or more. */
+        if (g->spread == SPREAD_MEMORY && !(flops_ms > 2 * flops_bytes / (med * 1e9) * 1e3))
+            flops_best = 0;
         fprintf(f, "    { \"%s\", \"%s\", %.2f, %.1f },\n", gemm_sigs[b->sig].name,
                 kernel_name(b, i), g->spread == SPREAD_MEMORY ? flops_best : med,
                 g->spread == SPREAD_MEMORY ? med : 0.0);

@@ -144,8 +144,11 @@ struct model_estimate model_estimate(const struct gemm_kernel *k, const struct g
     e.memory_ms = model_bytes(p) / (gbps * 1e9) * 1e3;
     e.overhead_ms = launches * LAUNCH_MS;
     if (g->spread == SPREAD_MEMORY) {
-        e.util = 1;
-        e.compute_ms = r->tflops > 0 ? flops / (r->tflops * 1e12) * 1e3 : 0;
+        /* A memory-bound kernel's threads own strips of tile_m x tile_n
+         * of C; a narrower C leaves part of each idle. */
+        double m = (double)p->m, n = (double)p->n;
+        e.util = m * n / (ceil_div(m, g->tile_m) * g->tile_m * ceil_div(n, g->tile_n) * g->tile_n);
+        e.compute_ms = r->tflops > 0 ? flops / (r->tflops * 1e12 * e.util) * 1e3 : 0;
         e.ms = e.overhead_ms + fmax(e.compute_ms, e.memory_ms);
         return e;
     }

@@ -150,6 +150,10 @@ def test_compute_modes(d):
     expect_status("--compute lists tf32x3", p, 2, ["tf32x3"])
     p = run("mul", tmp(d, "a.npy"), tmp(d, "b.npy"), "-o", tmp(d, "c.npy"), "--kernel", "tf32x3")
     expect_status("--kernel tf32x3 without --compute tf32x3", p, 2, ["--compute"])
+    np.save(tmp(d, "thin_a.npy"), np.ones((33, 5), dtype=np.float32))
+    np.save(tmp(d, "thin_b.npy"), np.ones((5, 33), dtype=np.float32))
+    p = run("mul", tmp(d, "thin_a.npy"), tmp(d, "thin_b.npy"), "-o", tmp(d, "c.npy"), "--kernel", "thin")
+    expect_status("thin refuses 33 x 33", p, 2, ["M <= 32 or N <= 32", "33 x 33"])
 
 
 def test_transpose(d):

@@ -66,6 +66,8 @@ struct mul_case {
     float alpha, beta;
     int bcast;      /* 0: none, 1: A broadcast (stride 0), 2: B broadcast */
     int small;      /* part of --small */
+    const char *only;   /* non-NULL: run this kernel alone (and cuBLAS) */
+    int refused;        /* with `only`: its can_implement must refuse the case */
 };
 
 static const struct mul_case mul_cases[] = {
@@ -145,6 +147,38 @@ static const struct mul_case vector_cases[] = {
     { 1, 8192, 1, 8192, 1.0f, 0.0f, 0, 0 },
 };
 
+/* A thin side (the thin stage): the shapes cuBLAS led on, scaled down
+ * (31945x18x7638, 23260x15x9240, 44312x30x864, 16x8558x16516,
+ * 8x2392x32328, 32x4096x100000, 8x8x4000000, 5x7x598, 14x147x49623);
+ * ragged N and K, M or N of 2, 17 and 32, beta, K = 0, stacks with an
+ * operand shared, and 33 x 33, which thin must refuse.  Run for f32. */
+static const struct mul_case thin_cases[] = {
+    { 1, 5, 7, 598, 1.0f, 0.0f, 0, 1 },
+    { 1, 17, 1001, 999, 1.0f, 0.0f, 0, 1 },
+    { 1, 17, 1001, 999, 0.5f, -1.0f, 0, 1 },
+    { 1, 999, 17, 1001, 2.0f, 0.5f, 0, 1 },
+    { 1, 2, 4099, 3001, 1.0f, 0.0f, 0, 1 },
+    { 1, 3001, 2, 2999, 1.0f, 0.0f, 0, 1 },
+    { 1, 32, 333, 777, 1.0f, 0.0f, 0, 1 },
+    { 1, 777, 32, 332, -1.0f, 1.0f, 0, 1 },
+    { 1, 33, 32, 300, 1.0f, 0.0f, 0, 1 },
+    { 1, 8, 8, 40000, 1.0f, 0.0f, 0, 1 },
+    { 1, 17, 33, 0, 1.0f, 0.5f, 0, 1, "thin", 0 },
+    { 1, 40, 9, 0, 1.0f, 0.0f, 0, 1, "thin", 0 },
+    { 3, 17, 130, 257, 1.0f, 0.0f, 1, 1 },
+    { 4, 130, 17, 258, 1.0f, 0.5f, 2, 1 },
+    { 5, 8, 8, 4001, 0.75f, -0.5f, 0, 1 },
+    { 1, 33, 33, 64, 1.0f, 0.0f, 0, 1, "thin", 1 },
+    { 1, 4000, 18, 1000, 1.0f, 0.0f, 0, 0 },
+    { 1, 2908, 15, 1155, 1.0f, 0.0f, 0, 0 },
+    { 1, 11078, 30, 864, 1.0f, 0.0f, 0, 0 },
+    { 1, 16, 2140, 4129, 1.0f, 0.0f, 0, 0 },
+    { 1, 8, 598, 8082, 1.0f, 0.0f, 0, 0 },
+    { 1, 32, 1024, 25000, 1.0f, 0.0f, 0, 0 },
+    { 1, 8, 8, 1000000, 1.0f, 0.0f, 0, 0 },
+    { 1, 14, 147, 49623, 1.0f, -1.0f, 0, 0 },
+    { 2000, 8, 9, 67, 1.0f, 0.0f, 2, 0 },
+};
 
 struct xpose_case {
     int rows, cols;
@@ -402,9 +436,16 @@ static void test_mul_case(struct ctx *x, const struct options *o, const struct m
             char why[256], detail[200];
             enum gemm_sig run_sig = is_ref ? reference_sig(sig) : sig;
             if (is_ref != (pass == 0) || (pass == 1 && !picked(o, kern->name)) ||
-                !(kern->sigs & (1u << run_sig)))
+                !(kern->sigs & (1u << run_sig)) ||
+                (pass == 1 && mc->only && strcmp(kern->name, mc->only) != 0))
                 continue;
             p.sig = run_sig;
+            if (pass == 1 && mc->refused) {
+                int took = gemm_can_implement(kern, &p, why, sizeof why);
+                report(x, !took, kern->name, shape, took ? "accepted a shape it must refuse"
+                                                          : "refused, as it must");
+                continue;
+            }
             if (!gemm_can_implement(kern, &p, why, sizeof why)) {
                 printf("%-16s %-34s skip   %s\n", kern->name, shape, why);
                 continue;
@@ -670,6 +711,10 @@ int main(int argc, char **argv)
                     for (size_t i = 0; i < sizeof vector_cases / sizeof vector_cases[0]; i++)
                         if (!o.small || vector_cases[i].small)
                             test_mul_case(&x, &o, &vector_cases[i], (enum gemm_sig)s);
+                if (s == GEMM_F32)
+                    for (size_t i = 0; i < sizeof thin_cases / sizeof thin_cases[0]; i++)
+                        if (!o.small || thin_cases[i].small)
+                            test_mul_case(&x, &o, &thin_cases[i], (enum gemm_sig)s);
             }
         }
     }

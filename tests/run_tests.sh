@@ -45,6 +45,7 @@ suite hostile         python3 tests/hostile.py ./gemmcli
 suite sass            sh tests/sass_check.sh
 suite plots           sh -c "rm -rf tests/out/plots && $B/test_plot tests/out/plots &&
                              python3 tests/check_svg.py tests/out/plots"
+suite model           python3 tests/model_test.py ./gemmcli
 suite man             sh -c 'mandoc -Tlint -W warning man/gemmcli.1 && echo "mandoc: 0 warnings"'
 suite samples         sh -c 'sh samples/run.sh ./gemmcli && sh samples/pipeline.sh ./gemmcli'
 suite fuzz-short      sh tests/fuzz/run.sh 10

@@ -12,7 +12,7 @@
  *     a short K runs at k / (k + k_fill).
  * memory: the operands read once and C written (read too when beta != 0)
  * at the device's copy bandwidth, or the kernel's own for memory-bound
- * kernels.  The bench measures the rates at a few shapes and divides by
+ * kernels (the copy's until their own is measured).  The bench measures the rates at a few shapes and divides by
  * the same shares, so the model and the table stay in step. */
 #include "model.h"
 
@@ -133,7 +133,13 @@ struct model_estimate model_estimate(const struct gemm_kernel *k, const struct g
     struct model_estimate e = { INFINITY, 0, 0, 0, 0, 1 };
     const struct gemm_geometry *g = gemm_geometry_find(k->name);
     const struct auto_rate *r = rate_of(gemm_sigs[p->sig].name, k->name);
-    if (!g || !r || (r->tflops <= 0 && r->gbps <= 0))
+    /* A memory-bound kernel not measured yet is taken to move its bytes at
+     * the device's copy rate, its compute unbounded, until `gemmcli bench
+     * --auto-table` measures it. */
+    static const struct auto_rate unmeasured = { "", "", 0, 0 };
+    if (g && g->spread == SPREAD_MEMORY && !r)
+        r = &unmeasured;
+    if (!g || !r || (g->spread != SPREAD_MEMORY && r->tflops <= 0 && r->gbps <= 0))
         return e;
     if (sm_count <= 0)
         sm_count = auto_rate_sm_count;

@@ -21,7 +21,9 @@ const struct gemm_geometry gemm_geometries[] = {
     { "gemv",                1,    1,   1,     0,     SPREAD_MEMORY,   0 },
     { "thin",                1,    1,   1,     0,     SPREAD_MEMORY,   0 },
     { "small_k",             1,  128,   1,     0,     SPREAD_MEMORY,   0 },
+    { "small",               4,    4,   4,     0,     SPREAD_MEMORY,   0 },
     { "f16_simt",          128,  128,   2,     64,    SPREAD_WAVES,    0 },
+    { "f16_small",           4,    8,   4,     0,     SPREAD_MEMORY,   0 },
     { "mma_sync",          128,  256,   1,     128,   SPREAD_SLICES,   2048 },
     { "wgmma",             128,  128,   1,     128,   SPREAD_SLICES,   2048 },
     { "wgmma_tma",         128,  128,   1,     128,   SPREAD_SLICES,   2048 },
@@ -33,6 +35,7 @@ const struct gemm_geometry gemm_geometries[] = {
     { "tf32x3",            128,  256,   1,     128,   SPREAD_SLICES,   256 },
     { "f64_naive",          32,   32,   1,     0,     SPREAD_WAVES,    0 },
     { "f64_pipeline",      128,  128,   1,     64,    SPREAD_WAVES,    0 },
+    { "f64_small",           4,    4,   4,     0,     SPREAD_MEMORY,   0 },
     { "f64_dmma",          128,  128,   1,     80,    SPREAD_WAVES,    0 },
     { "i64_tiled",          64,   64,   4,     32,    SPREAD_WAVES,    0 },
 };

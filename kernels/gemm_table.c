@@ -20,6 +20,11 @@
 #define TF32 (1u << GEMM_TF32)
 #define TF32X3 (1u << GEMM_TF32X3)
 
+/* The small stages' limit on M, N and K (kernels/small.cuh). */
+int sgemm_small_check(const struct gemm_problem *p, char *why, size_t n);
+int dgemm_small_check(const struct gemm_problem *p, char *why, size_t n);
+int hgemm_small_check(const struct gemm_problem *p, char *why, size_t n);
+
 /* Workspace sizes, from the files that allocate them. */
 size_t sgemm_splitk_workspace(const struct gemm_problem *p);
 size_t sgemm_edge_peel_workspace(const struct gemm_problem *p);
@@ -105,6 +110,9 @@ int sgemm_small_k_check(const struct gemm_problem *p, char *why, size_t n);
       "vector times matrix (M = 1, K split) or matrix times vector (N = 1, a warp per row)",       \
       "beyond the seeds (memory-bound shapes)", "sgemm_22_gemv.cu", sgemm_gemv_workspace,          \
       sgemm_gemv_check)                                                                            \
+    X("small", sgemm, small, F32, B, 80,                                                           \
+      "stacks of products up to 64x64x64: chunks streamed by cp.async, 4x4 results per item",      \
+      "beyond the seeds (memory-bound shapes)", "sgemm_23_small.cu", NULL, sgemm_small_check)      \
     X("thin", sgemm, thin, F32, B, 0,                                                              \
       "a thin side (M or N <= 32): the wide operand streamed once, K split into slices",          \
       "beyond the seeds (memory-bound shapes)", "sgemm_24_thin.cu", sgemm_thin_workspace,          \
@@ -115,6 +123,9 @@ int sgemm_small_k_check(const struct gemm_problem *p, char *why, size_t n);
     X("f16_simt", hgemm, simt, F16, B, 80,                                                         \
       "f16 operands by cp.async, widened once per tile in shared memory, FP32 FFMA",               \
       "beyond the seeds", "hgemm_00_simt.cu", NULL, NULL)                                          \
+    X("f16_small", hgemm, small, F16 | BF16, B, 80,                                                \
+      "small's stacks on f16 and bf16 operands, widened to FP32 where they are read",              \
+      "beyond the seeds (memory-bound shapes)", "hgemm_09_small.cu", NULL, hgemm_small_check)      \
     X("mma_sync", hgemm, mma_sync, F16 | BF16, TC, 80,                                             \
       "tensor cores by warp: mma.sync m16n8k16, ldmatrix from a 4-stage cp.async ring",            \
       "beyond the seeds (tensor cores, Ampere style)", "hgemm_01_mma_sync.cu",                     \
@@ -156,6 +167,9 @@ int sgemm_small_k_check(const struct gemm_problem *p, char *why, size_t n);
     X("f64_pipeline", dgemm, pipeline, F64, B, 80,                                                 \
       "FP64: cp.async pipeline, 8x8 doubles per thread, DFMA",                                     \
       "beyond the seeds", "dgemm_01_pipeline.cu", NULL, NULL)                                      \
+    X("f64_small", dgemm, small, F64, B, 80,                                                       \
+      "small's stacks in FP64: chunks streamed by cp.async, 4x4 results per item, DFMA",           \
+      "beyond the seeds (memory-bound shapes)", "dgemm_04_small.cu", NULL, dgemm_small_check)      \
     X("f64_dmma", dgemm, dmma, F64, B, 90,                                                         \
       "FP64 tensor cores: mma.sync m16n8k4 (DMMA), LDS.128 fragments, 5-stage cp.async ring",      \
       "beyond the seeds (FP64 tensor cores)", "dgemm_02_dmma.cu", NULL, NULL)                      \

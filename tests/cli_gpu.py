@@ -95,6 +95,10 @@ def main():
                         check(label + " refused (not a vector product)", m != 1 and n != 1,
                               r.stderr.decode()[-200:])
                         continue
+                    if r.returncode == 2 and b"computes products with M, N, K <= 64" in r.stderr:
+                        check(label + " refused (beyond the small stages' limit)",
+                              max(m, n, k) > 64, r.stderr.decode()[-200:])
+                        continue
                     check(label, ok, r.stderr.decode()[-300:])
                     if not ok:
                         continue

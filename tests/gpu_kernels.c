@@ -180,6 +180,43 @@ static const struct mul_case thin_cases[] = {
     { 2000, 8, 9, 67, 1.0f, 0.0f, 2, 0 },
 };
 
+/* Stacks of small products (the small stages, kernels/small.cuh), run by
+ * every kernel: many tiny products, a stack sharing one B (NumPy's
+ * (4096, 32, 32) @ (32, 32)), ragged shapes whose rows are not whole
+ * 16-byte units (2-, 4- and 8-byte copies), the largest products the small
+ * stages take, single products, C0; then each small stage alone at K = 0
+ * (C = beta C0, or zeros) and at 65 in M or K, which it must refuse. */
+static const struct mul_case stack_cases[] = {
+    { 100000, 8, 8, 8, 1.0f, 0.0f, 0, 0 },
+    { 4096, 32, 32, 32, 1.0f, 0.0f, 2, 0 },
+    { 4096, 32, 32, 32, 0.5f, -1.0f, 0, 0 },
+    { 7, 3, 5, 7, 1.0f, 0.0f, 0, 1 },
+    { 9, 3, 5, 7, 1.5f, -0.75f, 2, 1 },
+    { 300, 1, 1, 1, 1.0f, 0.0f, 0, 1 },
+    { 1, 1, 1, 1, 2.0f, 0.5f, 0, 1 },
+    { 6, 64, 64, 64, 1.0f, 0.0f, 0, 1 },
+    { 5, 64, 64, 64, 1.0f, 1.0f, 1, 1 },
+    { 50, 17, 33, 9, 1.0f, 0.0f, 0, 1 },
+    { 40, 17, 33, 9, 0.5f, 1.0f, 1, 1 },
+    { 1, 17, 33, 9, 1.0f, 0.0f, 0, 1 },
+    { 33, 6, 10, 6, 1.0f, 0.0f, 0, 1 },
+    { 20, 32, 32, 64, 1.0f, -0.5f, 2, 1 },
+    { 12, 40, 64, 20, 1.0f, 0.0f, 0, 1 },
+    { 1000, 16, 16, 16, 1.0f, 0.0f, 1, 0 },
+    { 3, 5, 7, 0, 2.0f, 0.5f, 0, 1, "small", 0 },
+    { 3, 5, 7, 0, 2.0f, 0.0f, 0, 1, "small", 0 },
+    { 2, 65, 64, 64, 1.0f, 0.0f, 0, 1, "small", 1 },
+    { 2, 64, 64, 65, 1.0f, 0.0f, 0, 1, "small", 1 },
+    { 3, 5, 7, 0, 2.0f, 0.5f, 0, 1, "f64_small", 0 },
+    { 3, 5, 7, 0, 2.0f, 0.0f, 0, 1, "f64_small", 0 },
+    { 2, 65, 64, 64, 1.0f, 0.0f, 0, 1, "f64_small", 1 },
+    { 2, 64, 64, 65, 1.0f, 0.0f, 0, 1, "f64_small", 1 },
+    { 3, 5, 7, 0, 2.0f, 0.5f, 0, 1, "f16_small", 0 },
+    { 3, 5, 7, 0, 2.0f, 0.0f, 0, 1, "f16_small", 0 },
+    { 2, 65, 64, 64, 1.0f, 0.0f, 0, 1, "f16_small", 1 },
+    { 2, 64, 64, 65, 1.0f, 0.0f, 0, 1, "f16_small", 1 },
+};
+
 struct xpose_case {
     int rows, cols;
     int small;
@@ -715,6 +752,9 @@ int main(int argc, char **argv)
                     for (size_t i = 0; i < sizeof thin_cases / sizeof thin_cases[0]; i++)
                         if (!o.small || thin_cases[i].small)
                             test_mul_case(&x, &o, &thin_cases[i], (enum gemm_sig)s);
+                for (size_t i = 0; i < sizeof stack_cases / sizeof stack_cases[0]; i++)
+                    if (!o.small || stack_cases[i].small)
+                        test_mul_case(&x, &o, &stack_cases[i], (enum gemm_sig)s);
             }
         }
     }

@@ -1,7 +1,7 @@
 #!/bin/sh
 # What the built kernels are made of, read from the objects, no GPU needed:
 # each stage's main loop is the instruction its file claims (FFMA for the
-# FP32 ladder and the CUDA-core float16 stage, DFMA for the CUDA-core FP64
+# FP32 ladder and the CUDA-core 16-bit stages, DFMA for the CUDA-core FP64
 # stages, DMMA for the FP64 tensor-core stage, HMMA for the mma.sync stage,
 # HGMMA for every stage built on kernels/hgemm_hopper.cuh),
 # and ptxas reported no register spills for any kernel of the tables
@@ -31,6 +31,7 @@ for obj in build/kernels/*.o; do
         # stream_k only plans for thread_8x16's kernel (in sgemm_17).
         *ref_dgemm*|*convert*|*transpose_*|*sgemm_18_*) want="" ;;
         *sgemm_*|*hgemm_00_*) want=FFMA ;;
+        *hgemm_09_*) want=FFMA ;;
         *dgemm_02_*) want=DMMA ;;
         *dgemm_*) want=DFMA ;;
         *hgemm_01_*) want=HMMA ;;

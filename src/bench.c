@@ -45,7 +45,7 @@ struct bench {
 static const char default_f32_sizes[] =
     "1024,2048,4096,8192,4097,127x129x255,1000x3000x500,256x256x65536,65536x64x1024,"
     "1024x128x128x128,16x1024x1024x1024,1x8192x8192,8192x1x8192,100000x8x8x8,4096x32x32x32,"
-    "8192x8192x1,8192x8192x32,32768x16x8192,16x8192x32768";
+    "8192x8192x1,8192x8192x32,32768x16x8192,16x8192x32768,1000x64x64x64";
 /* The tensor-core chapter's shapes add a long K on few tiles (its split)
  * and a stack. */
 static const char default_16bit_sizes[] =

@@ -34,6 +34,8 @@ size_t sgemm_tf32_workspace(const struct gemm_problem *p);
 size_t sgemm_tf32x3_workspace(const struct gemm_problem *p);
 size_t sgemm_gemv_workspace(const struct gemm_problem *p);
 size_t sgemm_thin_workspace(const struct gemm_problem *p);
+size_t hgemm_gemv_workspace(const struct gemm_problem *p);
+size_t dgemm_gemv_workspace(const struct gemm_problem *p);
 
 /* Conditions of their own (alignment, the one architecture they run on). */
 int hgemm_wgmma_check(const struct gemm_problem *p, char *why, size_t n);
@@ -47,6 +49,8 @@ int sgemm_tf32x3_check(const struct gemm_problem *p, char *why, size_t n);
 int sgemm_gemv_check(const struct gemm_problem *p, char *why, size_t n);
 int sgemm_thin_check(const struct gemm_problem *p, char *why, size_t n);
 int sgemm_small_k_check(const struct gemm_problem *p, char *why, size_t n);
+int hgemm_gemv_check(const struct gemm_problem *p, char *why, size_t n);
+int dgemm_gemv_check(const struct gemm_problem *p, char *why, size_t n);
 
 #define B KERNEL_BATCHED
 #define NA KERNEL_NO_AUTO
@@ -60,7 +64,7 @@ int sgemm_small_k_check(const struct gemm_problem *p, char *why, size_t n);
       "seed 004 naive; seed 003 kernel 1", "sgemm_00_naive.cu", NULL, NULL)                        \
     X("coalesced", sgemm, coalesced, F32, NA, 0, "one thread per element, warps walk along rows of C", \
       "seed 004 coalescing", "sgemm_01_coalesced.cu", NULL, NULL)                                  \
-    X("smem", sgemm, smem, F32, NA, 0, "32x32 tiles of A and B staged in shared memory",           \
+    X("smem", sgemm, smem, F32, 0, 0, "32x32 tiles of A and B staged in shared memory",           \
       "seed 004 shared memory; seed 003 kernel 2", "sgemm_02_smem.cu", NULL, NULL)                 \
     X("blocktile_1d", sgemm, blocktile_1d, F32, NA, 0,                                             \
       "64x64 block tile, 8 results per thread along a column",                                     \
@@ -106,7 +110,7 @@ int sgemm_small_k_check(const struct gemm_problem *p, char *why, size_t n);
     X("edge_peel", sgemm, edge_peel, F32, B, 80,                                                   \
       "stream_k on whole tiles; thin leftover edges by a strip kernel", "beyond the seeds",        \
       "sgemm_19_edge_peel.cu", sgemm_edge_peel_workspace, NULL)                                    \
-    X("gemv", sgemm, gemv, F32, KERNEL_VECTOR, 0,                                                  \
+    X("gemv", sgemm, gemv, F32, KERNEL_VECTOR | B, 0,                                              \
       "vector times matrix (M = 1, K split) or matrix times vector (N = 1, a warp per row)",       \
       "beyond the seeds (memory-bound shapes)", "sgemm_22_gemv.cu", sgemm_gemv_workspace,          \
       sgemm_gemv_check)                                                                            \
@@ -154,6 +158,10 @@ int sgemm_small_k_check(const struct gemm_problem *p, char *why, size_t n);
       "persistent in clusters of 2 sharing B by TMA multicast; TMA-store epilogue",                \
       "beyond the seeds (thread-block clusters)", "hgemm_07_cluster_multicast.cu",                 \
       hgemm_cluster_multicast_workspace, hgemm_cluster_multicast_check)                            \
+    X("f16_gemv", hgemm, gemv, F16 | BF16, KERNEL_VECTOR | B, 0,                                   \
+      "f16/bf16 vector times matrix or matrix times vector: gemv's kernels, FP32 accumulation",    \
+      "beyond the seeds (memory-bound shapes)", "hgemm_08_gemv.cu", hgemm_gemv_workspace,          \
+      hgemm_gemv_check)                                                                            \
     X("tf32", sgemm, tf32, TF32, SM90A_F32, 90,                                                    \
       "float on the tensor cores, one TF32 pass (lossy): persistent's ring on packed TF32 copies",  \
       "beyond the seeds (TF32 tensor cores)", "sgemm_20_tf32.cu", sgemm_tf32_workspace,            \
@@ -173,6 +181,10 @@ int sgemm_small_k_check(const struct gemm_problem *p, char *why, size_t n);
     X("f64_dmma", dgemm, dmma, F64, B, 90,                                                         \
       "FP64 tensor cores: mma.sync m16n8k4 (DMMA), LDS.128 fragments, 5-stage cp.async ring",      \
       "beyond the seeds (FP64 tensor cores)", "dgemm_02_dmma.cu", NULL, NULL)                      \
+    X("f64_gemv", dgemm, gemv, F64, KERNEL_VECTOR | B, 0,                                          \
+      "FP64 vector times matrix or matrix times vector: gemv's kernels, double partial sums",      \
+      "beyond the seeds (memory-bound shapes)", "dgemm_03_gemv.cu", dgemm_gemv_workspace,          \
+      dgemm_gemv_check)                                                                            \
     X("i64_tiled", igemm, tiled, I64, B, 0, "exact int64 (mod 2^64) in shared-memory tiles",       \
       "gemmcli", "igemm_00_tiled.cu", NULL, NULL)
 

@@ -208,6 +208,8 @@ struct gemm_geometry {
     int k_fill;                /* values of k a tile's pipeline takes to fill and drain */
     enum gemm_spread spread;
     int slice_k;               /* SPREAD_SLICES: a slice's least length of k */
+    double block_us;           /* SPREAD_MEMORY kernels that give every product of a
+                                  stack blocks of its own: the least time one takes */
 };
 extern const struct gemm_geometry gemm_geometries[];
 extern const size_t gemm_geometry_count;

@@ -150,11 +150,17 @@ struct model_estimate model_estimate(const struct gemm_kernel *k, const struct g
     e.memory_ms = model_bytes(p) / (gbps * 1e9) * 1e3;
     e.overhead_ms = launches * LAUNCH_MS;
     if (g->spread == SPREAD_MEMORY) {
-        /* A memory-bound kernel's threads own strips of tile_m x tile_n
-         * of C; a narrower C leaves part of each idle. */
+        /* A memory-bound kernel's blocks own at least tile_m x tile_n of
+         * C; a smaller C leaves part of each idle, moving no bytes. */
         double m = (double)p->m, n = (double)p->n;
         e.util = m * n / (ceil_div(m, g->tile_m) * g->tile_m * ceil_div(n, g->tile_n) * g->tile_n);
         e.compute_ms = r->tflops > 0 ? flops / (r->tflops * 1e12 * e.util) * 1e3 : 0;
+        e.memory_ms /= e.util;
+        /* Blocks of its own for every product: batch of them over the
+         * SMs' slots, each taking block_us at least. */
+        if (g->block_us > 0)
+            e.memory_ms = fmax(e.memory_ms, ceil_div(batch, (double)sm_count * g->per_sm) *
+                                                g->block_us / 1e3);
         e.ms = e.overhead_ms + fmax(e.compute_ms, e.memory_ms);
         return e;
     }

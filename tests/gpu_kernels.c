@@ -131,11 +131,12 @@ static const struct mul_case mul_cases[] = {
 };
 
 /* Vectors: a row times a matrix, a matrix times a column (gemv), aligned
- * and not, and a dot product.  Run for f32 and f64 only: the tensor-core
+ * and not, and a dot product.  Run on every row for f32 and f64; for f16
+ * and bf16 on the vector rows (KERNEL_VECTOR) only: the tensor-core
  * stages sum a vector's K in one chain whose accumulator does not round
  * to nearest (10-430 times cuBLAS's error at K = 1001-5000, measured on
- * an H200, 2026-11-22), a known deviation that gemv-like stages for those
- * types are to remove. */
+ * an H200, 2026-11-22), a known deviation; f16_gemv is those types'
+ * vector row. */
 static const struct mul_case vector_cases[] = {
     { 1, 1, 777, 1001, 1.0f, 0.0f, 0, 1 },
     { 1, 1, 1024, 4096, 0.5f, -1.0f, 0, 1 },
@@ -216,6 +217,30 @@ static const struct mul_case stack_cases[] = {
     { 2, 65, 64, 64, 1.0f, 0.0f, 0, 1, "f16_small", 1 },
     { 2, 64, 64, 65, 1.0f, 0.0f, 0, 1, "f16_small", 1 },
 };
+/* What the vector rows add, run on them alone in f32, f16, bf16 and f64:
+ * few rows or a dot product with a long K (split into slices), ragged K
+ * and N (narrower loads), stacks in one launch with A or B shared, beta,
+ * and K = 0 (C = beta C0). */
+static const struct mul_case gemv_cases[] = {
+    { 1, 1, 1, 100003, 1.0f, 0.0f, 0, 1 },
+    { 8, 1, 1, 1000001, 1.0f, 0.0f, 0, 0 },
+    { 1, 16, 1, 2000000, 1.0f, 0.0f, 0, 0 },
+    { 1, 64, 1, 1000000, 0.5f, -1.0f, 0, 0 },
+    { 1, 300, 1, 4097, 1.0f, 0.0f, 0, 1 },
+    { 1, 1, 1000, 4097, 1.0f, 0.0f, 0, 1 },
+    { 1, 1, 1001, 5000, 1.0f, 0.5f, 0, 1 },
+    { 1, 7, 1, 9, 1.0f, 0.0f, 0, 1 },
+    { 1, 1, 3, 1001, 1.0f, 0.0f, 0, 1 },
+    { 100, 1, 512, 512, 1.0f, 0.0f, 0, 0 },
+    { 1000, 1, 512, 512, 1.0f, 0.0f, 2, 0 },
+    { 200, 128, 1, 256, 1.0f, 0.0f, 1, 1 },
+    { 64, 1, 1, 4096, 0.75f, -0.5f, 2, 1 },
+    { 5, 1, 300, 10000, 1.0f, 0.0f, 1, 1 },
+    { 1, 1, 100, 0, 1.0f, 0.0f, 0, 1 },
+    { 3, 50, 1, 0, 1.0f, 0.5f, 0, 1 },
+    { 1, 1, 1, 0, 2.0f, -1.0f, 0, 1 },
+};
+
 
 struct xpose_case {
     int rows, cols;
@@ -429,8 +454,10 @@ static void free_operands(struct operands *ops)
     free(ops->iref);
 }
 
+/* `need_flags`: flags a device row must have to run (0: every row);
+ * cuBLAS and the host kernel always run. */
 static void test_mul_case(struct ctx *x, const struct options *o, const struct mul_case *mc,
-                          enum gemm_sig sig)
+                          enum gemm_sig sig, unsigned need_flags)
 {
     const struct gemm_sig_info *si = &gemm_sigs[sig];
     if (sig == GEMM_I64 && mc->beta != 0.0f)
@@ -475,6 +502,9 @@ static void test_mul_case(struct ctx *x, const struct options *o, const struct m
             if (is_ref != (pass == 0) || (pass == 1 && !picked(o, kern->name)) ||
                 !(kern->sigs & (1u << run_sig)) ||
                 (pass == 1 && mc->only && strcmp(kern->name, mc->only) != 0))
+                continue;
+            if (!is_ref && !(kern->flags & KERNEL_HOST) &&
+                (kern->flags & need_flags) != need_flags)
                 continue;
             p.sig = run_sig;
             if (pass == 1 && mc->refused) {
@@ -735,26 +765,30 @@ int main(int argc, char **argv)
                 for (int i = 0; i < o.nshapes; i++) {
                     struct mul_case mc = { o.shapes[i][0], o.shapes[i][1], o.shapes[i][2],
                                            o.shapes[i][3], 1.0f, 0.0f, 0, 1 };
-                    test_mul_case(&x, &o, &mc, (enum gemm_sig)s);
+                    test_mul_case(&x, &o, &mc, (enum gemm_sig)s, 0);
                     mc.alpha = 0.5f;
                     mc.beta = -1.0f;
-                    test_mul_case(&x, &o, &mc, (enum gemm_sig)s);
+                    test_mul_case(&x, &o, &mc, (enum gemm_sig)s, 0);
                 }
             } else {
                 for (size_t i = 0; i < sizeof mul_cases / sizeof mul_cases[0]; i++)
                     if (!o.small || mul_cases[i].small)
-                        test_mul_case(&x, &o, &mul_cases[i], (enum gemm_sig)s);
-                if (s == GEMM_F32 || s == GEMM_F64)
-                    for (size_t i = 0; i < sizeof vector_cases / sizeof vector_cases[0]; i++)
-                        if (!o.small || vector_cases[i].small)
-                            test_mul_case(&x, &o, &vector_cases[i], (enum gemm_sig)s);
+                        test_mul_case(&x, &o, &mul_cases[i], (enum gemm_sig)s, 0);
+                int vec = s == GEMM_F32 || s == GEMM_F64 || s == GEMM_F16 || s == GEMM_BF16;
+                unsigned vec_only = s == GEMM_F16 || s == GEMM_BF16 ? KERNEL_VECTOR : 0;
+                for (size_t i = 0; vec && i < sizeof vector_cases / sizeof vector_cases[0]; i++)
+                    if (!o.small || vector_cases[i].small)
+                        test_mul_case(&x, &o, &vector_cases[i], (enum gemm_sig)s, vec_only);
+                for (size_t i = 0; vec && i < sizeof gemv_cases / sizeof gemv_cases[0]; i++)
+                    if (!o.small || gemv_cases[i].small)
+                        test_mul_case(&x, &o, &gemv_cases[i], (enum gemm_sig)s, KERNEL_VECTOR);
                 if (s == GEMM_F32)
                     for (size_t i = 0; i < sizeof thin_cases / sizeof thin_cases[0]; i++)
                         if (!o.small || thin_cases[i].small)
-                            test_mul_case(&x, &o, &thin_cases[i], (enum gemm_sig)s);
+                            test_mul_case(&x, &o, &thin_cases[i], (enum gemm_sig)s, 0);
                 for (size_t i = 0; i < sizeof stack_cases / sizeof stack_cases[0]; i++)
                     if (!o.small || stack_cases[i].small)
-                        test_mul_case(&x, &o, &stack_cases[i], (enum gemm_sig)s);
+                        test_mul_case(&x, &o, &stack_cases[i], (enum gemm_sig)s, 0);
             }
         }
     }

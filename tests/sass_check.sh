@@ -1,8 +1,9 @@
 #!/bin/sh
 # What the built kernels are made of, read from the objects, no GPU needed:
 # each stage's main loop is the instruction its file claims (FFMA for the
-# FP32 ladder and the CUDA-core 16-bit stages, DFMA for the CUDA-core FP64
-# stages, DMMA for the FP64 tensor-core stage, HMMA for the mma.sync stage,
+# FP32 ladder, the CUDA-core 16-bit stages and the 16-bit gemv, DFMA for
+# the CUDA-core FP64 stages and the FP64 gemv, DMMA for the FP64
+# tensor-core stage, HMMA for the mma.sync stage,
 # HGMMA for every stage built on kernels/hgemm_hopper.cuh),
 # and ptxas reported no register spills for any kernel of the tables
 # (build/kernels/*.o.ptxas, written by the Makefile).
@@ -35,6 +36,7 @@ for obj in build/kernels/*.o; do
         *dgemm_02_*) want=DMMA ;;
         *dgemm_*) want=DFMA ;;
         *hgemm_01_*) want=HMMA ;;
+        *hgemm_08_*) want=FFMA ;;
         *igemm_*) want=IMAD ;;
         *) want="" ;;
     esac

@@ -1,0 +1,55 @@
+/* f64_gemv: a vector times a matrix (M = 1) or a matrix times a vector
+ * (N = 1) in FP64, double C; a stack of them in one launch.
+ *
+ * Beyond the seeds; the float stage's kernels (sgemm_22_gemv.cu), shared
+ * with it as templates in kernels/gemv.cuh.  Against f64_dmma, whose
+ * 128x128 tiles are 127/128 empty on these shapes: the matrix is read
+ * once, 16 bytes (2 doubles) per load and several loads per thread in
+ * flight, DFMA into double accumulators; the sums are split over lanes,
+ * rows or slices of K, the slices' partial sums kept in double and joined
+ * in a fixed order, so a result never depends on scheduling.  Rows that
+ * are not whole 16-byte units (an odd K or N) take 8-byte loads.
+ *
+ * auto takes it for float64 products with M = 1 or N = 1 (its row is
+ * KERNEL_VECTOR; src/select.c).
+ *
+ * Figures: to be measured (targets: at least cuBLAS DGEMM on 1x8192x8192,
+ * 8192x1x8192 and 1x65536x4096, near the copy kernel's bandwidth). */
+#include "gemm.h"
+#include "gemv.cuh"
+
+extern "C" size_t dgemm_gemv_workspace(const struct gemm_problem *p)
+{
+    return gemv_workspace<gemv_f64>(p);
+}
+
+extern "C" int dgemm_gemv_check(const struct gemm_problem *p, char *why, size_t n)
+{
+    return gemv_check("f64_gemv", p, why, n);
+}
+
+extern "C" cudaError_t dgemm_gemv_launch(const struct dgemm_problem *p,
+                                         const struct launch_env *env)
+{
+    struct gemv_args<gemv_f64> g = {};
+    g.a = p->a;
+    g.b = p->b;
+    g.c = p->c;
+    g.alpha = p->alpha;
+    g.beta = p->beta;
+    g.m = p->m;
+    g.n = p->n;
+    g.k = p->k;
+    g.lda = p->k;
+    g.ldb = p->n;
+    g.batch = p->batch;
+    g.stride_a = p->stride_a;
+    g.stride_b = p->stride_b;
+    g.stride_c = p->stride_c;
+    return gemv_run(g, env);
+}
+
+extern "C" cudaError_t dgemm_gemv_attr(struct kernel_attr *out)
+{
+    return gemv_attr<gemv_f64>(out);
+}

@@ -14,9 +14,11 @@
  *     (4, 8, 16, 24, 32; the smallest that fits is launched).  Four values
  *     of k at a time, A is read as 16-byte broadcasts through L1: the
  *     lanes of a warp that share k share the address.  When N is narrow
- *     (fewer than 1024 columns) the block's threads are laid out as
- *     columns x k-lanes, and the k-lanes' sums are joined in shared memory
- *     in a fixed order.
+ *     (fewer than 1024 columns), or the blocks along N would be fewer than
+ *     the SMs (a block then takes as few as 128 columns), the block's
+ *     threads are laid out as columns x k-lanes, and the k-lanes' sums are
+ *     joined in shared memory in a fixed order: each thread's chain of
+ *     loads along K, which a small grid waits on, gets shorter.
  *   - N <= 32 (and M > 32): a thread owns one row of A and N sums (bound
  *     4 ... 32); 256 rows x 32 values of k of A are staged in shared
  *     memory by 16-byte loads along A's rows (rows padded by one float, so
@@ -288,6 +290,11 @@ static struct thin_plan thin_plan_for(int m, int n, int k, int batch, int sm_cou
         pl.tx = 1;
         while (pl.tx < quads && pl.tx < THIN_THREADS)
             pl.tx *= 2;
+        /* Fewer columns a block, more k-lanes, while the blocks along N
+         * are too few to give every SM one: each thread's chain of
+         * dependent loads along K is what a small grid waits on. */
+        while (pl.tx > 32 && (long)ceil_div(quads, pl.tx) * batch < sm_count)
+            pl.tx /= 2;
         pl.blocks = ceil_div(quads, pl.tx);
         int lane_k = THIN_LANE_K * (THIN_THREADS / pl.tx);
         min_k = lane_k > THIN_MIN_K ? lane_k : THIN_MIN_K;

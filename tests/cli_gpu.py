@@ -95,6 +95,14 @@ def main():
                         check(label + " refused (not a vector product)", m != 1 and n != 1,
                               r.stderr.decode()[-200:])
                         continue
+                    if r.returncode == 2 and b"thin computes products with M <= 32" in r.stderr:
+                        check(label + " refused (no thin side)", min(m, n) > 32,
+                              r.stderr.decode()[-200:])
+                        continue
+                    if r.returncode == 2 and b"small_k computes products with K <= 32" in r.stderr:
+                        check(label + " refused (K beyond small_k's)", k > 32,
+                              r.stderr.decode()[-200:])
+                        continue
                     if r.returncode == 2 and b"computes products with M, N, K <= 64" in r.stderr:
                         check(label + " refused (beyond the small stages' limit)",
                               max(m, n, k) > 64, r.stderr.decode()[-200:])
@@ -159,13 +167,16 @@ def main():
                     err = np.linalg.norm(got.astype(np.float64) - w) / np.linalg.norm(w)
                     bound = 2e-3 if want.dtype == np.float16 else 1e-5
                     check(f"mul {label} vs numpy", err < bound, err)
-        # auto keeps float16 and bfloat16 products on the tensor cores where
-        # the device has a tensor-core kernel, also at shapes whose rows are
-        # not 16-byte units (the TMA stages refuse those).
+        # auto keeps float16 and bfloat16 products off the CUDA-core tiles
+        # where the device has a tensor-core kernel, also at shapes whose
+        # rows are not 16-byte units (the TMA stages refuse those): on the
+        # tensor cores, or on a memory-bound stage where the shape is one
+        # (77 x 5: a thin side).
         avail = json.loads(run("kernels", "--json", "--details").stdout)
         tensor = {k["name"] for k in avail if k["operation"] == "mul" and k.get("available")
                   and "f16" in k["types"].split(",")
                   and k["name"] not in ("f16_simt", "f16_gemv")}
+        memory_bound = {"gemv", "small", "thin", "small_k", "f16_gemv", "f16_small"}
         if tensor:
             for m, n, k in [(513, 771, 1000), (1024, 1024, 1024), (77, 5, 3001)]:
                 x = rng.standard_normal((m, k)).astype(np.float16)
@@ -177,7 +188,8 @@ def main():
                 check(label, r.returncode == 0, r.stderr.decode()[-300:])
                 if r.returncode == 0:
                     rep = json.loads(r.stdout)
-                    check(label + " on the tensor cores", rep["kernel"] in tensor, rep["kernel"])
+                    check(label + " on the tensor cores or a memory-bound stage",
+                          rep["kernel"] in tensor | memory_bound, rep["kernel"])
         for dtype in (np.float32, np.float64, np.float16):
             x = rng.standard_normal((301, 77)).astype(dtype)
             np.save(p("x.npy"), x)

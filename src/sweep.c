@@ -357,11 +357,11 @@ static int sweep_plot(FILE *f, const char *name, const struct gc_device *dev, co
     struct stats st = family_stats(v, count, -1);
     char title[160], subtitle[400], summary[160];
     snprintf(title, sizeof title, "gemmcli %s: auto against cuBLAS over %d shapes", name, count);
-    snprintf(subtitle, sizeof subtitle, "%s, %s; 100%% = as fast as cuBLAS %s, measured in the "
-             "same run", dev->name, date, sig == GEMM_TF32X3 ? "SGEMM" : "");
+    snprintf(subtitle, sizeof subtitle, "%s, %s; 100%% = as fast as cuBLAS%s, measured in the "
+             "same run", dev->name, date, sig == GEMM_TF32X3 ? " SGEMM" : "");
     snprintf(summary, sizeof summary, "worst %.0f%%  p10 %.0f%%  median %.0f%%  (%d shapes)",
              st.worst, st.p10, st.median, st.n);
-    struct plot_scatter sc = { title, subtitle, "GFLOP per product (all products of a stack)",
+    struct plot_scatter sc = { title, subtitle, "GFLOP (a stack's products together)",
                                "% of cuBLAS's speed", summary, count, FAM_COUNT, pts,
                                family_names };
     int rc = plot_scatter(f, &sc);

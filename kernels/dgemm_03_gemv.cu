@@ -33,22 +33,7 @@ extern "C" int dgemm_gemv_check(const struct gemm_problem *p, char *why, size_t 
 extern "C" cudaError_t dgemm_gemv_launch(const struct dgemm_problem *p,
                                          const struct launch_env *env)
 {
-    struct gemv_args<gemv_f64> g = {};
-    g.a = p->a;
-    g.b = p->b;
-    g.c = p->c;
-    g.alpha = p->alpha;
-    g.beta = p->beta;
-    g.m = p->m;
-    g.n = p->n;
-    g.k = p->k;
-    g.lda = p->k;
-    g.ldb = p->n;
-    g.batch = p->batch;
-    g.stride_a = p->stride_a;
-    g.stride_b = p->stride_b;
-    g.stride_c = p->stride_c;
-    return gemv_run(g, env);
+    return gemv_run_problem<gemv_f64>(p, p->k, p->n, env);
 }
 
 extern "C" cudaError_t dgemm_gemv_attr(struct kernel_attr *out)

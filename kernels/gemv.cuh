@@ -602,6 +602,30 @@ static cudaError_t gemv_run(struct gemv_args<E> p, const struct launch_env *env)
     return err != cudaSuccess ? err : free_err;
 }
 
+/* Runs a family's problem struct (sgemm_problem, dgemm_problem,
+ * hgemm_problem: the same fields) with rows lda and ldb apart. */
+template <typename E, typename P>
+static cudaError_t gemv_run_problem(const P *q, long long lda, long long ldb,
+                                    const struct launch_env *env)
+{
+    struct gemv_args<E> g = {};
+    g.a = q->a;
+    g.b = q->b;
+    g.c = q->c;
+    g.alpha = q->alpha;
+    g.beta = q->beta;
+    g.m = q->m;
+    g.n = q->n;
+    g.k = q->k;
+    g.lda = lda;
+    g.ldb = ldb;
+    g.batch = q->batch;
+    g.stride_a = q->stride_a;
+    g.stride_b = q->stride_b;
+    g.stride_c = q->stride_c;
+    return gemv_run(g, env);
+}
+
 /* The resources of the main kernel at full width. */
 template <typename E>
 static cudaError_t gemv_attr(struct kernel_attr *out)

@@ -35,31 +35,11 @@ extern "C" int hgemm_gemv_check(const struct gemm_problem *p, char *why, size_t 
     return gemv_check("f16_gemv", p, why, n);
 }
 
-template <typename E>
-static cudaError_t hgemv_run(const struct hgemm_problem *p, const struct launch_env *env)
-{
-    struct gemv_args<E> g = {};
-    g.a = p->a;
-    g.b = p->b;
-    g.c = p->c;
-    g.alpha = p->alpha;
-    g.beta = p->beta;
-    g.m = p->m;
-    g.n = p->n;
-    g.k = p->k;
-    g.lda = p->lda;
-    g.ldb = p->ldb;
-    g.batch = p->batch;
-    g.stride_a = p->stride_a;
-    g.stride_b = p->stride_b;
-    g.stride_c = p->stride_c;
-    return gemv_run(g, env);
-}
-
 extern "C" cudaError_t hgemm_gemv_launch(const struct hgemm_problem *p,
                                          const struct launch_env *env)
 {
-    return p->bf16 ? hgemv_run<gemv_bf16>(p, env) : hgemv_run<gemv_f16>(p, env);
+    return p->bf16 ? gemv_run_problem<gemv_bf16>(p, p->lda, p->ldb, env)
+                   : gemv_run_problem<gemv_f16>(p, p->lda, p->ldb, env);
 }
 
 extern "C" cudaError_t hgemm_gemv_attr(struct kernel_attr *out)

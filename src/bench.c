@@ -371,26 +371,48 @@ static void print_table(const struct bench *b, FILE *f)
                 "%.2f GHz)\n", peak / 2, b->dev.sm_count, b->dev.clock_ghz);
 }
 
+int bench_files_begin(struct bench_files *f, const char *prefix)
+{
+    char path[sizeof f->prefix + 8];
+    int rc;
+    memset(f, 0, sizeof *f);
+    snprintf(f->prefix, sizeof f->prefix, "%s", prefix);
+    snprintf(path, sizeof path, "%s.csv", prefix);
+    if ((rc = output_begin(&f->csv, path, 0)))
+        return rc;
+    snprintf(path, sizeof path, "%s.json", prefix);
+    if ((rc = output_begin(&f->json, path, 0)))
+        return bench_files_end(f, rc, 1);
+    snprintf(path, sizeof path, "%s.svg", prefix);
+    if ((rc = output_begin(&f->svg, path, 0)))
+        return bench_files_end(f, rc, 1);
+    return 0;
+}
+
+int bench_files_end(struct bench_files *f, int rc, int quiet)
+{
+    if (!rc && !(rc = output_commit(&f->csv)) && !(rc = output_commit(&f->json)))
+        rc = output_commit(&f->svg);
+    output_abort(&f->csv);
+    output_abort(&f->json);
+    output_abort(&f->svg);
+    if (!rc && !quiet)
+        fprintf(stderr, "bench: wrote %s.csv, %s.json, %s.svg\n", f->prefix, f->prefix,
+                f->prefix);
+    return rc;
+}
+
 static int write_files(const struct bench *b, const char *prefix)
 {
     long ref = find_kernel(b, b->is_mul ? "cublas" : "geam");
     double peak = device_fp32_peak_gflops(&b->dev) / 1e3;
     const char *unit = b->is_mul ? "tflops" : "gbps";
     const char *type = b->is_mul ? gemm_sigs[b->sig].name : "f32";
-    char csv_path[4200], json_path[4200], svg_path[4200];
-    snprintf(csv_path, sizeof csv_path, "%s.csv", prefix);
-    snprintf(json_path, sizeof json_path, "%s.json", prefix);
-    snprintf(svg_path, sizeof svg_path, "%s.svg", prefix);
-    struct gc_output out_csv = { 0 }, out_json = { 0 }, out_svg = { 0 };
-    int rc;
-    if ((rc = output_begin(&out_csv, csv_path, 0)) ||
-        (rc = output_begin(&out_json, json_path, 0)) ||
-        (rc = output_begin(&out_svg, svg_path, 0))) {
-        output_abort(&out_csv);
-        output_abort(&out_json);
+    struct bench_files out;
+    int rc = bench_files_begin(&out, prefix);
+    if (rc)
         return rc;
-    }
-    FILE *csv = out_csv.f, *json = out_json.f, *svg = out_svg.f;
+    FILE *csv = out.csv.f, *json = out.json.f, *svg = out.svg.f;
     fprintf(csv, "op,type,device,date,kernel,shape,batch,m,n,k,ms,%s,pct_of_reference,pct_of_peak\n",
             unit);
     fprintf(json, "{\"op\": \"%s\", \"type\": \"%s\", \"device\": ", b->is_mul ? "mul" : "transpose",
@@ -424,12 +446,8 @@ static int write_files(const struct bench *b, const char *prefix)
     char caption_text[GC_MAX_SIZES][24];
     double *values = malloc(b->n_kernels * b->n_shapes * sizeof *values);
     int n_rows = 0;
-    if (!values) {
-        output_abort(&out_csv);
-        output_abort(&out_json);
-        output_abort(&out_svg);
-        return gc_fail(GC_EXIT_INPUT, "out of host memory");
-    }
+    if (!values)
+        return bench_files_end(&out, gc_fail(GC_EXIT_INPUT, "out of host memory"), 1);
     for (int j = 0; j < b->n_shapes; j++) {
         double r = ref >= 0 ? rate(b, (size_t)ref, j) : NAN;
         snprintf(caption_text[j], sizeof caption_text[j], b->is_mul ? "%.1f" : "%.0f", r);
@@ -456,18 +474,8 @@ static int write_files(const struct bench *b, const char *prefix)
     int bad = plot_heatmap(svg, &hm) != 0;
     free(values);
     if (bad)
-        rc = gc_fail(GC_EXIT_OUTPUT, "%s: cannot write the plot", svg_path);
-    /* All three files or none. */
-    if (!rc && !(rc = output_commit(&out_csv)) && !(rc = output_commit(&out_json)))
-        rc = output_commit(&out_svg);
-    output_abort(&out_csv);
-    output_abort(&out_json);
-    output_abort(&out_svg);
-    if (rc)
-        return rc;
-    if (!b->o->quiet)
-        fprintf(stderr, "bench: wrote %s.csv, %s.json, %s.svg\n", prefix, prefix, prefix);
-    return 0;
+        rc = gc_fail(GC_EXIT_OUTPUT, "%s.svg: cannot write the plot", prefix);
+    return bench_files_end(&out, rc, b->o->quiet);
 }
 
 static double best_of(const double *v, int n)
@@ -733,7 +741,7 @@ int cmd_bench(const struct gc_opts *o)
     if (o->n_operands)
         return gc_fail(GC_EXIT_USAGE, "bench takes no operands (sizes go in --sizes)");
     int all = strcmp(o->bench_op, "all") == 0;
-    if (all && o->bench_sizes)
+    if (all && o->bench_sizes && !o->sweep)
         return gc_fail(GC_EXIT_USAGE, "--sizes needs --op mul or --op transpose");
     unsigned sigs;
     int rc = parse_types(o->bench_dtypes, &sigs);

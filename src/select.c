@@ -90,27 +90,15 @@ const struct gemm_kernel *select_gemm(const char *name, const struct matmul_plan
     }
     /* The model's fastest among the kernels auto may pick that can
      * compute this product, in any of its signatures (a float16 product
-     * may run faster on float operands, say). */
-    const struct gemm_kernel *pick = NULL;
-    double pick_ms = INFINITY;
-    /* A vector times a matrix or a matrix times a vector: only the rows
-     * made for them (KERNEL_VECTOR) where one can take it.  The tiles
-     * stream such a product well below the copy rate that the model grants
-     * them (float16 1x65536x4096: wgmma_tma at 60% of cuBLAS, f16_gemv
-     * above it; H200, 2026-11-22). */
-    unsigned need = 0;
-    if (plan->m == 1 || plan->n == 1)
-        for (int i = 0; i < plan->n_sigs && !need; i++) {
-            if (!select_sig_usable(plan, plan->sigs[i], f64_exact))
-                continue;
-            matmul_problem(plan, plan->sigs[i], 1, 0, &p);
-            p.cc = cc;
-            for (size_t j = 0; j < gemm_kernel_count && !need; j++)
-                if ((gemm_kernels[j].flags & KERNEL_VECTOR) &&
-                    select_auto_candidate(gemm_kernels[j].flags) &&
-                    gemm_can_implement(&gemm_kernels[j], &p, why, sizeof why))
-                    need = KERNEL_VECTOR;
-        }
+     * may run faster on float operands, say).  A vector times a matrix or
+     * a matrix times a vector goes to a row made for them (KERNEL_VECTOR)
+     * where one can take it: the tiles stream such a product well below
+     * the copy rate the model grants them (float16 1x65536x4096:
+     * wgmma_tma at 60% of cuBLAS, f16_gemv above it; H200, 2026-11-22). */
+    const struct gemm_kernel *pick = NULL, *vec_pick = NULL;
+    double pick_ms = INFINITY, vec_ms = INFINITY;
+    enum gemm_sig vec_sig = GEMM_F32;
+    int vector = plan->m == 1 || plan->n == 1;
     for (int i = 0; i < plan->n_sigs; i++) {
         enum gemm_sig s = plan->sigs[i];
         if (!select_sig_usable(plan, s, f64_exact))
@@ -119,8 +107,7 @@ const struct gemm_kernel *select_gemm(const char *name, const struct matmul_plan
         p.cc = cc;
         for (size_t j = 0; j < gemm_kernel_count; j++) {
             const struct gemm_kernel *k = &gemm_kernels[j];
-            if ((k->flags & need) != need || !select_auto_candidate(k->flags) ||
-                !gemm_can_implement(k, &p, why, sizeof why))
+            if (!select_auto_candidate(k->flags) || !gemm_can_implement(k, &p, why, sizeof why))
                 continue;
             double ms = model_estimate(k, &p, sm_count).ms;
             if (ms < pick_ms) {
@@ -128,7 +115,16 @@ const struct gemm_kernel *select_gemm(const char *name, const struct matmul_plan
                 pick_ms = ms;
                 *sig = s;
             }
+            if (vector && (k->flags & KERNEL_VECTOR) && (!vec_pick || ms < vec_ms)) {
+                vec_pick = k;
+                vec_ms = ms;
+                vec_sig = s;
+            }
         }
+    }
+    if (vec_pick) {
+        *sig = vec_sig;
+        return vec_pick;
     }
     if (pick)
         return pick;

@@ -373,20 +373,11 @@ static int write_sweep_files(const char *prefix, const char *name, enum gemm_sig
                              const struct gc_device *dev, const char *date,
                              const struct sweep_shape *v, int count, int quiet)
 {
-    char csv_path[4200], json_path[4200], svg_path[4200];
-    snprintf(csv_path, sizeof csv_path, "%s.csv", prefix);
-    snprintf(json_path, sizeof json_path, "%s.json", prefix);
-    snprintf(svg_path, sizeof svg_path, "%s.svg", prefix);
-    struct gc_output out_csv = { 0 }, out_json = { 0 }, out_svg = { 0 };
-    int rc;
-    if ((rc = output_begin(&out_csv, csv_path, 0)) ||
-        (rc = output_begin(&out_json, json_path, 0)) ||
-        (rc = output_begin(&out_svg, svg_path, 0))) {
-        output_abort(&out_csv);
-        output_abort(&out_json);
+    struct bench_files out;
+    int rc = bench_files_begin(&out, prefix);
+    if (rc)
         return rc;
-    }
-    FILE *csv = out_csv.f, *json = out_json.f;
+    FILE *csv = out.csv.f, *json = out.json.f;
     const char *type = gemm_sigs[sig].name;
     fprintf(csv, "type,device,date,family,shape,batch,m,n,k,gflop,kernel,auto_ms,cublas_ms,"
             "pct_of_cublas,select_us\n");
@@ -415,17 +406,9 @@ static int write_sweep_files(const char *prefix, const char *name, enum gemm_sig
                 isfinite(s->cublas_ms) ? s->cublas_ms : -1, isfinite(p) ? p : -1);
     }
     fputs("\n]}\n", json);
-    if (sweep_plot(out_svg.f, name, dev, date, v, count, sig))
-        rc = gc_fail(GC_EXIT_OUTPUT, "%s: cannot write the plot", svg_path);
-    /* All three files or none. */
-    if (!rc && !(rc = output_commit(&out_csv)) && !(rc = output_commit(&out_json)))
-        rc = output_commit(&out_svg);
-    output_abort(&out_csv);
-    output_abort(&out_json);
-    output_abort(&out_svg);
-    if (!rc && !quiet)
-        fprintf(stderr, "bench: wrote %s.csv, %s.json, %s.svg\n", prefix, prefix, prefix);
-    return rc;
+    if (sweep_plot(out.svg.f, name, dev, date, v, count, sig))
+        rc = gc_fail(GC_EXIT_OUTPUT, "%s.svg: cannot write the plot", prefix);
+    return bench_files_end(&out, rc, quiet);
 }
 
 int bench_sweep(const struct gc_opts *o, enum gemm_sig sig)

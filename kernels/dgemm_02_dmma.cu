@@ -71,6 +71,13 @@
  * blocks resident at one time share their A rows and B columns in L2;
  * y + 65535 z is the product, so any batch fits one launch.
  *
+ * A long K on few tiles.  Rows of A are lda apart (K, but for a split):
+ * kernels/gemm_dispatch.c hands a single product whose tiles are fewer
+ * than the SMs over as a stack of slices of K, at least 256 deep, each
+ * into its own FP64 slab, and sums the slabs in a fixed order (256 x 256
+ * x 65536: 4% of DGEMM unsplit, 101% split; 64 x 64 x 1000000: 0.4% and
+ * 36%; `gemmcli bench --sweep`, NVIDIA H200, 2026-11-22).
+ *
  * ptxas (CUDA 13.0, sm_90): 224 registers (226 with 8-byte copies of B),
  * no spills, 165 KiB of dynamic shared memory (5 stages of 33 KiB), one
  * block per SM.  The main loop's SASS per tile of 16 holds 64 DMMA.16x8x4
@@ -191,14 +198,14 @@ struct dmma_loader {
     int a_dst, b_dst;         /* offsets in a stage buffer */
 
     __device__ __forceinline__ dmma_loader(const double *a0, const double *b0, int m, int n,
-                                           int k, int bm0, int bn0)
+                                           int k, long long lda, int bm0, int bn0)
     {
         int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
         /* A: a warp's 8 rows x 4 values of k; the half warps take rows
          * 0-3 and 4-7. */
         int a_row = warp * 8 + lane / 4, a_kk = lane % 4;
-        a = a0 + ((size_t)bm0 + a_row) * k + a_kk;
-        a_step = (size_t)DM::a_row_step * k;
+        a = a0 + ((size_t)bm0 + a_row) * lda + a_kk;
+        a_step = (size_t)DM::a_row_step * lda;
         a_rows_ok = 0;
 #pragma unroll
         for (int r = 0; r < DM::a_rows; r++)
@@ -332,7 +339,8 @@ dgemm_dmma_kernel(const struct dgemm_problem p, int tiles_m, int tiles_n)
             for (int e = 0; e < 4; e++)
                 acc[i][j][e] = 0.0;
 
-    dmma_loader<VEC> loader(p.a + z * p.stride_a, p.b + z * p.stride_b, p.m, p.n, p.k, bm0, bn0);
+    dmma_loader<VEC> loader(p.a + z * p.stride_a, p.b + z * p.stride_b, p.m, p.n, p.k, p.lda,
+                            bm0, bn0);
     /* Tiles 0 .. stages - 2, one commit group each. */
 #pragma unroll
     for (int s = 0; s < DM::stages - 1; s++) {

@@ -41,6 +41,7 @@ struct dgemm_problem {
     double *c;
     int batch;
     long long stride_a, stride_b, stride_c;
+    long long lda;          /* between rows of A: K, but for a split of K (f64_dmma) */
 };
 
 /* 16-bit float operands (bits, as uint16_t): IEEE binary16, or bfloat16
@@ -83,6 +84,9 @@ size_t gemm_split_workspace(const struct gemm_problem *p);
 cudaError_t gemm_split_reduce(float *c, long long stride_c, const float *partial, size_t count,
                               int batch, int splits, float alpha, float beta,
                               cudaStream_t stream);
+cudaError_t gemm_split_reduce_f64(double *c, long long stride_c, const double *partial,
+                                  size_t count, int batch, int splits, double alpha, double beta,
+                                  cudaStream_t stream);
 
 #ifdef __cplusplus
 }

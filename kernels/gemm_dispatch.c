@@ -3,15 +3,16 @@
  * stage that takes one product at a time is called once per product of the
  * stack, a batched one once per chunk of at most INT_MAX products.
  *
- * The 16-bit family adds one thing for its KERNEL_SPLIT_K rows (the
- * tensor-core stages): a single product with a long K and too few tiles to
- * fill the GPU (256 x 256 x 65536 makes 4) is split into S slices of K,
- * handed to the stage as a stack whose A matrices are the slices' columns
- * (kept K apart by lda) and whose B matrices are their rows, each into its
- * own FP32 slab; gemm_split_reduce adds the slabs.  It fills the GPU, and
- * it bounds the summation: a tensor core's FP32 accumulator does not round
- * to nearest, and its error over one 65536-long chain was 16 times
- * cuBLAS's, which splits there too (tests/gpu_kernels.c checks both). */
+ * The 16-bit and FP64 families add one thing for their KERNEL_SPLIT_K
+ * rows (the tensor-core and DMMA stages): a single product with a long K
+ * and too few tiles to fill the GPU (256 x 256 x 65536 makes 4) is split
+ * into S slices of K, handed to the stage as a stack whose A matrices are
+ * the slices' columns (kept K apart by lda) and whose B matrices are their
+ * rows, each into its own slab (FP32, or FP64 for double);
+ * gemm_split_reduce adds the slabs.  It fills the GPU, and it bounds the
+ * summation: a tensor core's FP32 accumulator does not round to nearest,
+ * and its error over one 65536-long chain was 16 times cuBLAS's, which
+ * splits there too (tests/gpu_kernels.c checks both). */
 #include <limits.h>
 
 #include "gemm.h"
@@ -49,8 +50,8 @@
 
 FAMILY_RUN(gemm_run_sgemm, sgemm_problem, float, sgemm_launch_fn,
            (q.alpha = (float)p->alpha, q.beta = (float)p->beta))
-FAMILY_RUN(gemm_run_dgemm, dgemm_problem, double, dgemm_launch_fn,
-           (q.alpha = p->alpha, q.beta = p->beta))
+FAMILY_RUN(dgemm_run_stack, dgemm_problem, double, dgemm_launch_fn,
+           (q.alpha = p->alpha, q.beta = p->beta, q.lda = p->lda))
 FAMILY_RUN(hgemm_run_stack, hgemm_problem, uint16_t, hgemm_launch_fn,
            (q.alpha = (float)p->alpha, q.beta = (float)p->beta, q.bf16 = p->sig == GEMM_BF16,
             q.lda = (int)p->lda, q.ldb = (int)p->ldb))
@@ -58,23 +59,29 @@ FAMILY_RUN(gemm_run_igemm, igemm_problem, int64_t, igemm_launch_fn, (void)0)
 
 enum {
     SPLIT_TILE = 128,       /* the tile the split counts by (the stages': 128 x 128 or more) */
-    SPLIT_MIN_K = 2048,     /* a slice's least length */
-    SPLIT_MOST = 32         /* slices at most */
+    SPLIT_MIN_K = 2048,     /* a slice's least length (tensor cores) */
+    SPLIT_MIN_K_F64 = 256,  /* a slice's least length (DMMA: 1/16 the rate, so shorter) */
+    SPLIT_MOST = 1024       /* slices at most */
 };
 
 /* The slice length for p on `sm_count` SMs, a multiple of 64 (every
- * stage's tile of k), or 0: no split. */
+ * stage's tile of k), or 0: no split.  The slices are as many as give
+ * every SM a tile (the stages hold one block an SM), each at least
+ * SPLIT_MIN_K long (SPLIT_MIN_K_F64 for DMMA): 64 x 64 x 1000000 takes 132
+ * of 7616 on an H200.  Their slabs weigh S x M x N accumulators, less than
+ * the operands whenever a split is taken (tiles < SMs, S <= K / 256). */
 static int64_t split_slice(const struct gemm_problem *p, int sm_count)
 {
-    if (p->batch != 1 || p->m == 0 || p->n == 0 || p->k < 2 * SPLIT_MIN_K)
+    int64_t min_k = p->sig == GEMM_F64 ? SPLIT_MIN_K_F64 : SPLIT_MIN_K;
+    if (p->batch != 1 || p->m == 0 || p->n == 0 || p->k < 2 * min_k)
         return 0;
     int64_t tiles =
         ((p->m + SPLIT_TILE - 1) / SPLIT_TILE) * ((p->n + SPLIT_TILE - 1) / SPLIT_TILE);
     if (tiles >= sm_count)
         return 0;
     int64_t slices = (sm_count + tiles - 1) / tiles;
-    if (slices > p->k / SPLIT_MIN_K)
-        slices = p->k / SPLIT_MIN_K;
+    if (slices > p->k / min_k)
+        slices = p->k / min_k;
     if (slices > SPLIT_MOST)
         slices = SPLIT_MOST;
     if (slices < 2)
@@ -82,24 +89,34 @@ static int64_t split_slice(const struct gemm_problem *p, int sm_count)
     return ((p->k + slices - 1) / slices + 63) / 64 * 64;
 }
 
+/* The bytes of one accumulator of the slabs: C's type (float for the
+ * 16-bit family, double for FP64). */
+static size_t split_acc_size(const struct gemm_problem *p)
+{
+    return p->sig == GEMM_F64 ? sizeof(double) : sizeof(float);
+}
+
 /* The slabs' bytes for the registry: an upper bound, taken for 256 SMs. */
 size_t gemm_split_workspace(const struct gemm_problem *p)
 {
     int64_t slice = split_slice(p, 256);
-    return slice ? (size_t)((p->k + slice - 1) / slice) * p->m * p->n * sizeof(float) : 0;
+    return slice ? (size_t)((p->k + slice - 1) / slice) * p->m * p->n * split_acc_size(p) : 0;
 }
+
+typedef cudaError_t (*stack_run_fn)(const struct gemm_kernel *k, const struct gemm_problem *p,
+                                    const struct launch_env *env);
 
 /* The stack of full slices, then the shorter last one if any, into the
  * slabs; then the sum into C. */
-static cudaError_t hgemm_run_split(const struct gemm_kernel *k, const struct gemm_problem *p,
-                                   const struct launch_env *env, int64_t slice)
+static cudaError_t run_split(const struct gemm_kernel *k, const struct gemm_problem *p,
+                             const struct launch_env *env, int64_t slice, stack_run_fn run_stack)
 {
     int64_t full = p->k / slice, tail = p->k - full * slice;
     int64_t slabs = full + (tail > 0);
-    size_t count = (size_t)p->m * p->n;
-    float *partial;
-    cudaError_t err = cudaMallocAsync((void **)&partial, (size_t)slabs * count * sizeof(float),
-                                      env->stream);
+    size_t count = (size_t)p->m * p->n, acc = split_acc_size(p);
+    size_t in = gc_dtypes[gemm_sigs[p->sig].in].size;
+    void *partial;
+    cudaError_t err = cudaMallocAsync(&partial, (size_t)slabs * count * acc, env->stream);
     if (err != cudaSuccess)
         return err;
     struct gemm_problem q = *p;
@@ -112,18 +129,21 @@ static cudaError_t hgemm_run_split(const struct gemm_kernel *k, const struct gem
     q.stride_a = slice;
     q.stride_b = slice * p->ldb;
     q.stride_c = (int64_t)count;
-    err = hgemm_run_stack(k, &q, env);
+    err = run_stack(k, &q, env);
     if (err == cudaSuccess && tail > 0) {
         q.k = tail;
         q.batch = 1;
-        q.a = (const uint16_t *)p->a + full * slice;
-        q.b = (const uint16_t *)p->b + full * slice * p->ldb;
-        q.c = partial + full * count;
-        err = hgemm_run_stack(k, &q, env);
+        q.a = (const char *)p->a + full * slice * in;
+        q.b = (const char *)p->b + full * slice * p->ldb * in;
+        q.c = (char *)partial + full * count * acc;
+        err = run_stack(k, &q, env);
     }
     if (err == cudaSuccess)
-        err = gemm_split_reduce(p->c, 0, partial, count, 1, (int)slabs, (float)p->alpha,
-                                (float)p->beta, env->stream);
+        err = p->sig == GEMM_F64
+                  ? gemm_split_reduce_f64(p->c, 0, partial, count, 1, (int)slabs, p->alpha,
+                                          p->beta, env->stream)
+                  : gemm_split_reduce(p->c, 0, partial, count, 1, (int)slabs, (float)p->alpha,
+                                      (float)p->beta, env->stream);
     cudaError_t free_err = cudaFreeAsync(partial, env->stream);
     return err != cudaSuccess ? err : free_err;
 }
@@ -133,8 +153,20 @@ cudaError_t gemm_run_hgemm(const struct gemm_kernel *k, const struct gemm_proble
 {
     int64_t slice = (k->flags & KERNEL_SPLIT_K) ? split_slice(p, env->sm_count) : 0;
     if (slice && p->ldc == p->n)
-        return hgemm_run_split(k, p, env, slice);
+        return run_split(k, p, env, slice, hgemm_run_stack);
     return hgemm_run_stack(k, p, env);
+}
+
+/* FP64's split is for speed alone (DMMA rounds every sum to nearest), and
+ * a vector is f64_gemv's: f64_dmma splits the others. */
+cudaError_t gemm_run_dgemm(const struct gemm_kernel *k, const struct gemm_problem *p,
+                           const struct launch_env *env)
+{
+    int vector = p->m == 1 || p->n == 1;
+    int64_t slice = (k->flags & KERNEL_SPLIT_K) && !vector ? split_slice(p, env->sm_count) : 0;
+    if (slice && p->ldc == p->n)
+        return run_split(k, p, env, slice, dgemm_run_stack);
+    return dgemm_run_stack(k, p, env);
 }
 
 cudaError_t gemm_run(const struct gemm_kernel *k, const struct gemm_problem *p,

@@ -22,8 +22,12 @@ const struct gemm_geometry gemm_geometries[] = {
     { "gemv",                1,    1,   1,     0,     SPREAD_MEMORY,   0,   0 },
     { "f16_gemv",            1,    1,   1,     0,     SPREAD_MEMORY,   0,   0 },
     { "f64_gemv",            1,    1,   1,     0,     SPREAD_MEMORY,   0,   0 },
-    { "thin",               32,   32,   1,     0,     SPREAD_MEMORY,   0, 4.0 },
+    { "thin",                4,    4,   1,     0,     SPREAD_MEMORY,   0, 4.0 },
+    { "f16_thin",            4,    4,   1,     0,     SPREAD_MEMORY,   0, 4.0 },
+    { "f64_thin",            4,    4,   1,     0,     SPREAD_MEMORY,   0, 4.0 },
     { "small_k",             1,  128,   1,     0,     SPREAD_MEMORY,   0,   0 },
+    { "f16_small_k",         1,  128,   1,     0,     SPREAD_MEMORY,   0,   0 },
+    { "f64_small_k",         1,   64,   1,     0,     SPREAD_MEMORY,   0,   0 },
     { "small",               4,    4,   4,     0,     SPREAD_MEMORY,   0,   0 },
     { "f16_simt",          128,  128,   2,     64,    SPREAD_WAVES,    0,   0 },
     { "f16_small",           4,    8,   4,     0,     SPREAD_MEMORY,   0,   0 },
@@ -39,7 +43,7 @@ const struct gemm_geometry gemm_geometries[] = {
     { "f64_naive",          32,   32,   1,     0,     SPREAD_WAVES,    0,   0 },
     { "f64_pipeline",      128,  128,   1,     64,    SPREAD_WAVES,    0,   0 },
     { "f64_small",           4,    4,   4,     0,     SPREAD_MEMORY,   0,   0 },
-    { "f64_dmma",          128,  128,   1,     80,    SPREAD_WAVES,    0,   0 },
+    { "f64_dmma",          128,  128,   1,     80,    SPREAD_SLICES,   256,   0 },
     { "i64_tiled",          64,   64,   4,     32,    SPREAD_WAVES,    0,   0 },
 };
 const size_t gemm_geometry_count = sizeof gemm_geometries / sizeof gemm_geometries[0];

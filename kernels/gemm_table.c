@@ -24,6 +24,10 @@
 int sgemm_small_check(const struct gemm_problem *p, char *why, size_t n);
 int dgemm_small_check(const struct gemm_problem *p, char *why, size_t n);
 int hgemm_small_check(const struct gemm_problem *p, char *why, size_t n);
+int hgemm_thin_check(const struct gemm_problem *p, char *why, size_t n);
+int dgemm_thin_check(const struct gemm_problem *p, char *why, size_t n);
+int hgemm_small_k_check(const struct gemm_problem *p, char *why, size_t n);
+int dgemm_small_k_check(const struct gemm_problem *p, char *why, size_t n);
 
 /* Workspace sizes, from the files that allocate them. */
 size_t sgemm_splitk_workspace(const struct gemm_problem *p);
@@ -35,6 +39,8 @@ size_t sgemm_tf32x3_workspace(const struct gemm_problem *p);
 size_t sgemm_gemv_workspace(const struct gemm_problem *p);
 size_t sgemm_thin_workspace(const struct gemm_problem *p);
 size_t hgemm_gemv_workspace(const struct gemm_problem *p);
+size_t hgemm_thin_workspace(const struct gemm_problem *p);
+size_t dgemm_thin_workspace(const struct gemm_problem *p);
 size_t dgemm_gemv_workspace(const struct gemm_problem *p);
 
 /* Conditions of their own (alignment, the one architecture they run on). */
@@ -54,6 +60,7 @@ int dgemm_gemv_check(const struct gemm_problem *p, char *why, size_t n);
 
 #define B KERNEL_BATCHED
 #define NA KERNEL_NO_AUTO
+#define MB (KERNEL_BATCHED | KERNEL_MEMORY)
 #define TC (KERNEL_BATCHED | KERNEL_SPLIT_K)
 #define SM90A (KERNEL_BATCHED | KERNEL_SPLIT_K | KERNEL_ARCH_EXACT)
 #define SM90A_F32 (KERNEL_BATCHED | KERNEL_ARCH_EXACT)
@@ -110,24 +117,24 @@ int dgemm_gemv_check(const struct gemm_problem *p, char *why, size_t n);
     X("edge_peel", sgemm, edge_peel, F32, B, 80,                                                   \
       "stream_k on whole tiles; thin leftover edges by a strip kernel", "beyond the seeds",        \
       "sgemm_19_edge_peel.cu", sgemm_edge_peel_workspace, NULL)                                    \
-    X("gemv", sgemm, gemv, F32, KERNEL_VECTOR | B, 0,                                              \
+    X("gemv", sgemm, gemv, F32, KERNEL_VECTOR | MB, 0,                                              \
       "vector times matrix (M = 1, K split) or matrix times vector (N = 1, a warp per row)",       \
       "beyond the seeds (memory-bound shapes)", "sgemm_22_gemv.cu", sgemm_gemv_workspace,          \
       sgemm_gemv_check)                                                                            \
-    X("small", sgemm, small, F32, B, 80,                                                           \
+    X("small", sgemm, small, F32, MB, 80,                                                           \
       "stacks of products up to 64x64x64: chunks streamed by cp.async, 4x4 results per item",      \
       "beyond the seeds (memory-bound shapes)", "sgemm_23_small.cu", NULL, sgemm_small_check)      \
-    X("thin", sgemm, thin, F32, B, 0,                                                              \
+    X("thin", sgemm, thin, F32, MB, 0,                                                              \
       "a thin side (M or N <= 32): the wide operand streamed once, K split into slices",          \
       "beyond the seeds (memory-bound shapes)", "sgemm_24_thin.cu", sgemm_thin_workspace,          \
       sgemm_thin_check)                                                                            \
-    X("small_k", sgemm, small_k, F32, B, 0,                                                        \
+    X("small_k", sgemm, small_k, F32, MB, 0,                                                        \
       "K <= 32: a warp per strip of 128 columns and a band of rows, B in registers, C written as a copy", \
       "beyond the seeds (memory-bound shapes)", "sgemm_25_small_k.cu", NULL, sgemm_small_k_check)  \
     X("f16_simt", hgemm, simt, F16, B, 80,                                                         \
       "f16 operands by cp.async, widened once per tile in shared memory, FP32 FFMA",               \
       "beyond the seeds", "hgemm_00_simt.cu", NULL, NULL)                                          \
-    X("f16_small", hgemm, small, F16 | BF16, B, 80,                                                \
+    X("f16_small", hgemm, small, F16 | BF16, MB, 80,                                                \
       "small's stacks on f16 and bf16 operands, widened to FP32 where they are read",              \
       "beyond the seeds (memory-bound shapes)", "hgemm_09_small.cu", NULL, hgemm_small_check)      \
     X("mma_sync", hgemm, mma_sync, F16 | BF16, TC, 80,                                             \
@@ -158,10 +165,17 @@ int dgemm_gemv_check(const struct gemm_problem *p, char *why, size_t n);
       "persistent in clusters of 2 sharing B by TMA multicast; TMA-store epilogue",                \
       "beyond the seeds (thread-block clusters)", "hgemm_07_cluster_multicast.cu",                 \
       hgemm_cluster_multicast_workspace, hgemm_cluster_multicast_check)                            \
-    X("f16_gemv", hgemm, gemv, F16 | BF16, KERNEL_VECTOR | B, 0,                                   \
+    X("f16_gemv", hgemm, gemv, F16 | BF16, KERNEL_VECTOR | MB, 0,                                   \
       "f16/bf16 vector times matrix or matrix times vector: gemv's kernels, FP32 accumulation",    \
       "beyond the seeds (memory-bound shapes)", "hgemm_08_gemv.cu", hgemm_gemv_workspace,          \
       hgemm_gemv_check)                                                                            \
+    X("f16_thin", hgemm, thin, F16 | BF16, MB, 0,                                                  \
+      "thin's kernels on f16/bf16 operands: the wide operand streamed once, FP32 sums",            \
+      "beyond the seeds (memory-bound shapes)", "hgemm_10_thin.cu", hgemm_thin_workspace,          \
+      hgemm_thin_check)                                                                            \
+    X("f16_small_k", hgemm, small_k, F16 | BF16, MB, 0,                                            \
+      "small_k's kernels on f16/bf16 operands: K <= 32, C written as a copy, FP32 sums",          \
+      "beyond the seeds (memory-bound shapes)", "hgemm_11_small_k.cu", NULL, hgemm_small_k_check) \
     X("tf32", sgemm, tf32, TF32, SM90A_F32, 90,                                                    \
       "float on the tensor cores, one TF32 pass (lossy): persistent's ring on packed TF32 copies",  \
       "beyond the seeds (TF32 tensor cores)", "sgemm_20_tf32.cu", sgemm_tf32_workspace,            \
@@ -175,16 +189,23 @@ int dgemm_gemv_check(const struct gemm_problem *p, char *why, size_t n);
     X("f64_pipeline", dgemm, pipeline, F64, B, 80,                                                 \
       "FP64: cp.async pipeline, 8x8 doubles per thread, DFMA",                                     \
       "beyond the seeds", "dgemm_01_pipeline.cu", NULL, NULL)                                      \
-    X("f64_small", dgemm, small, F64, B, 80,                                                       \
+    X("f64_small", dgemm, small, F64, MB, 80,                                                       \
       "small's stacks in FP64: chunks streamed by cp.async, 4x4 results per item, DFMA",           \
       "beyond the seeds (memory-bound shapes)", "dgemm_04_small.cu", NULL, dgemm_small_check)      \
-    X("f64_dmma", dgemm, dmma, F64, B, 90,                                                         \
+    X("f64_dmma", dgemm, dmma, F64, TC, 90,                                                         \
       "FP64 tensor cores: mma.sync m16n8k4 (DMMA), LDS.128 fragments, 5-stage cp.async ring",      \
       "beyond the seeds (FP64 tensor cores)", "dgemm_02_dmma.cu", NULL, NULL)                      \
-    X("f64_gemv", dgemm, gemv, F64, KERNEL_VECTOR | B, 0,                                          \
+    X("f64_gemv", dgemm, gemv, F64, KERNEL_VECTOR | MB, 0,                                          \
       "FP64 vector times matrix or matrix times vector: gemv's kernels, double partial sums",      \
       "beyond the seeds (memory-bound shapes)", "dgemm_03_gemv.cu", dgemm_gemv_workspace,          \
       dgemm_gemv_check)                                                                            \
+    X("f64_thin", dgemm, thin, F64, MB, 0,                                                         \
+      "thin's kernels in FP64: the wide operand streamed once, 2 columns a thread, K sliced",      \
+      "beyond the seeds (memory-bound shapes)", "dgemm_05_thin.cu", dgemm_thin_workspace,          \
+      dgemm_thin_check)                                                                            \
+    X("f64_small_k", dgemm, small_k, F64, MB, 0,                                                   \
+      "small_k's kernels in FP64: K <= 32, C written as a copy, 2 columns a lane",                 \
+      "beyond the seeds (memory-bound shapes)", "dgemm_06_small_k.cu", NULL, dgemm_small_k_check) \
     X("i64_tiled", igemm, tiled, I64, B, 0, "exact int64 (mod 2^64) in shared-memory tiles",       \
       "gemmcli", "igemm_00_tiled.cu", NULL, NULL)
 

@@ -55,6 +55,8 @@ enum kernel_flags {
     KERNEL_SPLIT_K = 1 << 7,   /* the dispatcher splits a long K when the tiles are
                                   too few (kernels/gemm_dispatch.c) */
     KERNEL_VECTOR = 1 << 8,    /* made for M = 1 or N = 1: auto takes it for them */
+    KERNEL_MEMORY = 1 << 9,    /* a memory-bound stage for the shapes tiles are not made
+                                  for (vectors, a thin side, a short K, stacks) */
 };
 
 /* ---- mul ---- */

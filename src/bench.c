@@ -47,12 +47,14 @@ static const char default_f32_sizes[] =
     "1024x128x128x128,16x1024x1024x1024,1x8192x8192,8192x1x8192,100000x8x8x8,4096x32x32x32,"
     "8192x8192x1,8192x8192x32,32768x16x8192,16x8192x32768,1000x64x64x64";
 /* The tensor-core chapter's shapes add a long K on few tiles (its split)
- * and a stack. */
+ * and a stack; the other types' lists, the shapes of the memory-bound
+ * stages (a thin side, a short K), from which auto's rates for them come. */
 static const char default_16bit_sizes[] =
     "1024,4096,8192,4097,1000x3000x500,256x256x65536,16x1024x1024x1024,1x8192x8192,"
-    "8192x1x8192,4096x32x32x32";
+    "8192x1x8192,4096x32x32x32,32768x16x8192,16x8192x32768,8192x8192x8,8192x8192x32";
 static const char default_other_sizes[] =
-    "1024,4096,8192,4097,1000x3000x500,1x8192x8192,8192x1x8192,4096x32x32x32";
+    "1024,4096,8192,4097,1000x3000x500,1x8192x8192,8192x1x8192,4096x32x32x32,32768x16x8192,"
+    "16x8192x32768,8192x8192x8,8192x8192x32";
 static const char default_transpose_sizes[] = "4096,8192,16384,7001x3000";
 
 static int parse_sizes(struct bench *b, const char *list)
@@ -500,8 +502,8 @@ static int rate_rows(const struct bench *b, FILE *f)
         if (!g || !select_auto_candidate(kernel_flags(b, i)) || !has_results(b, i))
             continue;
         double v[GC_MAX_SIZES], best = 0, flops_best = 0, big = 0, big_work = 0;
-        double flops_ms = 0, flops_bytes = 0;
-        int n = 0;
+        double tf[GC_MAX_SIZES], busy_ms[GC_MAX_SIZES], bytes[GC_MAX_SIZES];
+        int n = 0, nm = 0;
         for (int j = 0; j < b->n_shapes; j++) {
             double ms = b->ms[i * b->n_shapes + j];
             if (!isfinite(ms) || ms <= 0)
@@ -513,10 +515,12 @@ static int rate_rows(const struct bench *b, FILE *f)
             if (g->spread == SPREAD_MEMORY) {
                 double busy = fmax(ms - MODEL_LAUNCH_MS, ms / 2);
                 x = model_bytes(&p) / (busy / 1e3) / 1e9;
-                if (rate(b, i, j) > flops_best) {
-                    flops_best = rate(b, i, j);
-                    flops_ms = busy;
-                    flops_bytes = model_bytes(&p);
+                /* (single products: a stack's time has its per-product
+                 * floor, block_us, in the model) */
+                if (b->shapes[j].batch == 1) {
+                    tf[nm] = rate(b, i, j);
+                    busy_ms[nm] = busy;
+                    bytes[nm++] = model_bytes(&p);
                 }
             } else {
                 double u = model_util(&gemm_kernels[i], &p, b->dev.sm_count);
@@ -536,11 +540,13 @@ static int rate_rows(const struct bench *b, FILE *f)
                      : big > 0 ? big : n ? clock_median(v, n) : best;
         if (!(med > 0))
             continue;
-        /* A memory-bound kernel's TFLOP/s bound its compute only where it
-         * was measured doing more than moving bytes: at twice the time its
-         * best bandwidth would take, or more. */
-        if (g->spread == SPREAD_MEMORY && !(flops_ms > 2 * flops_bytes / (med * 1e9) * 1e3))
-            flops_best = 0;
+        /* A memory-bound kernel's TFLOP/s bound its compute where it was
+         * measured doing more than moving bytes on a single product: at
+         * twice the time its best bandwidth would take, or more; the best
+         * of those shapes'. */
+        for (int j = 0; j < nm; j++)
+            if (busy_ms[j] > 2 * bytes[j] / (med * 1e9) * 1e3)
+                flops_best = fmax(flops_best, tf[j]);
         fprintf(f, "    { \"%s\", \"%s\", %.2f, %.1f },\n", gemm_sigs[b->sig].name,
                 kernel_name(b, i), g->spread == SPREAD_MEMORY ? flops_best : med,
                 g->spread == SPREAD_MEMORY ? med : 0.0);

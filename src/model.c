@@ -22,7 +22,7 @@
 #include "../core/dtype.h"
 
 #define LAUNCH_MS MODEL_LAUNCH_MS
-#define SLICES_MOST 32
+#define SLICES_MOST 1024          /* kernels/gemm_dispatch.c's SPLIT_MOST */
 #define LONE_BLOCK_EFF 0.65      /* one block alone on an SM made for two: share of its rate */
 #define STREAM_K_MIN_STEPS 8.0   /* k-steps a stream-K run takes at least */
 #define STREAM_K_TAIL_EFF 0.7    /* the shared-out tail's rate against whole tiles' */
@@ -94,7 +94,9 @@ static double tiled_util(const struct gemm_kernel *k, const struct gemm_geometry
     }
     case SPREAD_SLICES: {
         double s = 1;
-        if (tiles < slots && kk >= 2.0 * g->slice_k) {
+        /* (FP64 does not split vectors: kernels/gemm_dispatch.c) */
+        int unsplit = p->sig == GEMM_F64 && (p->m == 1 || p->n == 1);
+        if (tiles < slots && kk >= 2.0 * g->slice_k && !unsplit) {
             s = fmin(ceil_div(slots, tiles), floor(kk / g->slice_k));
             s = fmin(s, SLICES_MOST);
         }
@@ -102,9 +104,9 @@ static double tiled_util(const struct gemm_kernel *k, const struct gemm_geometry
         double pieces = tiles * s, full = floor(pieces / slots), rest = pieces - full * slots;
         util_wave = pieces / ((full + last_wave(rest, sm_count, g->per_sm)) * slots);
         slice_k = kk / s;
-        if (s > 1)
-            *reduce_ms = LAUNCH_MS +
-                         2 * s * batch * m * n * 4 / (auto_rate_copy_gbps * 1e9) * 1e3;
+        if (s > 1)   /* the slabs written and read: FP32, FP64 for double */
+            *reduce_ms = LAUNCH_MS + 2 * s * batch * m * n * (p->sig == GEMM_F64 ? 8 : 4) /
+                                         (auto_rate_copy_gbps * 1e9) * 1e3;
         break;
     }
     default: {

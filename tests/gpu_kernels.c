@@ -153,7 +153,10 @@ static const struct mul_case vector_cases[] = {
  * (31945x18x7638, 23260x15x9240, 44312x30x864, 16x8558x16516,
  * 8x2392x32328, 32x4096x100000, 8x8x4000000, 5x7x598, 14x147x49623);
  * ragged N and K, M or N of 2, 17 and 32, beta, K = 0, stacks with an
- * operand shared, and 33 x 33, which thin must refuse.  Run for f32. */
+ * operand shared, and 33 x 33, which the thin stages must refuse (and K =
+ * 33, which the small_k stages must).  Run on every row for f32 and f64;
+ * for f16 and bf16 on the memory-bound rows (KERNEL_MEMORY) only, for the
+ * tensor-core stages' long chains (see vector_cases). */
 static const struct mul_case thin_cases[] = {
     { 1, 5, 7, 598, 1.0f, 0.0f, 0, 1 },
     { 1, 17, 1001, 999, 1.0f, 0.0f, 0, 1 },
@@ -171,6 +174,14 @@ static const struct mul_case thin_cases[] = {
     { 4, 130, 17, 258, 1.0f, 0.5f, 2, 1 },
     { 5, 8, 8, 4001, 0.75f, -0.5f, 0, 1 },
     { 1, 33, 33, 64, 1.0f, 0.0f, 0, 1, "thin", 1 },
+    { 1, 17, 33, 0, 1.0f, 0.5f, 0, 1, "f16_thin", 0 },
+    { 1, 40, 9, 0, 1.0f, 0.0f, 0, 1, "f64_thin", 0 },
+    { 1, 33, 33, 64, 1.0f, 0.0f, 0, 1, "f16_thin", 1 },
+    { 1, 33, 33, 64, 1.0f, 0.0f, 0, 1, "f64_thin", 1 },
+    { 1, 100, 301, 33, 1.0f, 0.0f, 0, 1, "small_k", 1 },
+    { 1, 100, 301, 33, 1.0f, 0.0f, 0, 1, "f16_small_k", 1 },
+    { 1, 100, 301, 33, 1.0f, 0.0f, 0, 1, "f64_small_k", 1 },
+    { 2, 100, 301, 0, 1.0f, 0.5f, 0, 1, "f64_small_k", 0 },
     { 1, 4000, 18, 1000, 1.0f, 0.0f, 0, 0 },
     { 1, 2908, 15, 1155, 1.0f, 0.0f, 0, 0 },
     { 1, 11078, 30, 864, 1.0f, 0.0f, 0, 0 },
@@ -791,10 +802,10 @@ int main(int argc, char **argv)
                 for (size_t i = 0; vec && i < sizeof gemv_cases / sizeof gemv_cases[0]; i++)
                     if (!o.small || gemv_cases[i].small)
                         test_mul_case(&x, &o, &gemv_cases[i], (enum gemm_sig)s, KERNEL_VECTOR);
-                if (s == GEMM_F32)
-                    for (size_t i = 0; i < sizeof thin_cases / sizeof thin_cases[0]; i++)
-                        if (!o.small || thin_cases[i].small)
-                            test_mul_case(&x, &o, &thin_cases[i], (enum gemm_sig)s, 0);
+                for (size_t i = 0; vec && i < sizeof thin_cases / sizeof thin_cases[0]; i++)
+                    if (!o.small || thin_cases[i].small)
+                        test_mul_case(&x, &o, &thin_cases[i], (enum gemm_sig)s,
+                                      vec_only ? KERNEL_MEMORY : 0);
                 for (size_t i = 0; i < sizeof stack_cases / sizeof stack_cases[0]; i++)
                     if (!o.small || stack_cases[i].small)
                         test_mul_case(&x, &o, &stack_cases[i], (enum gemm_sig)s, 0);

@@ -94,7 +94,7 @@ int format_detect(struct gc_input *in, int announce)
 }
 
 int format_read_path(const char *path, int fmt, const struct gc_read_opts *o,
-                     struct gc_tensor *t)
+                     struct gc_tensor *t, int *read_as)
 {
     struct gc_input in;
     int status = input_open(&in, path);
@@ -106,6 +106,8 @@ int format_read_path(const char *path, int fmt, const struct gc_read_opts *o,
         status = fmt < 0 ? GC_EXIT_INPUT : gc_fail(GC_EXIT_INPUT, "%s: unknown format", in.name);
     else
         status = gc_formats[fmt].read(&in, o, t);
+    if (read_as)
+        *read_as = fmt;
     input_close(&in);
     return status;
 }

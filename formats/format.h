@@ -108,10 +108,9 @@ int format_detect(struct gc_input *in, int announce);
  * inf or nan, nor start a comment or a quote, nor end a line. */
 int csv_delimiter_ok(char c);
 
-
-
-/* Opens, detects (unless `fmt` >= 0), reads, closes. */
+/* Opens, detects (unless `fmt` >= 0), reads, closes; the format read
+ * goes to *read_as when it is not NULL. */
 int format_read_path(const char *path, int fmt, const struct gc_read_opts *o,
-                     struct gc_tensor *t);
+                     struct gc_tensor *t, int *read_as);
 
 #endif

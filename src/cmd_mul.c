@@ -664,12 +664,14 @@ int cmd_mul(const struct gc_opts *o)
     progress_phase(&j.job.progress, "reading the operands");
     const char *paths[3] = { o->operands[0], o->operands[1], o->c0_path };
     /* A C0 that is named is read, and must fit, even when beta is 0. */
-    rc = io_read_operands(o, o->c0_path ? 3 : 2, paths, in);
+    int read_as = -1;
+    rc = io_read_operands(o, o->c0_path ? 3 : 2, paths, in, &read_as);
     j.a = in[0];
     j.b = in[1];
     in[0].data = in[1].data = NULL;
     if (rc)
         goto out;
+    j.job.fmt = io_stdout_format(o, read_as, j.job.fmt);
     /* Only 2-D Fortran order converts on the device; more axes here. */
     if ((j.a.ndim > 2 && (rc = io_to_c_order(&j.a, -1))) ||
         (j.b.ndim > 2 && (rc = io_to_c_order(&j.b, -1))))

@@ -33,7 +33,9 @@ int cmd_convert(const struct gc_opts *o)
         return -fmt;
     struct gc_tensor m = { 0 };
     double t0 = now_ms();
-    int rc = io_read_operand(o, 0, o->operands[0], &m);
+    int read_as = -1;
+    int rc = io_read_operand(o, 0, o->operands[0], &m, &read_as);
+    fmt = io_stdout_format(o, read_as, fmt);
     double t1 = now_ms();
     if (!rc)
         rc = io_check_ndim(o, fmt, m.ndim, m.shape, o->out_dtype >= 0 ? o->out_dtype : (int)m.dtype);

@@ -262,8 +262,11 @@ int cmd_transpose(const struct gc_opts *o)
     if (rc)
         goto out;
     progress_phase(&j.job.progress, "reading %s", gc_display_name(o->operands[0], 0));
-    if ((rc = io_read_operand(o, 0, o->operands[0], &j.in)) || (rc = io_to_c_order(&j.in, -1)))
+    int read_as = -1;
+    if ((rc = io_read_operand(o, 0, o->operands[0], &j.in, &read_as)) ||
+        (rc = io_to_c_order(&j.in, -1)))
         goto out;
+    j.job.fmt = io_stdout_format(o, read_as, j.job.fmt);
     const char *name = gc_display_name(o->operands[0], 0);
     char shape_in[96];
     gc_shape_text(j.in.ndim, j.in.shape, shape_in, sizeof shape_in);

@@ -20,10 +20,11 @@ struct gc_read_opts io_read_opts(const struct gc_opts *o, int index)
     return ro;
 }
 
-int io_read_operand(const struct gc_opts *o, int index, const char *path, struct gc_tensor *t)
+int io_read_operand(const struct gc_opts *o, int index, const char *path, struct gc_tensor *t,
+                    int *read_as)
 {
     struct gc_read_opts ro = io_read_opts(o, index);
-    return format_read_path(path, o->in_format, &ro, t);
+    return format_read_path(path, o->in_format, &ro, t, read_as);
 }
 
 struct read_job {
@@ -31,26 +32,29 @@ struct read_job {
     const char *const *paths;
     struct gc_tensor *out;
     int status[GC_MAX_OPERANDS];
+    int read_as[GC_MAX_OPERANDS];
 };
 
 static void read_range(void *arg, size_t begin, size_t end)
 {
     struct read_job *j = arg;
     for (size_t i = begin; i < end; i++)
-        j->status[i] = io_read_operand(j->o, (int)i, j->paths[i], &j->out[i]);
+        j->status[i] = io_read_operand(j->o, (int)i, j->paths[i], &j->out[i], &j->read_as[i]);
 }
 
 int io_read_operands(const struct gc_opts *o, int count, const char *const *paths,
-                     struct gc_tensor *out)
+                     struct gc_tensor *out, int *first_read_as)
 {
     /* Page faults on the fresh buffers and format decoding, not the disk,
      * bound reading from the page cache, so the operands are read side by
      * side, one thread each. */
-    struct read_job j = { o, paths, out, { 0 } };
+    struct read_job j = { o, paths, out, { 0 }, { 0 } };
     parallel_for(count, (size_t)count, 1, read_range, &j);
     for (int i = 0; i < count; i++)
         if (j.status[i])
             return j.status[i];
+    if (first_read_as)
+        *first_read_as = j.read_as[0];
     return 0;
 }
 
@@ -71,6 +75,14 @@ int io_output_format(const struct gc_opts *o, int fallback)
         return -gc_fail(GC_EXIT_USAGE, "%s: cannot tell the output format from the file name "
                         "(use .npy, .bin, .raw, .csv, .csv.gz, or --format)", o->output);
     return f;
+}
+
+int io_stdout_format(const struct gc_opts *o, int read_as, int chosen)
+{
+    if (o->out_format == GC_FMT_AUTO && output_is_stdout(o->output) && read_as >= 0 &&
+        read_as < GC_FMT_COUNT)
+        return read_as;
+    return chosen;
 }
 
 int io_check_ndim(const struct gc_opts *o, int format, int ndim, const size_t *shape, int dtype)

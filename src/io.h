@@ -10,18 +10,27 @@
  * once serves every raw operand, several go in operand order. */
 struct gc_read_opts io_read_opts(const struct gc_opts *o, int index);
 
-/* Reads operand number `index` from `path` into `t`, as stored. */
-int io_read_operand(const struct gc_opts *o, int index, const char *path, struct gc_tensor *t);
+/* Reads operand number `index` from `path` into `t`, as stored; the
+ * format it was read as goes to *read_as (NULL: not wanted). */
+int io_read_operand(const struct gc_opts *o, int index, const char *path, struct gc_tensor *t,
+                    int *read_as);
 
 /* Reads `count` operands (paths[i] is operand number i) at once, one
- * thread each, as stored.  Returns the first failing operand's status. */
+ * thread each, as stored; the first one's format goes to *first_read_as
+ * (NULL: not wanted).  Returns the first failing operand's status. */
 int io_read_operands(const struct gc_opts *o, int count, const char *const *paths,
-                     struct gc_tensor *out);
+                     struct gc_tensor *out, int *first_read_as);
 
 /* The output format for o->output: --format, else the extension, else (for
  * stdout) `fallback`.  Returns the format or a negative status after
  * reporting why none could be chosen. */
 int io_output_format(const struct gc_opts *o, int fallback);
+
+/* A pipeline keeps its format: standard output without --format is
+ * written in `read_as`, the format the first input was read as (its magic
+ * bytes, then its extension, then its content); any other output keeps
+ * `chosen` (io_output_format's). */
+int io_stdout_format(const struct gc_opts *o, int read_as, int chosen);
 
 /* 0, or GC_EXIT_USAGE after saying so, when `format` cannot hold a tensor
  * of `ndim` dimensions (CSV: one or two) or of `dtype` (.npy: no bfloat16;

@@ -209,6 +209,49 @@ def test_pipelines(d):
             "--kernel", "cpu", "--quiet",
             stdin=open(os.path.join(SAMPLES, "a.npy"), "rb").read())
     expect_status("mul A from stdin", p, 0)
+    # Without --format, standard output keeps the first input's format,
+    # told by its magic bytes, then its name, then its content.
+    a_npy = open(os.path.join(SAMPLES, "a.npy"), "rb").read()
+    want = np.load(os.path.join(SAMPLES, "a.npy")) @ np.load(os.path.join(SAMPLES, "b.npy"))
+    p = run("mul", "-", os.path.join(SAMPLES, "b.npy"), "-o", "-", "--kernel", "cpu", "--quiet",
+            stdin=a_npy)
+    expect_status("npy stdin, no --format", p, 0)
+    check("npy stdin gives npy stdout", p.stdout[:6] == b"\x93NUMPY", p.stdout[:20])
+    if p.stdout[:6] == b"\x93NUMPY":
+        got = np.load(io.BytesIO(p.stdout))
+        check("npy stdin gives npy stdout: values", got.dtype == want.dtype and
+              np.allclose(got, want, rtol=1e-5, atol=1e-5), got.dtype)
+    p = run("mul", os.path.join(SAMPLES, "a.npy"), os.path.join(SAMPLES, "b.npy"), "-o", "-",
+            "--kernel", "cpu", "--quiet")
+    check("npy file gives npy stdout", p.returncode == 0 and p.stdout[:6] == b"\x93NUMPY",
+          p.stdout[:20] + p.stderr[:200])
+    p = run("transpose", "-", "-o", "-", "--kernel", "cpu", "--quiet", stdin=text)
+    expect_status("csv stdin, no --format", p, 0)
+    if p.returncode == 0:
+        got = np.loadtxt(p.stdout.decode().splitlines(), delimiter=",", ndmin=2)
+        check("csv stdin gives csv stdout", np.array_equal(got.astype(np.float32), x.T), got)
+    p = run("transpose", "-", "-o", "-", "--kernel", "cpu", "--quiet", stdin=gzip.compress(text))
+    expect_status("csv.gz stdin, no --format", p, 0)
+    check("csv.gz stdin gives gzip stdout", p.stdout[:2] == b"\x1f\x8b", p.stdout[:10])
+    if p.stdout[:2] == b"\x1f\x8b":
+        got = np.loadtxt(gzip.decompress(p.stdout).decode().splitlines(), delimiter=",",
+                         ndmin=2)
+        check("csv.gz stdin gives csv.gz stdout: values",
+              np.array_equal(got.astype(np.float32), x.T), got)
+    p = run("transpose", "-", "-o", "-", "--kernel", "cpu", "--quiet", "--shape", "6x4",
+            stdin=x.tobytes())
+    expect_status("raw stdin, no --format", p, 0)
+    check("raw stdin gives raw stdout", p.stdout == np.ascontiguousarray(x.T).tobytes(),
+          p.stdout[:40])
+    p = run("convert", "-", "-o", "-", "--quiet", stdin=a_npy)
+    check("convert: npy stdin gives npy stdout", p.returncode == 0 and p.stdout == a_npy
+          or (p.stdout[:6] == b"\x93NUMPY" and
+              np.array_equal(np.load(io.BytesIO(p.stdout)),
+                             np.load(os.path.join(SAMPLES, "a.npy")))), p.stderr[:200])
+    p = run("transpose", "-", "-o", "-", "--format", "csv", "--kernel", "cpu", "--quiet",
+            stdin=buf.getvalue())
+    check("--format still decides stdout", p.returncode == 0 and p.stdout[:1] != b"\x93",
+          p.stdout[:20])
     # convert both ways through the text formats
     np.save(tmp(d, "x.npy"), x)
     for ext in ("csv", "csv.gz", "bin", "npy"):

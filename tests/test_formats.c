@@ -1693,7 +1693,7 @@ static void test_detect(void)
     }
     o.announce = 1;
     capture_begin();
-    int st = format_read_path(tmp_path("x.dat"), GC_FMT_AUTO, &o, &m);
+    int st = format_read_path(tmp_path("x.dat"), GC_FMT_AUTO, &o, &m, NULL);
     capture_end();
     CHECK(st == 0 && SHAPE_IS(&m, 1, 2) && strstr(captured, "note"),
           "format_read_path announces: %s", captured);

@@ -37,7 +37,7 @@ struct opt_def {
 
 static const struct opt_def opt_defs[] = {
     { "output", 'o', OPT_OUTPUT, "FILE", WRITES, "write the result to FILE ('-': stdout)" },
-    { "format", 0, OPT_FORMAT, "FMT", WRITES, "output format: npy, raw, csv, csv.gz (default: from -o's extension)" },
+    { "format", 0, OPT_FORMAT, "FMT", WRITES, "output format: npy, raw, csv, csv.gz (default: from -o's extension; for stdout, the first input's format)" },
     { "in-format", 0, OPT_IN_FORMAT, "FMT", READS, "input format (default: detected from magic bytes, then extension)" },
     { "dtype", 0, OPT_DTYPE, "T", WRITES | CMD_INFO | CMD_BENCH | CMD_TUNE | CMD_KERNELS, "element type of raw input and of the output: f16 bf16 f32 f64 i8..i64 u8..u64 bool (bench, tune: a list; kernels --for: the operands')" },
     { "shape", 0, OPT_SHAPE, "DIMS", READS, "shape of raw input: 5, 96x64, 4x8x5 (repeat for each raw operand)" },

@@ -54,12 +54,14 @@ struct gc_read_opts {
     int header;               /* CSV: skip one header row */
     const struct gc_alloc *alloc;   /* payload allocator; NULL: malloc */
     int announce;             /* say which format was assumed when nothing decided it */
+    int threads;              /* host threads for parsing and reading; 0: all cores */
 };
 
 struct gc_write_opts {
     int precision;            /* CSV: significant digits; 0: shortest round-trip */
     char delimiter;
     int level;                /* gzip level; -1: the format's default */
+    int threads;              /* host threads for formatting and compressing; 0: all cores */
 };
 
 struct gc_info {

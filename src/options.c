@@ -57,7 +57,7 @@ static const struct opt_def opt_defs[] = {
     { "verify", 0, OPT_VERIFY, NULL, RUNS, "check the result against an FP64 (or exact integer) product" },
     { "tol", 0, OPT_TOL, "X", RUNS, "largest relative Frobenius error --verify accepts (default by dtype)" },
     { "repeat", 'r', OPT_REPEAT, "N", RUNS, "time the kernel N times after a warm-up, report the median" },
-    { "threads", 0, OPT_THREADS, "N", CMD_MUL, "host threads for the cpu kernel and FP64 check (default: all cores)" },
+    { "threads", 0, OPT_THREADS, "N", READS | WRITES, "host threads for reading and writing text, binary reads and writes, the cpu kernel and the FP64 check (default: all cores)" },
     { "device", 0, OPT_DEVICE, "N", DEVICE_USERS, "CUDA device ordinal (default 0, or $GEMMCLI_DEVICE)" },
     { "for", 0, OPT_FOR, "SHAPE", CMD_KERNELS, "the kernels that can compute MxNxK (or BxMxNxK), by auto's estimate, and auto's choice" },
     { "details", 0, OPT_DETAILS, NULL, CMD_KERNELS, "add registers, shared memory and occupancy on this device" },
@@ -157,7 +157,10 @@ static int apply(struct gc_opts *o, const struct opt_def *d, const char *arg)
     case OPT_DETAILS: o->details = 1; break;
     case OPT_HEADER: o->read.header = 1; break;
     case OPT_REPEAT: rc = parse_int(d->name, arg, 1, 1000000, &o->repeat); break;
-    case OPT_THREADS: rc = parse_int(d->name, arg, 1, 4096, &o->threads); break;
+    case OPT_THREADS:
+        rc = parse_int(d->name, arg, 1, 4096, &o->threads);
+        o->read.threads = o->write.threads = o->threads;
+        break;
     case OPT_DEVICE:
         rc = parse_int(d->name, arg, 0, 1024, &o->device);
         o->device_given = 1;

@@ -6,6 +6,8 @@
 #ifndef GC_ERROR_H
 #define GC_ERROR_H
 
+#include <stddef.h>
+
 enum gc_status {
     GC_OK = 0,
     GC_EXIT_VERIFY = 1,   /* --verify found an error above tolerance */
@@ -27,6 +29,20 @@ void gc_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints "gemmcli: note: <message>\n" to stderr: something the user may
  * want to know that is not wrong. */
 void gc_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Messages held back: while a thread has a capture set, gc_fail, gc_warn
+ * and gc_note on that thread append to it instead of writing to stderr, so
+ * that work done ahead on a helper thread reports its fault only if the
+ * work before it turns out well. */
+struct gc_capture {
+    char text[1024];
+    size_t len;
+};
+
+/* Sets (or, with NULL, clears) the calling thread's capture. */
+void gc_capture_set(struct gc_capture *c);
+/* Writes what a capture holds to stderr. */
+void gc_capture_emit(const struct gc_capture *c);
 
 /* The name to show for a path in messages ("<stdin>"/"<stdout>" for "-"). */
 const char *gc_display_name(const char *path, int is_output);

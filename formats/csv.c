@@ -40,17 +40,22 @@
 #include <inttypes.h>
 #include <libdeflate.h>
 #include <locale.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 
 #include "../core/error.h"
+#include "../core/parallel.h"
 #include "decimal.h"
 
 #define CSV_GZ_LEVEL 1
-#define CSV_GZ_CHUNK ((size_t)8 << 20)
-#define CSV_OUT_CHUNK ((size_t)1 << 20)
+/* The gzip header of each member written: FEXTRA holds one subfield,
+ * "MS", with the member's whole size in bytes, so that a reader can find
+ * every member without inflating and inflate them side by side. */
+#define GZ_HEAD_BYTES 20
+#define GZ_TAIL_BYTES 8
 
 static int csv_is_text_byte(unsigned char c)
 {
@@ -92,14 +97,23 @@ int csv_gz_probe(const unsigned char *head, size_t n)
 
 /* ---- parsing ---- */
 
+/* A fault found while parsing, kept until the text before it is known to
+ * be good, so that chunks parsed side by side report the first fault in
+ * the file, at its absolute line. */
+struct csv_fault {
+    size_t line, column;        /* line counts from the parser's start */
+    char what[160];
+};
+
 struct csv_parser {
     const char *name;
-    const char *p, *end;        /* *end == 0 */
+    const char *p, *end;        /* text ends at a '\n' or at a readable NUL */
     const char *line_start;
     size_t line;
     char delim;                 /* ' ': any run of blanks */
     int is_f64;
     locale_t loc;
+    struct csv_fault *fault;
 };
 
 static int csv_blank(char c, char delim)
@@ -114,8 +128,10 @@ static int csv_at_row_end(const struct csv_parser *ps, const char *q)
 
 static int csv_error(const struct csv_parser *ps, const char *at, const char *what)
 {
-    return gc_fail(GC_EXIT_INPUT, "%s:%zu:%zu: %s", ps->name, ps->line,
-                   (size_t)(at - ps->line_start) + 1, what);
+    ps->fault->line = ps->line;
+    ps->fault->column = (size_t)(at - ps->line_start) + 1;
+    snprintf(ps->fault->what, sizeof ps->fault->what, "%s", what);
+    return GC_EXIT_INPUT;
 }
 
 /* Shows the offending field, printable bytes only, cut at 40. */
@@ -132,9 +148,16 @@ static int csv_bad_field(const struct csv_parser *ps, const char *at, const char
     while (n > 0 && (shown[n - 1] == ' ' || shown[n - 1] == '?'))
         n--;
     shown[n] = 0;
-    return gc_fail(GC_EXIT_INPUT, "%s:%zu:%zu: %s: '%s'%s", ps->name, ps->line,
-                   (size_t)(at - ps->line_start) + 1, what, shown,
-                   q < ps->end && n == 40 ? "..." : "");
+    char text[sizeof ps->fault->what];
+    snprintf(text, sizeof text, "%s: '%s'%s", what, shown, q < ps->end && n == 40 ? "..." : "");
+    return csv_error(ps, at, text);
+}
+
+/* Reports a fault of a parser whose line 1 is the text's line `first`. */
+static int csv_report(const char *name, const struct csv_fault *f, size_t first)
+{
+    return gc_fail(GC_EXIT_INPUT, "%s:%zu:%zu: %s", name, first + f->line - 1, f->column,
+                   f->what);
 }
 
 struct csv_reader;
@@ -147,6 +170,8 @@ static int csv_next_row(struct csv_parser *ps, struct csv_reader *mark)
 {
     for (;;) {
         const char *q = ps->p;
+        if (q == ps->end)
+            return 0;
         while (csv_blank(*q, ps->delim) || *q == '\t')
             q++;
         if (*q == '#') {
@@ -257,6 +282,18 @@ struct text_source {
     uint64_t member_at;       /* offset of the current member, for messages */
     uint64_t consumed;        /* compressed bytes consumed before zin's data */
     int in_eof;
+    /* members whose headers give their size ("MS"), found on opening: these
+     * are inflated side by side on `threads` threads */
+    struct gz_member *members;
+    size_t n_members, next_member;
+    int threads;
+};
+
+struct gz_member {
+    size_t at, bytes;         /* in comp */
+    uint32_t text;            /* ISIZE: the text it inflates to */
+    char *dst;
+    int ok;
 };
 
 static int gz_fail(struct text_source *s, const char *why)
@@ -345,12 +382,101 @@ static int gz_check_header(struct text_source *s, const unsigned char *p, size_t
     return 0;
 }
 
-static int source_open(struct text_source *s, struct gc_input *in, int gz)
+/* The size an "MS" header gives the member at p, or 0 when the member
+ * has another header (then it and what follows are read in sequence). */
+static size_t gz_sized_member(const unsigned char *p, size_t left)
+{
+    static const unsigned char head[4] = { 0x1f, 0x8b, 8, 4 };
+    if (left < GZ_HEAD_BYTES + GZ_TAIL_BYTES || memcmp(p, head, 4) != 0 || p[10] != 8 ||
+        p[11] != 0 || p[12] != 'M' || p[13] != 'S' || p[14] != 4 || p[15] != 0)
+        return 0;
+    size_t bytes = p[16] | (size_t)p[17] << 8 | (size_t)p[18] << 16 | (size_t)p[19] << 24;
+    return bytes >= GZ_HEAD_BYTES + GZ_TAIL_BYTES && bytes <= left ? bytes : 0;
+}
+
+/* Lists the leading members that say their size; nothing on failure. */
+static void gz_index(struct text_source *s)
+{
+    size_t at = 0, n = 0, cap = 0;
+    for (size_t bytes; (bytes = gz_sized_member(s->comp + at, s->clen - at)); at += bytes) {
+        if (n == cap) {
+            cap = cap ? cap * 2 : 64;
+            struct gz_member *m = realloc(s->members, cap * sizeof *m);
+            if (!m) {
+                n = 0;
+                break;
+            }
+            s->members = m;
+        }
+        const unsigned char *t = s->comp + at + bytes - 4;
+        s->members[n++] = (struct gz_member){ at, bytes,
+                                              t[0] | (uint32_t)t[1] << 8 | (uint32_t)t[2] << 16 |
+                                              (uint32_t)t[3] << 24, NULL, 0 };
+    }
+    s->n_members = n;
+}
+
+struct gz_batch {
+    const unsigned char *comp;
+    struct gz_member *members;
+};
+
+static void gz_inflate_members(void *arg, size_t first, size_t last)
+{
+    const struct gz_batch *b = arg;
+    struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
+    for (size_t i = first; i < last && d; i++) {
+        struct gz_member *m = &b->members[i];
+        const unsigned char *p = b->comp + m->at;
+        size_t in_used, out;
+        m->ok = libdeflate_deflate_decompress_ex(d, p + GZ_HEAD_BYTES,
+                                                 m->bytes - GZ_HEAD_BYTES - GZ_TAIL_BYTES,
+                                                 m->dst, m->text, &in_used, &out) ==
+                    LIBDEFLATE_SUCCESS &&
+                in_used == m->bytes - GZ_HEAD_BYTES - GZ_TAIL_BYTES && out == m->text;
+        const unsigned char *t = p + m->bytes - GZ_TAIL_BYTES;
+        uint32_t crc = t[0] | (uint32_t)t[1] << 8 | (uint32_t)t[2] << 16 | (uint32_t)t[3] << 24;
+        m->ok = m->ok && libdeflate_crc32(0, m->dst, m->text) == crc;
+    }
+    libdeflate_free_decompressor(d);
+}
+
+/* Inflates the sized members from cpos on that fit in dst, side by side;
+ * 0 when there are none, or when one of them is faulty: then the members
+ * are read again in sequence, which says what is wrong where. */
+static size_t gz_fill_sized(struct text_source *s, char *dst, size_t cap)
+{
+    while (s->next_member < s->n_members && s->members[s->next_member].at < s->cpos)
+        s->next_member++;
+    size_t first = s->next_member, n = 0, text = 0;
+    if (first == s->n_members || s->members[first].at != s->cpos)
+        return 0;
+    while (first + n < s->n_members && s->members[first + n].text <= cap - text) {
+        s->members[first + n].dst = dst + text;
+        text += s->members[first + n].text;
+        n++;
+    }
+    if (n == 0)
+        return 0;
+    int threads = s->threads < (int)n ? s->threads : (int)n;
+    struct gz_batch batch = { s->comp, s->members + first };
+    parallel_for(threads, n, 1, gz_inflate_members, &batch);
+    for (size_t i = first; i < first + n; i++)
+        if (!s->members[i].ok)
+            return 0;
+    const struct gz_member *last = &s->members[first + n - 1];
+    s->cpos = last->at + last->bytes;
+    s->next_member = first + n;
+    return text;
+}
+
+static int source_open(struct text_source *s, struct gc_input *in, int gz, int threads)
 {
     memset(s, 0, sizeof s[0]);
     s->in = in;
     s->name = in->name;
     s->gz = gz;
+    s->threads = threads;
     if (!gz)
         return 0;
     off_t left = input_remaining(in);
@@ -361,6 +487,7 @@ static int source_open(struct text_source *s, struct gc_input *in, int gz)
         s->ld = libdeflate_alloc_decompressor();
         if (!s->ld)
             return gc_fail(GC_EXIT_INPUT, "%s: out of memory", s->name);
+        gz_index(s);
     } else {
         s->zin = malloc(GZ_IN_CHUNK);
         if (!s->zin)
@@ -381,6 +508,7 @@ static void source_close(struct text_source *s)
     if (s->z_ready)
         inflateEnd(&s->zs);
     libdeflate_free_decompressor(s->ld);
+    free(s->members);
     free(s->comp);
     free(s->zin);
     memset(s, 0, sizeof s[0]);
@@ -493,6 +621,8 @@ static int source_fill(struct text_source *s, char *dst, size_t cap, size_t *got
                 return status;
             continue;
         }
+        if (s->comp && s->clen > s->cpos && (*got = gz_fill_sized(s, dst, cap)))
+            return 0;
         if ((status = gz_next_member(s, &more)) || !more)
             return status;
         if (s->comp) {
@@ -515,24 +645,37 @@ static int source_fill(struct text_source *s, char *dst, size_t cap, size_t *got
     return 0;
 }
 
-/* ---- reading: text parsed as it arrives ---- */
+/* ---- reading: text parsed as it arrives, on every core ---- */
 
-/* Text is read in pieces of this size (more for longer lines); a gzip
- * member up to this size is inflated in one call. */
+/* Text is read in windows of this size (more for longer lines); a gzip
+ * member up to the window's size is inflated in one call. */
 #define CSV_TEXT_CHUNK ((size_t)16 << 20)
 #define CSV_GZ_WINDOW ((size_t)64 << 20)
+/* The least text a thread is given to parse. */
+#define CSV_PARSE_GRAIN ((size_t)256 << 10)
+#define CSV_MAX_CHUNKS 256
 
 /* What an empty matrix is written as, since CSV has no other way to tell
  * (5,0) from (0,5) or from no data at all. */
 #define CSV_EMPTY_MARK "# empty matrix: shape ("
 
-struct csv_reader {
-    struct csv_parser ps;
-    struct text_source src;
-    const struct gc_read_opts *o;
+/* One window of text: [0, len) read, cap + 1 bytes allocated. */
+struct csv_window {
     char *buf;
     size_t cap, len;
-    int eof, header_pending, started;
+    int eof;                   /* the source ended in this window */
+    int status;                /* of filling it */
+    struct gc_capture msg;     /* what filling it said */
+};
+
+struct csv_reader {
+    struct csv_parser ps;
+    struct csv_fault fault;
+    struct text_source src;
+    const struct gc_read_opts *o;
+    int threads;
+    struct csv_window win[2];  /* parsed, and filled meanwhile */
+    int header_pending, started;
     size_t esize, cols, first_line;
     int count_only;            /* info: count rows, keep none */
     unsigned char *data;       /* rows_cap x cols elements */
@@ -557,13 +700,15 @@ static void csv_note_mark(struct csv_reader *r, const char *q)
     }
 }
 
-/* Room for one more row; grows the rows geometrically, but never past the
+/* Room for `need` rows in all; grows geometrically, but never past the
  * memory available. */
-static int csv_reserve_row(struct csv_reader *r)
+static int csv_reserve_rows(struct csv_reader *r, size_t need)
 {
-    if (r->rows < r->rows_cap)
+    if (need <= r->rows_cap)
         return 0;
-    size_t row_bytes = r->cols * r->esize, want = r->rows_cap ? r->rows_cap * 2 : 64, bytes;
+    size_t row_bytes = r->cols * r->esize, want = r->rows_cap * 2, bytes;
+    if (want < need)
+        want = need;
     if (__builtin_mul_overflow(want, row_bytes, &bytes) || bytes > GC_DIM_MAX)
         return gc_fail(GC_EXIT_INPUT, "%s: too many rows", r->ps.name);
     size_t have = r->rows_cap * row_bytes;
@@ -571,7 +716,7 @@ static int csv_reserve_row(struct csv_reader *r)
         size_t avail = gc_host_memory_available();
         if (bytes - have > avail) {
             want = r->rows_cap + avail / row_bytes;
-            if (want <= r->rows)
+            if (want < need)
                 return gc_fail(GC_EXIT_INPUT, "%s: more than %zu rows of %zu %s values: %.2f "
                                "GiB so far, and only %.2f GiB of memory is available",
                                r->ps.name, r->rows, r->cols, gc_dtypes[r->esize == 8 ? GC_F64 : GC_F32].name,
@@ -601,7 +746,9 @@ static int csv_first_row(struct csv_reader *r)
         return gc_fail(GC_EXIT_INPUT, "%s: out of memory", ps->name);
     size_t cols;
     int status = csv_parse_row(ps, first, max, 0, r->first_line, &cols);
-    if (!status) {
+    if (status) {
+        status = csv_report(ps->name, &r->fault, 1);
+    } else {
         r->cols = cols;
         /* Only the row just read is kept; the next ones grow the buffer. */
         unsigned char *shrunk = realloc(first, cols * r->esize);
@@ -614,85 +761,228 @@ static int csv_first_row(struct csv_reader *r)
     return status;
 }
 
-/* Parses the complete lines in buf[0, end) (buf[end] is a NUL). */
-static int csv_parse_region(struct csv_reader *r, size_t end)
+/* A run of whole lines parsed by one thread.  Its rows go to `out`, room
+ * for lines + 1 rows; line numbers count from the chunk's first line. */
+struct csv_chunk {
+    const char *begin, *end;
+    size_t lines, rows;
+    unsigned char *out;
+    int status;
+    struct csv_fault fault;
+};
+
+struct csv_pass {
+    struct csv_reader *r;
+    struct csv_chunk *chunks;
+};
+
+static void csv_count_lines(void *arg, size_t first, size_t last)
+{
+    struct csv_pass *pass = arg;
+    for (size_t i = first; i < last; i++) {
+        struct csv_chunk *c = &pass->chunks[i];
+        size_t n = 0;
+        for (const char *q = c->begin; (q = memchr(q, '\n', (size_t)(c->end - q))); q++)
+            n++;
+        c->lines = n;
+    }
+}
+
+static void csv_parse_chunks(void *arg, size_t first, size_t last)
+{
+    struct csv_pass *pass = arg;
+    const struct csv_reader *r = pass->r;
+    size_t row_bytes = r->cols * r->esize;
+    for (size_t i = first; i < last; i++) {
+        struct csv_chunk *c = &pass->chunks[i];
+        struct csv_parser ps = r->ps;
+        ps.p = ps.line_start = c->begin;
+        ps.end = c->end;
+        ps.line = 1;
+        ps.fault = &c->fault;
+        size_t n;
+        while (!c->status && csv_next_row(&ps, NULL)) {
+            c->status = csv_parse_row(&ps, c->out + (r->count_only ? 0 : c->rows * row_bytes),
+                                      r->cols, r->cols, r->first_line, &n);
+            c->rows += !c->status;
+        }
+    }
+}
+
+/* Cuts [begin, end) into up to `most` runs of whole lines. */
+static size_t csv_cut(const char *begin, const char *end, size_t most, struct csv_chunk *chunks)
+{
+    size_t bytes = (size_t)(end - begin), n = bytes / CSV_PARSE_GRAIN + 1, made = 0;
+    if (n > most)
+        n = most;
+    const char *at = begin;
+    for (size_t i = 1; i <= n && at < end; i++) {
+        const char *cut = i == n ? end : begin + bytes / n * i;
+        if (cut < at)
+            cut = at;
+        const char *nl = cut < end ? memchr(cut, '\n', (size_t)(end - cut)) : NULL;
+        cut = i == n || !nl ? end : nl + 1;
+        chunks[made++] = (struct csv_chunk){ .begin = at, .end = cut };
+        at = cut;
+    }
+    return made;
+}
+
+/* Parses the whole lines [begin, end) on the reader's threads: the lines
+ * are counted per chunk, each chunk's rows go to room for its lines, and
+ * the rows are then closed up in order.  The first fault in the text is
+ * the one reported, numbered from `line`, the line at `begin`. */
+static int csv_parse_lines(struct csv_reader *r, const char *begin, const char *end)
+{
+    struct csv_chunk chunks[CSV_MAX_CHUNKS];
+    struct csv_pass pass = { r, chunks };
+    size_t n = csv_cut(begin, end, (size_t)r->threads, chunks);
+    if (n == 0)
+        return 0;
+    parallel_for(r->threads, n, 1, csv_count_lines, &pass);
+    size_t row_bytes = r->cols * r->esize, room = 0;
+    for (size_t i = 0; i < n; i++)
+        room += chunks[i].lines + 1;
+    unsigned char *scratch = NULL;
+    int status = 0;
+    if (r->count_only)
+        status = (scratch = malloc(n * row_bytes)) ? 0
+               : gc_fail(GC_EXIT_INPUT, "%s: out of memory", r->ps.name);
+    else
+        status = csv_reserve_rows(r, r->rows + room);
+    if (status)
+        return status;
+    for (size_t i = 0, at = r->rows; i < n; at += chunks[i].lines + 1, i++)
+        chunks[i].out = r->count_only ? scratch + i * row_bytes : r->data + at * row_bytes;
+    parallel_for(r->threads, n, 1, csv_parse_chunks, &pass);
+    free(scratch);
+    size_t line = r->ps.line;
+    for (size_t i = 0; i < n; line += chunks[i].lines, i++) {
+        if (chunks[i].status)
+            return csv_report(r->ps.name, &chunks[i].fault, line);
+        if (!r->count_only)
+            memmove(r->data + r->rows * row_bytes, chunks[i].out, chunks[i].rows * row_bytes);
+        r->rows += chunks[i].rows;
+    }
+    r->ps.line = line;
+    return 0;
+}
+
+/* Parses the complete lines in buf[0, end) (buf[end] is a NUL): one line at
+ * a time until the first row has fixed the column count, then in chunks. */
+static int csv_parse_region(struct csv_reader *r, char *buf, size_t end)
 {
     struct csv_parser *ps = &r->ps;
-    ps->p = ps->line_start = r->buf;
-    ps->end = r->buf + end;
+    ps->p = ps->line_start = buf;
+    ps->end = buf + end;
     if (!r->started) {
         r->started = 1;
-        if (end >= 3 && memcmp(r->buf, "\xef\xbb\xbf", 3) == 0)
-            ps->p = ps->line_start = r->buf + 3;
+        if (end >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0)
+            ps->p = ps->line_start = buf + 3;
     }
     int status = 0;
-    while (!status && csv_next_row(ps, r->rows == 0 ? r : NULL)) {
+    while (!status && r->cols == 0 && csv_next_row(ps, r->rows == 0 ? r : NULL)) {
         if (r->header_pending) {
             r->header_pending = 0;
             csv_skip_line(ps);
             continue;
         }
-        if (r->cols == 0) {
-            status = csv_first_row(r);
-            continue;
-        }
-        size_t n;
-        if (r->count_only) {
-            status = csv_parse_row(ps, r->data, r->cols, r->cols, r->first_line, &n);
-            r->rows += !status;
-            continue;
-        }
-        if ((status = csv_reserve_row(r)))
-            break;
-        status = csv_parse_row(ps, r->data + r->rows * r->cols * r->esize, r->cols, r->cols,
-                               r->first_line, &n);
-        r->rows += !status;
+        status = csv_first_row(r);
     }
-    return status;
+    if (status || r->cols == 0)
+        return status;
+    return csv_parse_lines(r, ps->p, ps->end);
 }
 
-/* Reads text chunk by chunk, parsing each chunk's complete lines; the
- * partial line at a chunk's end moves to the front for the next.  Memory
- * is the chunk buffer (longer only for longer lines) and the rows. */
-static int csv_run(struct csv_reader *r)
+/* Reads into w after what it holds, until it is full or the text ends;
+ * what goes wrong is held in w->msg.  Runs on a thread of its own while
+ * the previous window is parsed. */
+static void *csv_fill(void *arg)
 {
-    int status = 0;
+    struct csv_window *w = ((void **)arg)[1];
+    struct csv_reader *r = ((void **)arg)[0];
+    gc_capture_set(&w->msg);
+    size_t got;
+    w->status = source_fill(&r->src, w->buf + w->len, w->cap - w->len, &got);
+    if (!w->status) {
+        w->eof = got == 0;
+        w->len += got;
+    }
+    gc_capture_set(NULL);
+    return NULL;
+}
+
+/* Makes room for at least `cap` bytes (and a NUL) in w. */
+static int csv_window_grow(struct csv_reader *r, struct csv_window *w, size_t cap)
+{
+    if (w->buf && w->cap >= cap)
+        return 0;
+    if (cap >= GC_MEM_CHECK_MIN && cap - w->cap > gc_host_memory_available())
+        return gc_fail(GC_EXIT_INPUT, "%s:%zu: a line longer than %.2f GiB", r->ps.name,
+                       r->ps.line, w->cap / 1073741824.0);
+    char *nb = realloc(w->buf, cap + 1);
+    if (!nb)
+        return gc_fail(GC_EXIT_INPUT, "%s: out of memory", r->ps.name);
+    w->buf = nb;
+    w->cap = cap;
+    return 0;
+}
+
+/* Fills w (the whole window, or more for a long line) on this thread. */
+static int csv_fill_now(struct csv_reader *r, struct csv_window *w)
+{
+    void *args[2] = { r, w };
+    csv_fill(args);
+    if (w->status)
+        gc_capture_emit(&w->msg);
+    return w->status;
+}
+
+/* Reads text window by window.  With more than one thread, the next window
+ * is filled (read, inflated) while the current one's complete lines are
+ * parsed, and the partial line at a window's end starts the next window. */
+static int csv_run(struct csv_reader *r, size_t window)
+{
+    struct csv_window *cur = &r->win[0], *next = &r->win[1];
+    int status = csv_window_grow(r, cur, window);
+    if (!status)
+        status = csv_fill_now(r, cur);
     while (!status) {
-        if (!r->eof) {
-            if (r->len == r->cap) {
-                /* A line longer than the buffer: double it. */
-                size_t ncap = r->cap * 2;
-                if (ncap >= GC_MEM_CHECK_MIN && ncap > gc_host_memory_available())
-                    return gc_fail(GC_EXIT_INPUT, "%s:%zu: a line longer than %.2f GiB",
-                                   r->ps.name, r->ps.line, r->cap / 1073741824.0);
-                char *nb = realloc(r->buf, ncap + 1);
-                if (!nb)
-                    return gc_fail(GC_EXIT_INPUT, "%s: out of memory", r->ps.name);
-                r->buf = nb;
-                r->cap = ncap;
-            }
-            size_t got;
-            if ((status = source_fill(&r->src, r->buf + r->len, r->cap - r->len, &got)))
-                break;
-            if (got == 0)
-                r->eof = 1;
-            r->len += got;
-        }
-        size_t end = r->len;
-        if (!r->eof) {
-            const char *nl = memrchr(r->buf, '\n', r->len);
-            if (!nl)
+        size_t end = cur->len;
+        if (!cur->eof) {
+            const char *nl = memrchr(cur->buf, '\n', cur->len);
+            if (!nl) {
+                /* No whole line yet: read on, into a larger window for a
+                 * line longer than it. */
+                if (cur->len == cur->cap)
+                    status = csv_window_grow(r, cur, cur->cap * 2);
+                if (!status)
+                    status = csv_fill_now(r, cur);
                 continue;
-            end = (size_t)(nl - r->buf) + 1;
+            }
+            end = (size_t)(nl - cur->buf) + 1;
+            if ((status = csv_window_grow(r, next, cur->cap)))
+                break;
+            memcpy(next->buf, cur->buf + end, cur->len - end);
+            next->len = cur->len - end;
         }
-        char saved = r->buf[end];
-        r->buf[end] = '\0';
-        status = csv_parse_region(r, end);
-        r->buf[end] = saved;
-        if (r->eof)
+        pthread_t filler;
+        void *args[2] = { r, next };
+        int ahead = !cur->eof && r->threads > 1 &&
+                    pthread_create(&filler, NULL, csv_fill, args) == 0;
+        cur->buf[end] = '\0';
+        status = csv_parse_region(r, cur->buf, end);
+        if (ahead)
+            pthread_join(filler, NULL);
+        else if (!status && !cur->eof)
+            csv_fill(args);
+        if (status || cur->eof)
             break;
-        memmove(r->buf, r->buf + end, r->len - end);
-        r->len -= end;
+        if ((status = next->status))
+            gc_capture_emit(&next->msg);
+        struct csv_window *t = cur;
+        cur = next;
+        next = t;
     }
     return status;
 }
@@ -707,7 +997,10 @@ static int csv_read_text(struct gc_input *in, int gz, const struct gc_read_opts 
     r.o = o;
     r.count_only = count_only;
     r.header_pending = o && o->header;
-    r.ps = (struct csv_parser){ in->name, NULL, NULL, NULL, 1, ',', 0, (locale_t)0 };
+    r.ps = (struct csv_parser){ in->name, NULL, NULL, NULL, 1, ',', 0, (locale_t)0, &r.fault };
+    r.threads = o && o->threads > 0 ? o->threads : parallel_default_threads();
+    if (r.threads > CSV_MAX_CHUNKS)
+        r.threads = CSV_MAX_CHUNKS;
     if (o && o->delimiter)
         r.ps.delim = o->delimiter;
     if (!csv_delimiter_ok(r.ps.delim))
@@ -716,14 +1009,11 @@ static int csv_read_text(struct gc_input *in, int gz, const struct gc_read_opts 
     /* float16 goes through double: one rounding there, one to half. */
     r.ps.is_f64 = o && (o->dtype == GC_F64 || o->dtype == GC_F16);
     r.esize = r.ps.is_f64 ? 8 : 4;
-    r.cap = gz ? CSV_GZ_WINDOW : CSV_TEXT_CHUNK;
     r.ps.loc = newlocale(LC_ALL_MASK, "C", (locale_t)0);
-    r.buf = malloc(r.cap + 1);
     int status = !r.ps.loc ? gc_fail(GC_EXIT_INPUT, "%s: cannot create the C locale", in->name)
-               : !r.buf ? gc_fail(GC_EXIT_INPUT, "%s: out of memory", in->name)
-               : source_open(&r.src, in, gz);
+               : source_open(&r.src, in, gz, r.threads);
     if (!status)
-        status = csv_run(&r);
+        status = csv_run(&r, gz ? CSV_GZ_WINDOW : CSV_TEXT_CHUNK);
     if (!status && r.cols == 0) {
         if (r.have_mark)
             r.rows = r.mark_rows, r.cols = r.mark_cols;
@@ -754,7 +1044,8 @@ static int csv_read_text(struct gc_input *in, int gz, const struct gc_read_opts 
     }
     free(r.data);
     source_close(&r.src);
-    free(r.buf);
+    free(r.win[0].buf);
+    free(r.win[1].buf);
     if (r.ps.loc)
         freelocale(r.ps.loc);
     if (!status)
@@ -801,33 +1092,36 @@ int csv_gz_info(struct gc_input *in, const struct gc_read_opts *o, struct gc_inf
     return csv_info_text(in, 1, o, info);
 }
 
-/* ---- writing ---- */
+/* ---- writing: blocks of rows formatted and compressed on every core ---- */
 
-struct csv_sink {
-    FILE *f;
-    const char *name;
-    char *buf;
-    size_t len, cap;
-    struct libdeflate_compressor *gz;   /* NULL: plain text */
-    unsigned char *zbuf;
-    size_t zcap;
+/* A block of rows is formatted (and compressed) by one thread; its size
+ * follows from the shape alone, so that the output is the same bytes
+ * whatever the number of threads. */
+#define CSV_BLOCK_TEXT ((size_t)1 << 20)
+#define CSV_BLOCK_GUESS 12              /* bytes a value takes, as a guess */
+#define CSV_MAX_SLOTS 256
+
+
+struct csv_block {
+    size_t row0, rows;
+    char *text;                         /* rows * cols * (DEC_MAX_TEXT + 1) */
+    size_t len;
+    unsigned char *z;                   /* gzip member */
+    size_t zlen;
+    int failed;
 };
 
-static int csv_sink_flush(struct csv_sink *s)
-{
-    int status = 0;
-    if (s->len == 0)
-        return 0;
-    if (s->gz) {
-        size_t z = libdeflate_gzip_compress(s->gz, s->buf, s->len, s->zbuf, s->zcap);
-        status = z ? write_all(s->f, s->name, s->zbuf, z)
-                   : gc_fail(GC_EXIT_OUTPUT, "%s: gzip compression failed", s->name);
-    } else {
-        status = write_all(s->f, s->name, s->buf, s->len);
-    }
-    s->len = 0;
-    return status;
-}
+struct csv_writer {
+    const char *name;
+    const struct gc_tensor *m;
+    size_t rows, cols, block_rows;
+    int fortran, precision;
+    char delim;
+    locale_t loc;
+    size_t text_cap, zcap;
+    struct csv_block slot[CSV_MAX_SLOTS];
+    struct libdeflate_compressor *comp[CSV_MAX_SLOTS];   /* NULL: plain text */
+};
 
 static size_t csv_format_int(const struct gc_tensor *m, size_t i, char *o)
 {
@@ -846,98 +1140,176 @@ static size_t csv_format_int(const struct gc_tensor *m, size_t i, char *o)
     }
 }
 
-/* A matrix one row a line; a vector one value a line, as numpy.savetxt
- * writes it (it reads back as a column). */
-static int csv_write_matrix(struct csv_sink *s, const struct gc_tensor *m,
-                            const struct gc_write_opts *o)
+static size_t csv_format_value(const struct csv_writer *w, size_t i, char *out)
 {
-    char delim = o && o->delimiter ? o->delimiter : ',';
-    int precision = o && o->precision > 0 ? o->precision : 0;
+    const void *d = w->m->data;
+    switch (w->m->dtype) {
+    case GC_F32: return dec_format_f32(((const float *)d)[i], w->precision, w->loc, out);
+    case GC_F64: return dec_format_f64(((const double *)d)[i], w->precision, w->loc, out);
+    case GC_F16:
+        return dec_format_f32(gc_half_to_float(((const uint16_t *)d)[i]), w->precision, w->loc,
+                              out);
+    case GC_BF16:
+        return dec_format_f32(gc_bf16_to_float(((const uint16_t *)d)[i]), w->precision, w->loc,
+                              out);
+    default: return csv_format_int(w->m, i, out);
+    }
+}
+
+static void put_le32(unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+/* One gzip member holding b->text, with its size in the header. */
+static int csv_deflate_block(struct libdeflate_compressor *c, struct csv_block *b, size_t zcap)
+{
+    static const unsigned char head[12] = { 0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 255, 8, 0 };
+    unsigned char *z = b->z;
+    memcpy(z, head, sizeof head);
+    z[12] = 'M';
+    z[13] = 'S';
+    z[14] = 4;
+    z[15] = 0;
+    size_t n = libdeflate_deflate_compress(c, b->text, b->len, z + GZ_HEAD_BYTES,
+                                           zcap - GZ_HEAD_BYTES - GZ_TAIL_BYTES);
+    if (n == 0)
+        return 1;
+    b->zlen = GZ_HEAD_BYTES + n + GZ_TAIL_BYTES;
+    put_le32(z + 16, (uint32_t)b->zlen);
+    put_le32(z + GZ_HEAD_BYTES + n, libdeflate_crc32(0, b->text, b->len));
+    put_le32(z + GZ_HEAD_BYTES + n + 4, (uint32_t)b->len);
+    return 0;
+}
+
+/* Formats (and compresses) the blocks of slots [first, last). */
+static void csv_write_blocks(void *arg, size_t first, size_t last)
+{
+    struct csv_writer *w = arg;
+    for (size_t s = first; s < last; s++) {
+        struct csv_block *b = &w->slot[s];
+        char *out = b->text;
+        for (size_t r = b->row0; r < b->row0 + b->rows; r++)
+            for (size_t c = 0; c < w->cols; c++) {
+                size_t i = w->fortran ? c * w->rows + r : r * w->cols + c;
+                out += csv_format_value(w, i, out);
+                *out++ = c + 1 < w->cols ? w->delim : '\n';
+            }
+        b->len = (size_t)(out - b->text);
+        b->failed = w->comp[s] && csv_deflate_block(w->comp[s], b, w->zcap);
+    }
+}
+
+/* Writes slot s's bytes, or its text when the output is plain. */
+static int csv_put_block(FILE *f, const struct csv_writer *w, size_t s)
+{
+    const struct csv_block *b = &w->slot[s];
+    if (b->failed)
+        return gc_fail(GC_EXIT_OUTPUT, "%s: gzip compression failed", w->name);
+    return w->comp[s] ? write_all(f, w->name, b->z, b->zlen) : write_all(f, w->name, b->text, b->len);
+}
+
+/* Room for `slots` blocks, and a compressor each when `level` >= 0. */
+static int csv_writer_open(struct csv_writer *w, size_t slots, int level)
+{
+    size_t row_bound = w->cols * (DEC_MAX_TEXT + 1);
+    w->text_cap = w->block_rows * row_bound;
+    if (w->text_cap < 64)
+        w->text_cap = 64;
+    for (size_t s = 0; s < slots; s++) {
+        if (level >= 0 && !(w->comp[s] = libdeflate_alloc_compressor(level)))
+            return gc_fail(GC_EXIT_OUTPUT, "%s: out of host memory", w->name);
+        if (w->comp[s] && !w->zcap)
+            w->zcap = libdeflate_deflate_compress_bound(w->comp[s], w->text_cap) +
+                      GZ_HEAD_BYTES + GZ_TAIL_BYTES;
+        if (!(w->slot[s].text = malloc(w->text_cap)) ||
+            (w->comp[s] && !(w->slot[s].z = malloc(w->zcap))))
+            return gc_fail(GC_EXIT_OUTPUT, "%s: out of host memory for %zu bytes of text",
+                           w->name, w->text_cap);
+    }
+    return 0;
+}
+
+static void csv_writer_close(struct csv_writer *w)
+{
+    for (size_t s = 0; s < CSV_MAX_SLOTS; s++) {
+        free(w->slot[s].text);
+        free(w->slot[s].z);
+        libdeflate_free_compressor(w->comp[s]);
+    }
+}
+
+/* A matrix one row a line; a vector one value a line, as numpy.savetxt
+ * writes it (it reads back as a column).  `level` < 0: plain text. */
+static int csv_write_any(FILE *f, const char *name, const struct gc_tensor *m,
+                         const struct gc_write_opts *o, int level)
+{
     if (m->ndim < 1 || m->ndim > 2) {
         char shape[64];
         gc_shape_text(m->ndim, m->shape, shape, sizeof shape);
         return gc_fail(GC_EXIT_USAGE, "%s: CSV holds a matrix or a vector; this is %s (write "
-                       ".npy or raw for more dimensions)", s->name, shape);
+                       ".npy or raw for more dimensions)", name, shape);
     }
-    size_t rows = m->shape[0], cols = m->ndim == 2 ? m->shape[1] : 1;
-    int fortran = gc_tensor_column_major(m);
-    if (rows == 0 || cols == 0) {
-        s->len = (size_t)snprintf(s->buf, s->cap, CSV_EMPTY_MARK "%zu, %zu)\n", rows, cols);
-        int status = csv_sink_flush(s);
-        if (!status && ferror(s->f))
-            status = gc_fail(GC_EXIT_OUTPUT, "%s: write error", s->name);
-        return status;
+    struct csv_writer *w = calloc(1, sizeof *w);
+    if (!w)
+        return gc_fail(GC_EXIT_OUTPUT, "%s: out of host memory", name);
+    w->name = name;
+    w->m = m;
+    w->rows = m->shape[0];
+    w->cols = m->ndim == 2 ? m->shape[1] : 1;
+    w->fortran = gc_tensor_column_major(m);
+    w->precision = o && o->precision > 0 ? o->precision : 0;
+    w->delim = o && o->delimiter ? o->delimiter : ',';
+    size_t per_row = (w->cols ? w->cols : 1) * CSV_BLOCK_GUESS;
+    w->block_rows = CSV_BLOCK_TEXT / per_row ? CSV_BLOCK_TEXT / per_row : 1;
+    size_t blocks = w->rows && w->cols ? (w->rows + w->block_rows - 1) / w->block_rows : 0;
+    int threads = o && o->threads > 0 ? o->threads : parallel_default_threads();
+    size_t slots = blocks < (size_t)threads ? blocks : (size_t)threads;
+    if (slots > CSV_MAX_SLOTS)
+        slots = CSV_MAX_SLOTS;
+    if (slots == 0)
+        slots = 1;
+    w->loc = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+    int status = !w->loc ? gc_fail(GC_EXIT_OUTPUT, "%s: cannot create the C locale", name)
+               : csv_writer_open(w, slots, level);
+    if (!status && blocks == 0) {
+        /* CSV has no other way to tell (5,0) from (0,5) or from no data. */
+        struct csv_block *b = &w->slot[0];
+        b->len = (size_t)snprintf(b->text, w->text_cap, CSV_EMPTY_MARK "%zu, %zu)\n", w->rows,
+                                  w->cols);
+        b->failed = w->comp[0] && csv_deflate_block(w->comp[0], b, w->zcap);
+        status = csv_put_block(f, w, 0);
     }
-    locale_t loc = newlocale(LC_ALL_MASK, "C", (locale_t)0);
-    if (!loc)
-        return gc_fail(GC_EXIT_OUTPUT, "%s: cannot create the C locale", s->name);
-    int status = 0;
-    for (size_t r = 0; r < rows && !status; r++) {
-        for (size_t c = 0; c < cols; c++) {
-            if (s->cap - s->len < DEC_MAX_TEXT + 2 && (status = csv_sink_flush(s)))
-                break;
-            size_t i = fortran ? c * rows + r : r * cols + c;
-            char *out = s->buf + s->len;
-            switch (m->dtype) {
-            case GC_F32:
-                s->len += dec_format_f32(((const float *)m->data)[i], precision, loc, out);
-                break;
-            case GC_F64:
-                s->len += dec_format_f64(((const double *)m->data)[i], precision, loc, out);
-                break;
-            case GC_F16:
-                s->len += dec_format_f32(gc_half_to_float(((const uint16_t *)m->data)[i]),
-                                         precision, loc, out);
-                break;
-            case GC_BF16:
-                s->len += dec_format_f32(gc_bf16_to_float(((const uint16_t *)m->data)[i]),
-                                         precision, loc, out);
-                break;
-            default:
-                s->len += csv_format_int(m, i, out);
-                break;
-            }
-            s->buf[s->len++] = c + 1 < cols ? delim : '\n';
+    for (size_t first = 0; !status && first < blocks; first += slots) {
+        size_t n = blocks - first < slots ? blocks - first : slots;
+        for (size_t s = 0; s < n; s++) {
+            w->slot[s].row0 = (first + s) * w->block_rows;
+            w->slot[s].rows = w->rows - w->slot[s].row0 < w->block_rows
+                            ? w->rows - w->slot[s].row0 : w->block_rows;
         }
+        parallel_for((int)n, n, 1, csv_write_blocks, w);
+        for (size_t s = 0; s < n && !status; s++)
+            status = csv_put_block(f, w, s);
     }
-    if (!status)
-        status = csv_sink_flush(s);
-    freelocale(loc);
-    if (!status && ferror(s->f))
-        status = gc_fail(GC_EXIT_OUTPUT, "%s: write error", s->name);
+    if (!status && ferror(f))
+        status = gc_fail(GC_EXIT_OUTPUT, "%s: write error", name);
+    csv_writer_close(w);
+    if (w->loc)
+        freelocale(w->loc);
+    free(w);
     return status;
 }
 
 int csv_write(FILE *f, const char *name, const struct gc_tensor *m,
               const struct gc_write_opts *o)
 {
-    struct csv_sink s = { f, name, malloc(CSV_OUT_CHUNK), 0, CSV_OUT_CHUNK, NULL, NULL, 0 };
-    if (!s.buf)
-        return gc_fail(GC_EXIT_INPUT, "%s: out of host memory", name);
-    int status = csv_write_matrix(&s, m, o);
-    free(s.buf);
-    return status;
+    return csv_write_any(f, name, m, o, -1);
 }
 
 int csv_gz_write(FILE *f, const char *name, const struct gc_tensor *m,
                  const struct gc_write_opts *o)
 {
     int level = o && o->level >= 0 ? o->level : CSV_GZ_LEVEL;
-    if (level > 12)
-        level = 12;
-    struct csv_sink s = { f, name, malloc(CSV_GZ_CHUNK), 0, CSV_GZ_CHUNK,
-                          libdeflate_alloc_compressor(level), NULL, 0 };
-    int status = 0;
-    if (s.buf && s.gz) {
-        s.zcap = libdeflate_gzip_compress_bound(s.gz, CSV_GZ_CHUNK);
-        s.zbuf = malloc(s.zcap);
-    }
-    if (!s.buf || !s.gz || !s.zbuf)
-        status = gc_fail(GC_EXIT_INPUT, "%s: out of host memory", name);
-    else
-        status = csv_write_matrix(&s, m, o);
-    free(s.zbuf);
-    libdeflate_free_compressor(s.gz);
-    free(s.buf);
-    return status;
+    return csv_write_any(f, name, m, o, level > 12 ? 12 : level);
 }

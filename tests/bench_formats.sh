@@ -4,6 +4,9 @@
 #   .csv.gz -> .npy   gemmcli convert   vs np.loadtxt + np.save
 #   .npy -> .csv.gz   gemmcli convert   vs np.savetxt(fmt='%.9g')
 #   .csv -> .npy      gemmcli convert, as MB/s of text
+# then on two cores (taskset -c 0,1), --threads 2 against --threads 1:
+#   reading a one-member .csv.gz (as gzip writes it), gemmcli's own
+#   .csv.gz (members that say their size), and .csv; writing .csv.gz.
 # A benchmark, not a test: it prints figures and fails only if a command does.
 #   tests/bench_formats.sh [./gemmcli] [N]      (N x N float32, default 2048)
 set -eu
@@ -62,6 +65,21 @@ sys.exit(0 if np.array_equal(back, np.load('a.npy')) else 1)" ||
 # shellcheck disable=SC2086
 g_csv=$(best $pin "$bin" convert -q a.csv -o c.npy)
 
+# reading and writing with two threads against one, both on two cores
+two=""
+command -v taskset >/dev/null 2>&1 && two="taskset -c 0,1"
+"$bin" convert -q a.npy -o own.csv.gz
+scale() {   # scale LABEL FILE-OR-ARGS...: --threads 1 against 2 of one convert
+    label=$1
+    shift
+    # shellcheck disable=SC2086
+    t1=$(best $two "$bin" convert -q "$@" --threads 1)
+    # shellcheck disable=SC2086
+    t2=$(best $two "$bin" convert -q "$@" --threads 2)
+    awk -v a="$t1" -v b="$t2" -v what="$label" \
+        'BEGIN { printf "  %-34s %7.3fs %7.3fs %7.2fx\n", what, a, b, a / b }'
+}
+
 csv_mb=$(awk -v b="$(wc -c <a.csv)" 'BEGIN { printf "%.1f", b / 1e6 }')
 gz_mb=$(awk -v b="$(wc -c <a.csv.gz)" 'BEGIN { printf "%.1f", b / 1e6 }')
 out_mb=$(awk -v b="$(wc -c <g.csv.gz)" -v c="$(wc -c <n.csv.gz)" \
@@ -76,3 +94,9 @@ echo "  .csv.gz written: $out_mb"
 awk -v g="$g_csv" -v mb="$csv_mb" \
     'BEGIN { printf "  .csv (%s MB) -> .npy: %.3fs, %.0f MB/s of text, whole process\n",
              mb, g, mb / g }'
+echo "two cores, --threads 1 against --threads 2, best of $runs"
+printf '  %-34s %8s %8s %8s\n' "" "1 thread" "2" speedup
+scale ".csv.gz (gzip, 1 member) -> .npy" a.csv.gz -o t.npy
+scale ".csv.gz (gemmcli's) -> .npy" own.csv.gz -o t.npy
+scale ".csv -> .npy" a.csv -o t.npy
+scale ".npy -> .csv.gz" a.npy -o t.csv.gz

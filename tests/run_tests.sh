@@ -41,6 +41,8 @@ suite interop         python3 tests/interop.py ./gemmcli
 suite matmul          python3 tests/matmul_test.py ./gemmcli
 suite matmul-asan     python3 tests/matmul_test.py $B/gemmcli_san
 suite malformed       sh tests/malformed.sh ./gemmcli
+suite threads         python3 tests/threads_test.py ./gemmcli --big
+suite threads-asan    python3 tests/threads_test.py $B/gemmcli_san
 suite hostile         python3 tests/hostile.py ./gemmcli
 suite sass            sh tests/sass_check.sh
 suite plots           sh -c "rm -rf tests/out/plots && $B/test_plot tests/out/plots &&

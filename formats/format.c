@@ -100,6 +100,7 @@ int format_read_path(const char *path, int fmt, const struct gc_read_opts *o,
     int status = input_open(&in, path);
     if (status)
         return status;
+    in.threads = o ? o->threads : 0;
     if (fmt < 0)
         fmt = format_detect(&in, o && o->announce);
     if (fmt < 0 || fmt >= GC_FMT_COUNT)
@@ -141,7 +142,7 @@ int payload_read_exact(struct gc_input *in, void *dst, size_t bytes, const char 
     if (status)
         return status;
     size_t got;
-    status = input_read(in, dst, bytes, &got);
+    status = input_read_payload(in, dst, bytes, &got);
     if (status)
         return status;
     if (got < bytes)

@@ -30,6 +30,7 @@ struct gc_input {
     unsigned char *buf;       /* bytes read ahead and not yet consumed */
     size_t buf_pos, buf_len, buf_cap;
     int eof;
+    int threads;              /* for a large payload from a regular file; 0: all cores */
 };
 
 int input_open(struct gc_input *in, const char *path);
@@ -39,6 +40,9 @@ void input_close(struct gc_input *in);
 int input_peek(struct gc_input *in, size_t want, const unsigned char **p, size_t *got);
 /* Consumes up to n bytes into dst (buffered bytes first, then read(2)). */
 int input_read(struct gc_input *in, void *dst, size_t n, size_t *got);
+/* input_read for a payload: from a regular file, a large read is split
+ * among up to `threads` threads, each doing pread on slices of it. */
+int input_read_payload(struct gc_input *in, void *dst, size_t n, size_t *got);
 /* Consumes the rest of the input into a malloc'd buffer. */
 int input_slurp(struct gc_input *in, unsigned char **data, size_t *len);
 /* Bytes left when that is known (regular files), else -1. */

@@ -4,12 +4,27 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "../core/error.h"
+#include "../core/parallel.h"
+
+/* A payload this large from a regular file is read by several threads:
+ * from the page cache one thread is bound by the page faults on the fresh
+ * destination, not by the copy, so threads that each fault in their own
+ * slices read several times faster.  Slices are handed out in turn, so
+ * that a slow slice holds up no others, and a few MiB long, so that each
+ * pread is long enough to cost little. */
+#define PREAD_MIN ((size_t)16 << 20)
+#define PREAD_SLICE ((size_t)4 << 20)
+/* Per file, so that operands read side by side (src/io.c) do not
+ * multiply into a thread per core each. */
+#define PREAD_THREADS_MAX 8
 
 int input_open(struct gc_input *in, const char *path)
 {
@@ -118,6 +133,103 @@ int input_read(struct gc_input *in, void *dst, size_t n, size_t *got)
     }
     size_t rest = 0;
     int status = read_fd(in, (unsigned char *)dst + from_buf, n - from_buf, &rest);
+    *got = from_buf + rest;
+    return status;
+}
+
+struct pread_job {
+    int fd;
+    unsigned char *dst;
+    off_t start;              /* the file offset of dst[0] */
+    size_t n, slices;
+    atomic_size_t next;       /* the next slice to hand out */
+    pthread_mutex_t lock;     /* guards the two fields below */
+    size_t short_at;          /* the first byte not read; n when none is missing */
+    int err;                  /* errno of the first failed pread, else 0 */
+};
+
+/* A slice ends short at `at`, with errno `err` or at the end of the file
+ * (err 0, the file shrank); no more slices are handed out. */
+static void pread_stop(struct pread_job *j, size_t at, int err)
+{
+    pthread_mutex_lock(&j->lock);
+    if (at < j->short_at)
+        j->short_at = at;
+    if (err && !j->err)
+        j->err = err;
+    pthread_mutex_unlock(&j->lock);
+    atomic_store(&j->next, j->slices);
+}
+
+static void pread_slices(void *arg, size_t begin, size_t end)
+{
+    struct pread_job *j = arg;
+    size_t s;
+    (void)begin, (void)end;
+    while ((s = atomic_fetch_add(&j->next, 1)) < j->slices) {
+        size_t at = s * PREAD_SLICE;
+        size_t stop = j->n - at < PREAD_SLICE ? j->n : at + PREAD_SLICE;
+        while (at < stop) {
+            ssize_t r = pread(j->fd, j->dst + at, stop - at, j->start + (off_t)at);
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r <= 0) {
+                pread_stop(j, at, r < 0 ? errno : 0);
+                break;
+            }
+            at += (size_t)r;
+        }
+    }
+}
+
+/* Threads for reading n bytes at the descriptor's offset; 1: read(2). */
+static int pread_threads(const struct gc_input *in, size_t n)
+{
+    if (!in->is_regular || n < PREAD_MIN)
+        return 1;
+    int threads = in->threads > 0 ? in->threads : parallel_default_threads();
+    size_t slices = (n + PREAD_SLICE - 1) / PREAD_SLICE;
+    if (threads > PREAD_THREADS_MAX)
+        threads = PREAD_THREADS_MAX;
+    return (size_t)threads > slices ? (int)slices : threads;
+}
+
+/* Reads n bytes from the descriptor's offset with pread on `threads`
+ * threads, then leaves the offset after what was read, as read(2) would. */
+static int read_parallel(struct gc_input *in, unsigned char *dst, size_t n, off_t start,
+                         int threads, size_t *got)
+{
+    struct pread_job j = { .fd = in->fd, .dst = dst, .start = start, .n = n,
+                           .slices = (n + PREAD_SLICE - 1) / PREAD_SLICE, .short_at = n };
+    atomic_init(&j.next, 0);
+    pthread_mutex_init(&j.lock, NULL);
+    parallel_for(threads, (size_t)threads, 1, pread_slices, &j);
+    pthread_mutex_destroy(&j.lock);
+    /* Every slice before short_at was handed out and finished whole. */
+    *got = j.short_at;
+    if (j.short_at < n)
+        in->eof = 1;
+    if (lseek(in->fd, start + (off_t)j.short_at, SEEK_SET) < 0 && !j.err)
+        j.err = errno;
+    if (j.err)
+        return gc_fail(GC_EXIT_INPUT, "%s: read error: %s", in->name, strerror(j.err));
+    return 0;
+}
+
+int input_read_payload(struct gc_input *in, void *dst, size_t n, size_t *got)
+{
+    size_t have = in->buf_len - in->buf_pos, from_buf = have < n ? have : n;
+    int threads = pread_threads(in, n - from_buf);
+    off_t start = threads > 1 ? lseek(in->fd, 0, SEEK_CUR) : -1;
+    if (start < 0)
+        return input_read(in, dst, n, got);
+    if (from_buf) {
+        memcpy(dst, in->buf + in->buf_pos, from_buf);
+        in->buf_pos += from_buf;
+    }
+    size_t rest = 0;
+    int status = read_parallel(in, (unsigned char *)dst + from_buf, n - from_buf, start,
+                               threads, &rest);
     *got = from_buf + rest;
     return status;
 }

@@ -3,12 +3,17 @@
 #include "format_impl.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "../core/error.h"
+#include "../core/parallel.h"
 
 const struct gc_format gc_formats[GC_FMT_COUNT] = {
     [GC_FMT_NPY] = { "npy", ".npy",
@@ -226,19 +231,102 @@ int write_all(FILE *f, const char *name, const void *p, size_t n)
     return 0;
 }
 
-int write_c_order(FILE *f, const char *name, const struct gc_tensor *t)
+/* A payload this large bound for a regular file is written by several
+ * threads with pwrite, each on slices of a few MiB handed out in turn. */
+#define PWRITE_MIN ((size_t)16 << 20)
+#define PWRITE_SLICE ((size_t)4 << 20)
+/* A buffered write holds the file's inode lock for its copy in ext4, XFS
+ * and tmpfs: past a few writers, more only queue there. */
+#define PWRITE_THREADS_MAX 4
+
+struct pwrite_job {
+    int fd;
+    const unsigned char *src;
+    off_t start;              /* the file offset of src[0] */
+    size_t n, slices;
+    atomic_size_t next;       /* the next slice to hand out */
+    atomic_int err;           /* errno of the first failure (-1: no progress), else 0 */
+};
+
+static void pwrite_slices(void *arg, size_t begin, size_t end)
+{
+    struct pwrite_job *j = arg;
+    size_t s;
+    (void)begin, (void)end;
+    while ((s = atomic_fetch_add(&j->next, 1)) < j->slices) {
+        size_t at = s * PWRITE_SLICE;
+        size_t stop = j->n - at < PWRITE_SLICE ? j->n : at + PWRITE_SLICE;
+        while (at < stop) {
+            ssize_t w = pwrite(j->fd, j->src + at, stop - at, j->start + (off_t)at);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0) {
+                int none = 0;
+                atomic_compare_exchange_strong(&j->err, &none, w < 0 ? errno : -1);
+                atomic_store(&j->next, j->slices);
+                break;
+            }
+            at += (size_t)w;
+        }
+    }
+}
+
+/* f's descriptor when it is a regular file that pwrite can place bytes in
+ * (with O_APPEND the kernel ignores the offset), else -1. */
+static int pwrite_fd(FILE *f)
+{
+    struct stat st;
+    int fd = fileno(f);
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        return -1;
+    int fl = fcntl(fd, F_GETFL);
+    return fl == -1 || (fl & O_APPEND) ? -1 : fd;
+}
+
+int write_payload(FILE *f, const char *name, const void *p, size_t n, int threads)
+{
+    size_t slices = (n + PWRITE_SLICE - 1) / PWRITE_SLICE;
+    int fd = n >= PWRITE_MIN ? pwrite_fd(f) : -1;
+    if (threads <= 0)
+        threads = parallel_default_threads();
+    if (threads > PWRITE_THREADS_MAX)
+        threads = PWRITE_THREADS_MAX;
+    if (fd < 0 || threads < 2)
+        return write_all(f, name, p, n);
+    if ((size_t)threads > slices)
+        threads = (int)slices;
+    /* What the FILE holds goes first; then its position is the offset. */
+    if (fflush(f) != 0)
+        return gc_fail(GC_EXIT_OUTPUT, "%s: write error: %s", name, strerror(errno));
+    off_t start = ftello(f);
+    if (start < 0)
+        return write_all(f, name, p, n);
+    struct pwrite_job j = { .fd = fd, .src = p, .start = start, .n = n, .slices = slices };
+    atomic_init(&j.next, 0);
+    atomic_init(&j.err, 0);
+    parallel_for(threads, (size_t)threads, 1, pwrite_slices, &j);
+    int err = atomic_load(&j.err);
+    if (err)
+        return gc_fail(GC_EXIT_OUTPUT, "%s: write error: %s", name,
+                       err > 0 ? strerror(err) : "no progress");
+    if (fseeko(f, start + (off_t)n, SEEK_SET) != 0)
+        return gc_fail(GC_EXIT_OUTPUT, "%s: write error: %s", name, strerror(errno));
+    return 0;
+}
+
+int write_c_order(FILE *f, const char *name, const struct gc_tensor *t, int threads)
 {
     size_t es = gc_dtypes[t->dtype].size, bytes;
     if (!gc_tensor_bytes(t, &bytes))
         return gc_fail(GC_EXIT_OUTPUT, "%s: tensor too large", name);
     if (!gc_tensor_column_major(t))
-        return write_all(f, name, t->data, bytes);
+        return write_payload(f, name, t->data, bytes, threads);
     if (t->ndim != 2) {
         /* Rare (an N-D Fortran-order .npy written raw): convert first. */
         struct gc_tensor c;
         if (gc_tensor_convert(t, -1, NULL, &c) != 0)
             return gc_fail(GC_EXIT_INPUT, "%s: out of host memory", name);
-        int status = write_all(f, name, c.data, bytes);
+        int status = write_payload(f, name, c.data, bytes, threads);
         gc_tensor_free(&c);
         return status;
     }

@@ -59,8 +59,13 @@ int payload_read_tensor(struct gc_input *in, struct gc_tensor *t, const struct g
 /* Writes `n` bytes, reporting a failure as an output error naming `name`. */
 int write_all(FILE *f, const char *name, const void *p, size_t n);
 
+/* write_all for a payload: to a regular file, a large one goes out on up
+ * to `threads` threads (0: all cores) with pwrite after f is flushed, and
+ * f is left positioned after it. */
+int write_payload(FILE *f, const char *name, const void *p, size_t n, int threads);
+
 /* Writes the tensor's elements in C order whatever its storage order,
- * converting nothing. */
-int write_c_order(FILE *f, const char *name, const struct gc_tensor *t);
+ * converting nothing; a C-order payload goes through write_payload. */
+int write_c_order(FILE *f, const char *name, const struct gc_tensor *t, int threads);
 
 #endif

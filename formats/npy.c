@@ -447,11 +447,10 @@ int npy_write(FILE *f, const char *name, const struct gc_tensor *t,
               const struct gc_write_opts *o)
 {
     size_t bytes;
-    (void)o;
     if (!gc_tensor_bytes(t, &bytes))
         return gc_fail(GC_EXIT_OUTPUT, "%s: tensor too large", name);
     int status = npy_write_header(f, name, t);
     if (!status)
-        status = write_all(f, name, t->data, bytes);
+        status = write_payload(f, name, t->data, bytes, o ? o->threads : 0);
     return status;
 }

@@ -160,8 +160,7 @@ int raw_info(struct gc_input *in, const struct gc_read_opts *o, struct gc_info *
 int raw_write(FILE *f, const char *name, const struct gc_tensor *t,
               const struct gc_write_opts *o)
 {
-    (void)o;
-    return write_c_order(f, name, t);
+    return write_c_order(f, name, t, o ? o->threads : 0);
 }
 
 /* Raw output has no header: the payload is the whole file. */

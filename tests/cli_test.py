@@ -267,6 +267,90 @@ def test_pipelines(d):
     check("info shows shape and dtype", b"6x4" in p.stdout and b"f32" in p.stdout, p.stdout)
 
 
+def npy_odd_header(a):
+    """a as .npy with its header padded to an odd length, so that the payload
+    starts at an odd offset (NumPy reads any header length)."""
+    text = "{'descr': '%s', 'fortran_order': False, 'shape': %r, }" % (a.dtype.str, a.shape)
+    pad = 3 + ((10 + len(text) + 3 + 1) % 2 == 0)
+    header = (text + " " * pad + "\n").encode()
+    return b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header + a.tobytes()
+
+
+def test_large_binary(d):
+    """Payloads past the size where reads and writes of regular files go to
+    several threads (pread, pwrite) give the same bytes and the same errors
+    whatever --threads says, and pipes still get them in order."""
+    import io
+    x = rng.standard_normal((1001, 10477)).astype(np.float32)   # 40 MiB, an odd count
+    src = tmp(d, "big.npy")
+    with open(src, "wb") as f:
+        f.write(npy_odd_header(x))
+    check("big .npy as NumPy reads it", np.array_equal(np.load(src), x))
+    buf = io.BytesIO()
+    np.save(buf, x)
+    want = {"npy": buf.getvalue(), "bin": x.tobytes()}
+
+    def read(path):
+        with open(path, "rb") as f:
+            return f.read()
+
+    for t in (["--threads", "1"], ["--threads", "2"], ["--threads", "7"], []):
+        label = " ".join(t) or "default --threads"
+        for ext in ("npy", "bin"):
+            out = tmp(d, "big_out." + ext)
+            p = run("convert", src, "-o", out, "--quiet", *t)
+            expect_status(f"big npy -> {ext}, {label}", p, 0)
+            got = read(out) if p.returncode == 0 else b""
+            check(f"big npy -> {ext}, {label}: the bytes", got == want[ext], len(got))
+        p = run("convert", tmp(d, "big_out.bin"), "-o", tmp(d, "big_back.npy"), "--quiet",
+                "--shape", "1001x10477", *t)
+        expect_status(f"big raw -> npy, {label}", p, 0)
+        got = read(tmp(d, "big_back.npy")) if p.returncode == 0 else b""
+        check(f"big raw -> npy, {label}: the bytes", got == want["npy"], len(got))
+
+    # A short and a long file: the same failure with one thread or seven.
+    with open(tmp(d, "big_short.npy"), "wb") as f:
+        f.write(read(src)[:-5])
+    with open(tmp(d, "big_long.npy"), "wb") as f:
+        f.write(read(src) + b"xyz")
+    for name, says in (("big_short.npy", "truncated"), ("big_long.npy", "3 trailing bytes")):
+        errs = []
+        for t in ("1", "7"):
+            p = run("convert", tmp(d, name), "-o", tmp(d, "never.npy"), "--threads", t)
+            expect_status(f"{name}, --threads {t}", p, 3, [name, says])
+            errs.append(p.stderr)
+        check(f"{name}: one message whatever the threads", errs[0] == errs[1], errs)
+    check("no output from a bad big file", not os.path.exists(tmp(d, "never.npy")))
+
+    # Pipes, both ways, keep their order.
+    p = run("convert", src, "-o", "-", "--threads", "7", "--quiet")
+    check("big npy -> stdout pipe", p.returncode == 0 and p.stdout == want["npy"],
+          p.stderr[:200])
+    p = run("convert", src, "-o", "-", "--format", "raw", "--threads", "7", "--quiet")
+    check("big npy -> raw stdout pipe", p.returncode == 0 and p.stdout == want["bin"],
+          p.stderr[:200])
+    p = run("convert", "-", "-o", tmp(d, "from_pipe.npy"), "--threads", "7", "--quiet",
+            stdin=read(src))
+    check("big npy from a stdin pipe", p.returncode == 0 and
+          read(tmp(d, "from_pipe.npy")) == want["npy"], p.stderr[:200])
+
+    # Standard output on a regular file: written after what the file already
+    # holds, at its offset, or at its end when it was opened to append.
+    for mode, before in (("wb", b"head"), ("ab", b"old")):
+        path = tmp(d, "stdout_file")
+        with open(path, "wb") as f:
+            f.write(b"old")
+        with open(path, mode) as f:
+            if mode == "wb":
+                f.write(before)
+                f.flush()
+            p = subprocess.run([GEMMCLI, "convert", src, "-o", "-", "--threads", "7", "--quiet"],
+                               stdout=f, stderr=subprocess.PIPE, timeout=120)
+        got = read(path)
+        check(f"big npy -> stdout on a file opened '{mode}'",
+              p.returncode == 0 and got == before + want["npy"], (len(got), p.stderr[:200]))
+
+
 def test_errors(d):
     s = SAMPLES
     a, b = os.path.join(s, "a.npy"), os.path.join(s, "b.npy")
@@ -508,6 +592,7 @@ def main():
         test_compute_modes(d)
         test_transpose(d)
         test_pipelines(d)
+        test_large_binary(d)
         test_errors(d)
         test_tune(d)
         test_progress(d)

@@ -12,11 +12,13 @@
 #include <libdeflate.h>
 #include <locale.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -1652,6 +1654,263 @@ static void test_gzip(void)
           strstr(captured, "x.csv.gz:1:3: not a number"), "position inside gzip: %s", captured);
 }
 
+/* ---- payloads large enough for threaded pread and pwrite ----
+ *
+ * 1001 x 10477 float32 is 40 MiB and a bit, an odd number of elements, so
+ * the payload ends inside a slice; each file's header leaves the payload
+ * at an odd offset, so no slice starts on a page. */
+enum { BIG_ROWS = 1001, BIG_COLS = 10477 };
+#define BIG_BYTES ((size_t)BIG_ROWS * BIG_COLS * 4)
+
+/* Bit patterns that differ from slice to slice and are never NaN. */
+static unsigned char *big_payload(void)
+{
+    uint32_t *v = malloc(BIG_BYTES), x = 2463534242u;
+    if (!v) {
+        perror("big payload");
+        exit(2);
+    }
+    for (size_t i = 0; i < BIG_BYTES / 4; i++) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        v[i] = x & 0xbfffffffu;
+    }
+    return (unsigned char *)v;
+}
+
+/* A .npy of `payload` whose header makes the payload start at an odd
+ * offset (NumPy reads any header length). */
+static unsigned char *big_npy(const char *dict, const unsigned char *payload, size_t bytes,
+                              size_t *n)
+{
+    size_t pad = 3;
+    if ((10 + strlen(dict) + pad + 1) % 2 == 0)
+        pad++;
+    unsigned char *file = malloc(12 + strlen(dict) + pad + 1 + bytes);
+    if (!file) {
+        perror("big npy");
+        exit(2);
+    }
+    *n = npy_make(file, 1, dict, pad, payload, bytes);
+    return file;
+}
+
+static unsigned char *slurp_path(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    unsigned char *buf = NULL;
+    *n = 0;
+    if (f && fseeko(f, 0, SEEK_END) == 0) {
+        off_t len = ftello(f);
+        buf = len >= 0 ? malloc((size_t)len + 1) : NULL;
+        rewind(f);
+        if (buf)
+            *n = fread(buf, 1, (size_t)len, f);
+    }
+    if (f)
+        fclose(f);
+    return buf;
+}
+
+/* format_read_path with `threads`; stderr is captured. */
+static int read_threads(const char *path, int fmt, struct gc_read_opts o, int threads,
+                        struct gc_tensor *m)
+{
+    memset(m, 0, sizeof *m);
+    o.threads = threads;
+    capture_begin();
+    int status = format_read_path(path, fmt, &o, m, NULL);
+    capture_end();
+    return status;
+}
+
+static void test_big_read(const unsigned char *payload)
+{
+    static const int threads[] = { 1, 2, 7, 0 };
+    size_t npy_n, u8_n, u8_bytes = BIG_BYTES - 1;
+    unsigned char *npy = big_npy("{'descr': '<f4', 'fortran_order': False, "
+                                 "'shape': (1001, 10477), }", payload, BIG_BYTES, &npy_n);
+    char u8_dict[96];
+    snprintf(u8_dict, sizeof u8_dict, "{'descr': '|u1', 'fortran_order': False, "
+             "'shape': (%zu,), }", u8_bytes);
+    unsigned char *u8 = big_npy(u8_dict, payload, u8_bytes, &u8_n);
+    CHECK((npy_n - BIG_BYTES) % 2 == 1 && (u8_n - u8_bytes) % 2 == 1 && u8_bytes % 2 == 1,
+          "odd offsets and sizes: %zu %zu", npy_n, u8_n);
+    write_file(tmp_path("big.npy"), npy, npy_n);
+    write_file(tmp_path("big_u8.npy"), u8, u8_n);
+    write_file(tmp_path("big.bin"), payload, BIG_BYTES);
+    struct gc_read_opts o = default_read(), raw = default_read();
+    set_shape(&raw, 2, (const size_t[]){ BIG_ROWS, BIG_COLS });
+    struct gc_tensor m;
+    for (size_t i = 0; i < sizeof threads / sizeof threads[0]; i++) {
+        int t = threads[i];
+        CHECK(read_threads(tmp_path("big.npy"), GC_FMT_AUTO, o, t, &m) == 0 &&
+              SHAPE_IS(&m, BIG_ROWS, BIG_COLS) && memcmp(m.data, payload, BIG_BYTES) == 0,
+              "big .npy, %d threads: %s", t, captured);
+        gc_tensor_free(&m);
+        CHECK(read_threads(tmp_path("big_u8.npy"), GC_FMT_AUTO, o, t, &m) == 0 &&
+              SHAPE_IS(&m, u8_bytes) && m.dtype == GC_U8 &&
+              memcmp(m.data, payload, u8_bytes) == 0, "big u8 .npy, %d threads: %s", t, captured);
+        gc_tensor_free(&m);
+        CHECK(read_threads(tmp_path("big.bin"), GC_FMT_AUTO, raw, t, &m) == 0 &&
+              SHAPE_IS(&m, BIG_ROWS, BIG_COLS) && memcmp(m.data, payload, BIG_BYTES) == 0,
+              "big raw, %d threads: %s", t, captured);
+        gc_tensor_free(&m);
+    }
+    /* A pipe keeps the one read(2) stream. */
+    CHECK(read_bytes(GC_FMT_NPY, "p", npy, npy_n, &o, &m, 1) == 0 &&
+          memcmp(m.data, payload, BIG_BYTES) == 0, "big .npy from a pipe: %s", captured);
+    gc_tensor_free(&m);
+
+    /* A short and a long file fail alike whatever the threads. */
+    char first[2][sizeof captured];
+    write_file(tmp_path("short.npy"), npy, npy_n - 5);
+    write_file(tmp_path("long.npy"), npy, npy_n);
+    FILE *f = fopen(tmp_path("long.npy"), "ab");
+    CHECK(f && fwrite("xyz", 1, 3, f) == 3 && fclose(f) == 0, "append");
+    for (int k = 0; k < 2; k++) {
+        int st = read_threads(tmp_path(k ? "long.npy" : "short.npy"), GC_FMT_AUTO, o, 1, &m);
+        CHECK(st == GC_EXIT_INPUT && strstr(captured, k ? "3 trailing bytes" : "truncated"),
+              "%s, 1 thread: %s", k ? "long" : "short", captured);
+        snprintf(first[k], sizeof first[k], "%s", captured);
+        st = read_threads(tmp_path(k ? "long.npy" : "short.npy"), GC_FMT_AUTO, o, 7, &m);
+        CHECK(st == GC_EXIT_INPUT && strcmp(captured, first[k]) == 0,
+              "%s, 7 threads: '%s' vs '%s'", k ? "long" : "short", captured, first[k]);
+    }
+    free(u8);
+    free(npy);
+}
+
+/* The size checks pass at open; then the file shrinks or grows, and the
+ * reads themselves must notice. */
+static void test_big_read_changed(const unsigned char *payload)
+{
+    size_t npy_n;
+    unsigned char *npy = big_npy("{'descr': '<f4', 'fortran_order': False, "
+                                 "'shape': (1001, 10477), }", payload, BIG_BYTES, &npy_n);
+    char path[600], first[2][sizeof captured];
+    snprintf(path, sizeof path, "%s", tmp_path("changed.npy"));
+    for (int grow = 0; grow < 2; grow++)
+        for (int threads = 1; threads <= 7; threads += 6) {
+            write_file(path, npy, npy_n);
+            struct gc_input in;
+            struct gc_tensor m;
+            memset(&m, 0, sizeof m);
+            capture_begin();
+            int st = input_open(&in, path);
+            if (!st) {
+                in.threads = threads;
+                st = format_detect(&in, 0) == GC_FMT_NPY ? 0 : -1;
+                if (grow) {
+                    FILE *f = fopen(path, "ab");
+                    if (!f || fwrite("abcdefg", 1, 7, f) != 7 || fclose(f) != 0)
+                        st = -1;
+                } else if (truncate(path, (off_t)(npy_n - 1000)) != 0) {
+                    st = -1;
+                }
+                if (!st)
+                    st = gc_formats[GC_FMT_NPY].read(&in, NULL, &m);
+                input_close(&in);
+            }
+            capture_end();
+            char found[64];
+            snprintf(found, sizeof found, "found %zu", BIG_BYTES - 1000);
+            CHECK(st == GC_EXIT_INPUT && strstr(captured, "changed.npy") &&
+                  strstr(captured, grow ? "7 trailing bytes" : found),
+                  "file %s after open, %d threads: %s", grow ? "grew" : "shrank", threads,
+                  captured);
+            if (threads == 1)
+                snprintf(first[grow], sizeof first[grow], "%s", captured);
+            else
+                CHECK(strcmp(captured, first[grow]) == 0, "same message: '%s' vs '%s'",
+                      captured, first[grow]);
+            gc_tensor_free(&m);
+        }
+    free(npy);
+}
+
+/* Writes t as `fmt` into a FILE that already holds a few buffered bytes
+ * and adds a few more after, so that the payload lands at an odd offset
+ * and the FILE must end up after it. */
+static unsigned char *write_between(int fmt, const struct gc_tensor *t, int threads,
+                                    const char *mode, size_t *n, int *status)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s", tmp_path("big_out"));
+    struct gc_write_opts wo = { 0, ',', -1, threads };
+    FILE *f = fopen(path, mode);
+    *status = -1;
+    if (f) {
+        capture_begin();
+        fputs("head", f);
+        *status = gc_formats[fmt].write(f, "big_out", t, &wo);
+        fputs("tail", f);
+        capture_end();
+        if (fclose(f) != 0 && !*status)
+            *status = -1;
+    }
+    return slurp_path(path, n);
+}
+
+static void test_big_write(unsigned char *payload)
+{
+    static const int threads[] = { 1, 2, 7, 0 };
+    struct gc_tensor t = matrix_of(BIG_ROWS, BIG_COLS, GC_F32, 0, payload);
+    for (int fmt = GC_FMT_NPY; fmt <= GC_FMT_RAW; fmt++) {
+        size_t want_n, n;
+        int st;
+        /* A memory stream has no descriptor: the plain fwrite path. */
+        unsigned char *want = write_bytes(fmt, &t, NULL, &want_n, &st);
+        CHECK(st == 0 && want_n == (fmt == GC_FMT_RAW ? BIG_BYTES : BIG_BYTES + 128),
+              "%s in memory: %zu bytes", gc_formats[fmt].name, want_n);
+        for (size_t i = 0; i < sizeof threads / sizeof threads[0]; i++) {
+            unsigned char *got = write_between(fmt, &t, threads[i], "wb", &n, &st);
+            CHECK(st == 0 && got && n == want_n + 8 && memcmp(got, "head", 4) == 0 &&
+                  memcmp(got + 4, want, want_n) == 0 && memcmp(got + 4 + want_n, "tail", 4) == 0,
+                  "big %s, %d threads: status %d, %zu bytes: %s", gc_formats[fmt].name,
+                  threads[i], st, n, captured);
+            free(got);
+        }
+        /* With O_APPEND pwrite's offset is ignored: the writes stay in order. */
+        write_file(tmp_path("big_out"), "old", 3);
+        unsigned char *got = write_between(fmt, &t, 7, "ab", &n, &st);
+        CHECK(st == 0 && got && n == want_n + 11 && memcmp(got, "oldhead", 7) == 0 &&
+              memcmp(got + 7, want, want_n) == 0, "big %s appended: %zu bytes: %s",
+              gc_formats[fmt].name, n, captured);
+        free(got);
+        free(want);
+    }
+
+    /* Past the file-size limit a write fails with EFBIG, named and reported. */
+    struct rlimit old, lim;
+    void (*old_xfsz)(int) = signal(SIGXFSZ, SIG_IGN);
+    if (getrlimit(RLIMIT_FSIZE, &old) == 0) {
+        lim = old;
+        lim.rlim_cur = (rlim_t)20 << 20;
+        if (setrlimit(RLIMIT_FSIZE, &lim) == 0) {
+            for (int th = 1; th <= 7; th += 6) {
+                size_t n;
+                int st;
+                free(write_between(GC_FMT_NPY, &t, th, "wb", &n, &st));
+                CHECK(st == GC_EXIT_OUTPUT && strstr(captured, "big_out: write error"),
+                      "over the size limit, %d threads: %d %s", th, st, captured);
+            }
+            setrlimit(RLIMIT_FSIZE, &old);
+        }
+    }
+    signal(SIGXFSZ, old_xfsz);
+}
+
+static void test_big_payloads(void)
+{
+    unsigned char *payload = big_payload();
+    test_big_read(payload);
+    test_big_read_changed(payload);
+    test_big_write(payload);
+    free(payload);
+}
+
 static void test_detect(void)
 {
     CHECK(format_by_extension("a/b.CSV.GZ") == GC_FMT_CSV_GZ, "csv.gz");
@@ -1730,6 +1989,7 @@ int main(void)
     test_csv_write_nd();
     test_gzip();
     test_detect();
+    test_big_payloads();
     freelocale(loc);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_dir);

@@ -1480,7 +1480,7 @@ static void test_csv_locale_independent(void)
     unsigned char *b = write_bytes(GC_FMT_CSV, &m, NULL, &n, &st);
     CHECK(st == 0 && n == 13 && memcmp(b, "1.5,2.25e-30\n", 13) == 0, "write under %s: %.*s",
           set ? set : "C", (int)n, b);
-    struct gc_write_opts wo = { 20, ',', -1 };
+    struct gc_write_opts wo = { 20, ',', -1, 0 };
     free(b);
     b = write_bytes(GC_FMT_CSV, &m, &wo, &n, &st);
     CHECK(st == 0 && !memchr(b, ' ', n) && memchr(b, '.', n), "precision path: %.*s", (int)n, b);

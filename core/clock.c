@@ -58,6 +58,9 @@ int clock_time_runs(const struct clock_timer *timer, int (*run)(void *arg, int i
             break;
         if (i >= 0) {
             ms[done++] = t;
+        } else if (plan->repeat == 1 && plan->own_warmup_ms > 0 && t >= plan->own_warmup_ms) {
+            ms[done++] = t;
+            break;
         } else if (plan->repeat <= 0) {
             /* The warm-up sizes the timed runs. */
             double fit = plan->budget_ms / (t > 1e-3 ? t : 1e-3);

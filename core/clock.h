@@ -25,12 +25,16 @@ struct clock_timer clock_host_timer(double *state);
 /* How many runs.  repeat > 0: exactly that many timed runs.  repeat == 0:
  * as many as fit budget_ms going by the warm-up run's time, within
  * [min_runs, max_runs], and one when the warm-up took over max_run_ms.
- * warmup == 0 skips the warm-up run (repeat must then be > 0). */
+ * warmup == 0 skips the warm-up run (repeat must then be > 0).
+ * own_warmup_ms > 0 with repeat == 1: a warm-up run that took at least
+ * this long is timed as it is, not run again (what a warm-up saves, the
+ * loading of the code and the clocks' ramp, is small beside it). */
 struct clock_plan {
     int repeat;
     int warmup;
     double budget_ms, max_run_ms;
     int min_runs, max_runs;
+    double own_warmup_ms;
 };
 
 /* run(arg, i) for i = -1 (the warm-up), 0, 1, ...; before(arg, i), if not

@@ -1213,10 +1213,11 @@ static int csv_put_block(FILE *f, const struct csv_writer *w, size_t s)
 /* Room for `slots` blocks, and a compressor each when `level` >= 0. */
 static int csv_writer_open(struct csv_writer *w, size_t slots, int level)
 {
-    size_t row_bound = w->cols * (DEC_MAX_TEXT + 1);
+    /* An empty matrix is one comment line, however many columns it has. */
+    size_t row_bound = w->rows ? w->cols * (DEC_MAX_TEXT + 1) : 0;
     w->text_cap = w->block_rows * row_bound;
-    if (w->text_cap < 64)
-        w->text_cap = 64;
+    if (w->text_cap < 128)
+        w->text_cap = 128;
     for (size_t s = 0; s < slots; s++) {
         if (level >= 0 && !(w->comp[s] = libdeflate_alloc_compressor(level)))
             return gc_fail(GC_EXIT_OUTPUT, "%s: out of host memory", w->name);

@@ -168,14 +168,28 @@ int payload_read_exact(struct gc_input *in, void *dst, size_t bytes, const char 
 #define PIPE_TRUST_BYTES ((size_t)64 << 20)
 
 int payload_read_tensor(struct gc_input *in, struct gc_tensor *t, const struct gc_alloc *alloc,
-                        const char *what)
+                        const struct gc_sink *sink, const char *what)
 {
     size_t bytes;
     int status;
     if (!gc_tensor_bytes(t, &bytes))
         return gc_fail(GC_EXIT_INPUT, "%s: %s is too large", in->name, what);
-    if ((status = payload_check_left(in, bytes, what)) ||
-        (status = payload_memory_check(in, bytes, what)))
+    if ((status = payload_check_left(in, bytes, what)))
+        return status;
+    /* The size was just checked, so only a file that shrinks meanwhile
+     * comes up short. */
+    if (sink && in->is_regular && bytes && sink->accept(sink->ctx, t, bytes)) {
+        size_t got = 0;
+        status = input_read_to_sink(in, sink, bytes, &got);
+        if (!status && got < bytes)
+            status = gc_fail(GC_EXIT_INPUT, "%s: truncated: %s needs %zu bytes of data, "
+                             "found %zu", in->name, what, bytes, got);
+        status = sink->finish(sink->ctx, status);
+        t->data = NULL;
+        t->alloc = NULL;
+        return status;
+    }
+    if ((status = payload_memory_check(in, bytes, what)))
         return status;
     if (input_remaining(in) >= 0 || bytes <= PIPE_TRUST_BYTES) {
         if (gc_tensor_alloc(t, alloc) != 0)

@@ -17,6 +17,8 @@
 
 #include "../core/tensor.h"
 
+struct gc_sink;
+
 enum gc_format_id { GC_FMT_NPY, GC_FMT_RAW, GC_FMT_CSV, GC_FMT_CSV_GZ,
                     GC_FMT_COUNT, GC_FMT_AUTO = -1 };
 
@@ -43,10 +45,39 @@ int input_read(struct gc_input *in, void *dst, size_t n, size_t *got);
 /* input_read for a payload: from a regular file, a large read is split
  * among up to `threads` threads, each doing pread on slices of it. */
 int input_read_payload(struct gc_input *in, void *dst, size_t n, size_t *got);
+/* The same for the next n bytes of a regular file into `sink`'s slots
+ * (the sink's accept already said yes); *got as for input_read.  A
+ * sink's failure is returned as it is (the sink reported it). */
+int input_read_to_sink(struct gc_input *in, const struct gc_sink *sink, size_t n, size_t *got);
 /* Consumes the rest of the input into a malloc'd buffer. */
 int input_slurp(struct gc_input *in, unsigned char **data, size_t *len);
 /* Bytes left when that is known (regular files), else -1. */
 off_t input_remaining(const struct gc_input *in);
+
+/* Where a large payload may go instead of host memory (the device, say).
+ * A regular file's payload, stored as it will be used (native byte
+ * order), is offered to it once the tensor is shaped; taken, it arrives in
+ * slices, in no set order, from several reading threads, and the tensor
+ * comes back shaped with no data (data NULL).  Where it goes is the
+ * sink's business, not the format's. */
+struct gc_sink {
+    /* 1: take the payload of `bytes` for `t` (shaped, no data); 0: let it
+     * be read into host memory as usual. */
+    int (*accept)(void *ctx, const struct gc_tensor *t, size_t bytes);
+    /* A buffer of slot_bytes to read into, once one is free; NULL after
+     * the sink has reported why (or reported an earlier failure). */
+    void *(*slot)(void *ctx);
+    /* `buf`, from slot(), holds bytes [off, off + n) of the payload: hand
+     * it on.  n == 0 gives the buffer back unused.  0, or a status that
+     * the sink has reported. */
+    int (*put)(void *ctx, void *buf, size_t off, size_t n);
+    /* The payload's end: every slice was put (status 0) or the read
+     * failed (status nonzero, to be returned).  Waits for what is still on
+     * its way; 0 or a status that the sink has reported. */
+    int (*finish)(void *ctx, int status);
+    size_t slot_bytes;
+    void *ctx;
+};
 
 struct gc_read_opts {
     int has_shape;            /* --shape was given (zeros included) */
@@ -59,6 +90,7 @@ struct gc_read_opts {
     const struct gc_alloc *alloc;   /* payload allocator; NULL: malloc */
     int announce;             /* say which format was assumed when nothing decided it */
     int threads;              /* host threads for parsing and reading; 0: all cores */
+    const struct gc_sink *sink;   /* a large payload's destination; NULL: host memory */
 };
 
 struct gc_write_opts {

@@ -52,9 +52,11 @@ int payload_read_exact(struct gc_input *in, void *dst, size_t bytes, const char 
 /* Allocates t's payload (t already shaped) from `alloc` and reads it with
  * payload_read_exact.  On a pipe a large payload is first read into a
  * buffer that grows with the data, so that a header claiming terabytes
- * fails as truncated instead of allocating them. */
+ * fails as truncated instead of allocating them.  A regular file's
+ * payload goes to `sink` instead when it takes it (t->data stays NULL);
+ * NULL: no sink. */
 int payload_read_tensor(struct gc_input *in, struct gc_tensor *t, const struct gc_alloc *alloc,
-                        const char *what);
+                        const struct gc_sink *sink, const char *what);
 
 /* Writes `n` bytes, reporting a failure as an output error naming `name`. */
 int write_all(FILE *f, const char *name, const void *p, size_t n);

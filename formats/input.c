@@ -139,46 +139,72 @@ int input_read(struct gc_input *in, void *dst, size_t n, size_t *got)
 
 struct pread_job {
     int fd;
-    unsigned char *dst;
-    off_t start;              /* the file offset of dst[0] */
-    size_t n, slices;
+    unsigned char *dst;       /* the destination, or NULL for the sink's slots */
+    const struct gc_sink *sink;
+    off_t start;              /* the file offset of byte 0 */
+    size_t n, slice, slices;
     atomic_size_t next;       /* the next slice to hand out */
-    pthread_mutex_t lock;     /* guards the two fields below */
+    pthread_mutex_t lock;     /* guards the three fields below */
     size_t short_at;          /* the first byte not read; n when none is missing */
     int err;                  /* errno of the first failed pread, else 0 */
+    int status;               /* the sink's first failure, else 0 */
 };
 
 /* A slice ends short at `at`, with errno `err` or at the end of the file
- * (err 0, the file shrank); no more slices are handed out. */
-static void pread_stop(struct pread_job *j, size_t at, int err)
+ * (err 0, the file shrank), or the sink failed (`status`); no more slices
+ * are handed out. */
+static void pread_stop(struct pread_job *j, size_t at, int err, int status)
 {
     pthread_mutex_lock(&j->lock);
     if (at < j->short_at)
         j->short_at = at;
     if (err && !j->err)
         j->err = err;
+    if (status && !j->status)
+        j->status = status;
     pthread_mutex_unlock(&j->lock);
     atomic_store(&j->next, j->slices);
+}
+
+/* Fills len bytes at dst from file offset `at`; returns how many. */
+static size_t pread_fill(struct pread_job *j, unsigned char *dst, size_t at, size_t len)
+{
+    size_t done = 0;
+    while (done < len) {
+        ssize_t r = pread(j->fd, dst + done, len - done, j->start + (off_t)(at + done));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            pread_stop(j, at + done, r < 0 ? errno : 0, 0);
+            break;
+        }
+        done += (size_t)r;
+    }
+    return done;
 }
 
 static void pread_slices(void *arg, size_t begin, size_t end)
 {
     struct pread_job *j = arg;
+    const struct gc_sink *k = j->sink;
     size_t s;
     (void)begin, (void)end;
     while ((s = atomic_fetch_add(&j->next, 1)) < j->slices) {
-        size_t at = s * PREAD_SLICE;
-        size_t stop = j->n - at < PREAD_SLICE ? j->n : at + PREAD_SLICE;
-        while (at < stop) {
-            ssize_t r = pread(j->fd, j->dst + at, stop - at, j->start + (off_t)at);
-            if (r < 0 && errno == EINTR)
-                continue;
-            if (r <= 0) {
-                pread_stop(j, at, r < 0 ? errno : 0);
-                break;
-            }
-            at += (size_t)r;
+        size_t at = s * j->slice;
+        size_t len = j->n - at < j->slice ? j->n - at : j->slice;
+        if (j->dst) {
+            pread_fill(j, j->dst + at, at, len);
+            continue;
         }
+        unsigned char *buf = k->slot(k->ctx);
+        if (!buf) {
+            pread_stop(j, at, 0, GC_EXIT_INPUT);
+            break;
+        }
+        size_t done = pread_fill(j, buf, at, len);
+        int status = k->put(k->ctx, buf, at, done == len ? len : 0);
+        if (status)
+            pread_stop(j, at, 0, status);
     }
 }
 
@@ -194,16 +220,21 @@ static int pread_threads(const struct gc_input *in, size_t n)
     return (size_t)threads > slices ? (int)slices : threads;
 }
 
-/* Reads n bytes from the descriptor's offset with pread on `threads`
- * threads, then leaves the offset after what was read, as read(2) would. */
-static int read_parallel(struct gc_input *in, unsigned char *dst, size_t n, off_t start,
-                         int threads, size_t *got)
+/* Reads n bytes from file offset `start` with pread on `threads` threads
+ * into dst, or into the sink's slots when dst is NULL, then leaves the
+ * offset after what was read, as read(2) would. */
+static int read_parallel(struct gc_input *in, unsigned char *dst, const struct gc_sink *sink,
+                         size_t n, off_t start, int threads, size_t *got)
 {
-    struct pread_job j = { .fd = in->fd, .dst = dst, .start = start, .n = n,
-                           .slices = (n + PREAD_SLICE - 1) / PREAD_SLICE, .short_at = n };
+    size_t slice = dst ? PREAD_SLICE : sink->slot_bytes;
+    struct pread_job j = { .fd = in->fd, .dst = dst, .sink = sink, .start = start, .n = n,
+                           .slice = slice, .slices = (n + slice - 1) / slice, .short_at = n };
     atomic_init(&j.next, 0);
     pthread_mutex_init(&j.lock, NULL);
-    parallel_for(threads, (size_t)threads, 1, pread_slices, &j);
+    if (threads > 1)
+        parallel_for(threads, (size_t)threads, 1, pread_slices, &j);
+    else
+        pread_slices(&j, 0, 1);
     pthread_mutex_destroy(&j.lock);
     /* Every slice before short_at was handed out and finished whole. */
     *got = j.short_at;
@@ -211,6 +242,8 @@ static int read_parallel(struct gc_input *in, unsigned char *dst, size_t n, off_
         in->eof = 1;
     if (lseek(in->fd, start + (off_t)j.short_at, SEEK_SET) < 0 && !j.err)
         j.err = errno;
+    if (j.status)
+        return j.status;
     if (j.err)
         return gc_fail(GC_EXIT_INPUT, "%s: read error: %s", in->name, strerror(j.err));
     return 0;
@@ -228,10 +261,25 @@ int input_read_payload(struct gc_input *in, void *dst, size_t n, size_t *got)
         in->buf_pos += from_buf;
     }
     size_t rest = 0;
-    int status = read_parallel(in, (unsigned char *)dst + from_buf, n - from_buf, start,
+    int status = read_parallel(in, (unsigned char *)dst + from_buf, NULL, n - from_buf, start,
                                threads, &rest);
     *got = from_buf + rest;
     return status;
+}
+
+int input_read_to_sink(struct gc_input *in, const struct gc_sink *sink, size_t n, size_t *got)
+{
+    /* Bytes already buffered are read again from the file, so that every
+     * slice lies at a slot's start. */
+    size_t have = in->buf_len - in->buf_pos;
+    off_t pos = lseek(in->fd, 0, SEEK_CUR);
+    *got = 0;
+    if (pos < 0 || (uint64_t)pos < have)
+        return gc_fail(GC_EXIT_INPUT, "%s: cannot seek: %s", in->name,
+                       pos < 0 ? strerror(errno) : "the position went back");
+    in->buf_pos = in->buf_len;
+    int threads = pread_threads(in, n);
+    return read_parallel(in, NULL, sink, n, pos - (off_t)have, threads, got);
 }
 
 /* The buffer always has one spare byte after the data, set to NUL, so that

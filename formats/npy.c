@@ -359,7 +359,9 @@ int npy_read(struct gc_input *in, const struct gc_read_opts *o, struct gc_tensor
     npy_describe(&h, what, sizeof what);
     struct gc_tensor r;
     npy_to_tensor(&h, &r);
-    if ((status = payload_read_tensor(in, &r, o ? o->alloc : NULL, what)))
+    /* Only a payload in this machine's byte order goes to a sink as it is. */
+    const struct gc_sink *sink = o && !h.big_endian ? o->sink : NULL;
+    if ((status = payload_read_tensor(in, &r, o ? o->alloc : NULL, sink, what)))
         return status;
     if (h.big_endian)
         npy_byteswap(r.data, gc_tensor_count(&r), gc_dtypes[h.dtype].size);

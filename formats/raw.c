@@ -83,7 +83,7 @@ int raw_read(struct gc_input *in, const struct gc_read_opts *o, struct gc_tensor
         if ((status = raw_layout(in->name, o, left, &l)))
             return status;
         struct gc_tensor r = l.shape;
-        if ((status = payload_read_tensor(in, &r, alloc, l.what)))
+        if ((status = payload_read_tensor(in, &r, alloc, o ? o->sink : NULL, l.what)))
             return status;
         *t = r;
         return 0;

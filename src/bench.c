@@ -257,7 +257,7 @@ static int time_cell(struct bench *b, size_t kernel, const struct shape *s,
 {
     struct cell c = { b, kernel, s, ops };
     struct clock_timer timer = device_timer_clock(&b->dev.timer);
-    struct clock_plan plan = { 0, 1, CELL_BUDGET_MS, MAX_RUN_MS, 3, MAX_REPS };
+    struct clock_plan plan = { 0, 1, CELL_BUDGET_MS, MAX_RUN_MS, 3, MAX_REPS, 0 };
     int rc = clock_time_runs(&timer, run_cell, NULL, &c, &plan, median, NULL);
     if (rc == -1 && b->dev.timer.err != cudaSuccess)
         return device_cuda_fail(b->dev.timer.err, "timing", __FILE__, __LINE__);

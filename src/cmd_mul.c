@@ -24,6 +24,7 @@
 #include "matmul.h"
 #include "select.h"
 #include "tune.h"
+#include "upload.h"
 #include "verify.h"
 
 struct mul_job {
@@ -35,6 +36,7 @@ struct mul_job {
     enum gemm_sig sig;
     struct gc_tensor result;        /* host, the result's dtype */
     int64_t alpha_i, beta_i;        /* the scalars of an integer result */
+    struct upload up[2];            /* A and B uploaded as they are read */
 };
 
 /* The default tolerance of --verify: the larger of what the arithmetic and
@@ -395,10 +397,12 @@ static int mul_device(struct mul_job *j)
     int cc = jb->dev.cc_major * 10 + jb->dev.cc_minor;
 
     progress_phase(&jb->progress, "copying the operands to the GPU");
-    if ((rc = job_upload(jb, j->a.data, gc_tensor_count(&j->a) * gc_dtypes[j->a.dtype].size,
-                         &d.raw_a)) ||
-        (rc = job_upload(jb, j->b.data, gc_tensor_count(&j->b) * gc_dtypes[j->b.dtype].size,
-                         &d.raw_b)))
+    d.raw_a = upload_take(&j->up[0]);
+    d.raw_b = upload_take(&j->up[1]);
+    if ((!d.raw_a && (rc = job_upload(jb, j->a.data, gc_tensor_count(&j->a) *
+                                      gc_dtypes[j->a.dtype].size, &d.raw_a))) ||
+        (!d.raw_b && (rc = job_upload(jb, j->b.data, gc_tensor_count(&j->b) *
+                                      gc_dtypes[j->b.dtype].size, &d.raw_b))))
         goto out;
     /* The host copies are not needed again unless the host checks the
      * result; freeing them keeps the peak at inputs or output, not both. */
@@ -658,6 +662,14 @@ int cmd_mul(const struct gc_opts *o)
                        o->kernel);
     int on_host = named && (named->flags & KERNEL_HOST);
     int fb = format_by_extension(o->operands[0]);
+    /* A and B go straight to the device as they are read, when they are
+     * large float operands and nothing on the host reads them again. */
+    const struct gc_sink *sinks[3] = { NULL, NULL, NULL };
+    for (int i = 0; i < 2; i++) {
+        upload_init(&j.up[i], &j.job, UPLOAD_FLOATS | UPLOAD_FORTRAN_2D);
+        if (!on_host)
+            sinks[i] = &j.up[i].sink;
+    }
     int rc = job_begin(&j.job, o, "mul", on_host, fb >= 0 ? fb : GC_FMT_CSV);
     if (rc)
         goto out;
@@ -665,7 +677,7 @@ int cmd_mul(const struct gc_opts *o)
     const char *paths[3] = { o->operands[0], o->operands[1], o->c0_path };
     /* A C0 that is named is read, and must fit, even when beta is 0. */
     int read_as = -1;
-    rc = io_read_operands(o, o->c0_path ? 3 : 2, paths, in, &read_as);
+    rc = io_read_operands(o, o->c0_path ? 3 : 2, paths, sinks, in, &read_as);
     j.a = in[0];
     j.b = in[1];
     in[0].data = in[1].data = NULL;
@@ -729,6 +741,8 @@ int cmd_mul(const struct gc_opts *o)
     }
     rc = job_finish(&j.job, &j.result, (enum gc_dtype)out_dtype);
 out:
+    upload_release(&j.up[0]);
+    upload_release(&j.up[1]);
     job_end(&j.job);
     gc_tensor_free(&j.a);
     gc_tensor_free(&j.b);

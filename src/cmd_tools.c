@@ -34,7 +34,7 @@ int cmd_convert(const struct gc_opts *o)
     struct gc_tensor m = { 0 };
     double t0 = now_ms();
     int read_as = -1;
-    int rc = io_read_operand(o, 0, o->operands[0], &m, &read_as);
+    int rc = io_read_operand(o, 0, o->operands[0], NULL, &m, &read_as);
     fmt = io_stdout_format(o, read_as, fmt);
     double t1 = now_ms();
     if (!rc)

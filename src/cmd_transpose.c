@@ -14,6 +14,7 @@
 #include "io.h"
 #include "job.h"
 #include "select.h"
+#include "upload.h"
 
 struct transpose_job {
     struct job job;
@@ -21,6 +22,7 @@ struct transpose_job {
     const struct transpose_kernel *kern;
     struct gc_tensor in, result;
     size_t rows, cols, batch, elem;
+    struct upload up;               /* the input uploaded as it is read */
 };
 
 /* Element i of `got` against the reference: bit for bit, except that any
@@ -146,7 +148,7 @@ static int transpose_in_place(struct transpose_job *j, size_t bytes)
     int repeat = j->o->repeat % 2 ? j->o->repeat + 1 : j->o->repeat;
     jb->rep.kernel = "inplace (too large to hold twice)";
     jb->rep.repeat = repeat;
-    if ((rc = job_upload(jb, j->in.data, bytes, &d)))
+    if (!(d = upload_take(&j->up)) && (rc = job_upload(jb, j->in.data, bytes, &d)))
         goto out;
     struct in_place_arg l = { d, (int)j->rows, j->elem, device_launch_env(&jb->dev) };
     if ((rc = job_time(jb, run_in_place, NULL, &l, repeat, &jb->rep.kernel_ms)))
@@ -183,15 +185,19 @@ static int transpose_device(struct transpose_job *j, size_t bytes)
     size_t free_b = 0, total_b = 0;
     if ((rc = CUDA_CALL(cudaMemGetInfo(&free_b, &total_b))))
         goto out;
+    /* An input uploaded as it was read already holds its share. */
+    size_t held = j->up.d ? bytes : 0;
+    free_b += held;
     if (j->batch == 1 && j->rows == j->cols && bytes * (2 + ref_on_device) > free_b &&
         bytes <= free_b) {
         rc = transpose_in_place(j, bytes);
         goto out;
     }
-    if ((rc = device_check_memory(&jb->dev, bytes * (2 + ref_on_device), "this transpose")))
+    if ((rc = device_check_memory(&jb->dev, bytes * (2 + ref_on_device) - held,
+                                  "this transpose")))
         goto out;
     progress_phase(&jb->progress, "copying to the GPU");
-    if ((rc = job_upload(jb, j->in.data, bytes, &d_in)) ||
+    if ((!(d_in = upload_take(&j->up)) && (rc = job_upload(jb, j->in.data, bytes, &d_in))) ||
         (rc = CUDA_CALL(cudaMalloc(&d_out, bytes ? bytes : 1))) ||
         (ref_on_device && (rc = CUDA_CALL(cudaMalloc(&d_ref, bytes ? bytes : 1)))))
         goto out;
@@ -258,12 +264,16 @@ int cmd_transpose(const struct gc_opts *o)
     int on_host = named && (named->flags & KERNEL_HOST);
     int fb = format_by_extension(o->operands[0]);
     struct gc_report *rep = &j.job.rep;
+    /* The input goes straight to the device as it is read, unless the host
+     * checks the result against it. */
+    upload_init(&j.up, &j.job, UPLOAD_ANY);
     int rc = job_begin(&j.job, o, "transpose", on_host, fb >= 0 ? fb : GC_FMT_CSV);
     if (rc)
         goto out;
     progress_phase(&j.job.progress, "reading %s", gc_display_name(o->operands[0], 0));
     int read_as = -1;
-    if ((rc = io_read_operand(o, 0, o->operands[0], &j.in, &read_as)) ||
+    const struct gc_sink *sink = on_host || o->verify ? NULL : &j.up.sink;
+    if ((rc = io_read_operand(o, 0, o->operands[0], sink, &j.in, &read_as)) ||
         (rc = io_to_c_order(&j.in, -1)))
         goto out;
     j.job.fmt = io_stdout_format(o, read_as, j.job.fmt);
@@ -349,6 +359,7 @@ int cmd_transpose(const struct gc_opts *o)
     }
     rc = job_finish(&j.job, &j.result, (enum gc_dtype)out_dtype);
 out:
+    upload_release(&j.up);
     job_end(&j.job);
     gc_tensor_free(&j.in);
     gc_tensor_free(&j.result);

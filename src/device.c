@@ -132,7 +132,8 @@ int device_time_runs(struct gc_device *d, int (*run)(void *arg, int i),
                      double *median_ms)
 {
     struct clock_timer timer = device_timer_clock(&d->timer);
-    struct clock_plan plan = { .repeat = repeat, .warmup = 1 };
+    struct clock_plan plan = { .repeat = repeat, .warmup = 1,
+                               .own_warmup_ms = DEVICE_OWN_WARMUP_MS };
     d->timer.err = cudaSuccess;
     int rc = clock_time_runs(&timer, run, before, arg, &plan, median_ms, NULL);
     if (rc == -1 && d->timer.err != cudaSuccess)

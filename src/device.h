@@ -53,6 +53,10 @@ static inline int device_cuda_status(cudaError_t err, const char *what, const ch
     return err == cudaSuccess ? 0 : device_cuda_fail(err, what, file, line);
 }
 
+/* A single timed run (repeat 1) is not repeated after a warm-up that took
+ * this long: the warm-up's time is reported. */
+#define DEVICE_OWN_WARMUP_MS 20.0
+
 /* Times `repeat` runs of run(arg, i) on the device's stream after one
  * warm-up run (core/clock.h's loop with CUDA events); `before`, if not
  * NULL, runs untimed ahead of each (to restore C when beta != 0).  The

@@ -20,16 +20,18 @@ struct gc_read_opts io_read_opts(const struct gc_opts *o, int index)
     return ro;
 }
 
-int io_read_operand(const struct gc_opts *o, int index, const char *path, struct gc_tensor *t,
-                    int *read_as)
+int io_read_operand(const struct gc_opts *o, int index, const char *path,
+                    const struct gc_sink *sink, struct gc_tensor *t, int *read_as)
 {
     struct gc_read_opts ro = io_read_opts(o, index);
+    ro.sink = sink;
     return format_read_path(path, o->in_format, &ro, t, read_as);
 }
 
 struct read_job {
     const struct gc_opts *o;
     const char *const *paths;
+    const struct gc_sink *const *sinks;
     struct gc_tensor *out;
     int status[GC_MAX_OPERANDS];
     int read_as[GC_MAX_OPERANDS];
@@ -39,16 +41,18 @@ static void read_range(void *arg, size_t begin, size_t end)
 {
     struct read_job *j = arg;
     for (size_t i = begin; i < end; i++)
-        j->status[i] = io_read_operand(j->o, (int)i, j->paths[i], &j->out[i], &j->read_as[i]);
+        j->status[i] = io_read_operand(j->o, (int)i, j->paths[i], j->sinks ? j->sinks[i] : NULL,
+                                       &j->out[i], &j->read_as[i]);
 }
 
 int io_read_operands(const struct gc_opts *o, int count, const char *const *paths,
-                     struct gc_tensor *out, int *first_read_as)
+                     const struct gc_sink *const *sinks, struct gc_tensor *out,
+                     int *first_read_as)
 {
     /* Page faults on the fresh buffers and format decoding, not the disk,
      * bound reading from the page cache, so the operands are read side by
      * side, one thread each. */
-    struct read_job j = { o, paths, out, { 0 }, { 0 } };
+    struct read_job j = { o, paths, sinks, out, { 0 }, { 0 } };
     parallel_for(count, (size_t)count, 1, read_range, &j);
     for (int i = 0; i < count; i++)
         if (j.status[i])

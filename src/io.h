@@ -11,15 +11,19 @@
 struct gc_read_opts io_read_opts(const struct gc_opts *o, int index);
 
 /* Reads operand number `index` from `path` into `t`, as stored; the
- * format it was read as goes to *read_as (NULL: not wanted). */
-int io_read_operand(const struct gc_opts *o, int index, const char *path, struct gc_tensor *t,
-                    int *read_as);
+ * format it was read as goes to *read_as (NULL: not wanted).  `sink`, if
+ * not NULL, may take a large payload instead of host memory (then
+ * t->data is NULL). */
+int io_read_operand(const struct gc_opts *o, int index, const char *path,
+                    const struct gc_sink *sink, struct gc_tensor *t, int *read_as);
 
 /* Reads `count` operands (paths[i] is operand number i) at once, one
- * thread each, as stored; the first one's format goes to *first_read_as
- * (NULL: not wanted).  Returns the first failing operand's status. */
+ * thread each, as stored, operand i offered to sinks[i] when `sinks` and
+ * it are not NULL; the first one's format goes to *first_read_as (NULL:
+ * not wanted).  Returns the first failing operand's status. */
 int io_read_operands(const struct gc_opts *o, int count, const char *const *paths,
-                     struct gc_tensor *out, int *first_read_as);
+                     const struct gc_sink *const *sinks, struct gc_tensor *out,
+                     int *first_read_as);
 
 /* The output format for o->output: --format, else the extension, else (for
  * stdout) `fallback`.  Returns the format or a negative status after

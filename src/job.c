@@ -19,6 +19,7 @@ int job_begin(struct job *j, const struct gc_opts *o, const char *command, int o
     j->rep.repeat = o->repeat;
     j->rep.device = "cpu";
     j->rep.batch = 1;
+    pthread_mutex_init(&j->open_lock, NULL);
     j->fmt = io_output_format(o, fallback_format);
     if (j->fmt < 0)
         return -j->fmt;
@@ -28,16 +29,57 @@ int job_begin(struct job *j, const struct gc_opts *o, const char *command, int o
     return 0;
 }
 
-int job_open_device(struct job *j, int cublas)
+/* With open_lock held. */
+static int open_locked(struct job *j)
 {
-    progress_phase(&j->progress, "starting the GPU");
+    if (j->dev.open)
+        return 0;
     device_warm_wait(&j->warm);
     int rc = device_open(&j->dev, j->o->device, 1);
     if (rc)
         return rc;
     snprintf(j->device_name, sizeof j->device_name, "%s", j->dev.name);
     j->rep.device = j->device_name;
+    return 0;
+}
+
+int job_open_device(struct job *j, int cublas)
+{
+    progress_phase(&j->progress, "starting the GPU");
+    double t = now_ms();
+    pthread_mutex_lock(&j->open_lock);
+    int rc = open_locked(j);
+    pthread_mutex_unlock(&j->open_lock);
+    j->rep.start_ms += now_ms() - t;
+    if (rc)
+        return rc;
+    /* The calling thread's device, whoever opened it. */
+    if ((rc = CUDA_CALL(cudaSetDevice(j->dev.ordinal))))
+        return rc;
     return cublas ? device_cublas(&j->dev) : 0;
+}
+
+int job_open_device_early(struct job *j)
+{
+    struct gc_capture quiet = { .len = 0 };
+    pthread_mutex_lock(&j->open_lock);
+    int rc = 0;
+    if (!j->dev.open) {
+        if (j->open_tried) {
+            rc = 1;
+        } else {
+            j->open_tried = 1;
+            gc_capture_set(&quiet);
+            rc = open_locked(j);
+            gc_capture_set(NULL);
+        }
+    }
+    pthread_mutex_unlock(&j->open_lock);
+    if (!rc && cudaSetDevice(j->dev.ordinal) != cudaSuccess) {
+        cudaGetLastError();
+        rc = 1;
+    }
+    return rc;
 }
 
 int job_upload(struct job *j, const void *host, size_t bytes, void **d)
@@ -147,4 +189,5 @@ void job_end(struct job *j)
     progress_end(&j->progress);
     device_warm_wait(&j->warm);
     device_close(&j->dev);
+    pthread_mutex_destroy(&j->open_lock);
 }

@@ -7,6 +7,8 @@
 #ifndef GC_JOB_H
 #define GC_JOB_H
 
+#include <pthread.h>
+
 #include "device.h"
 #include "options.h"
 #include "output.h"
@@ -24,6 +26,8 @@ struct job {
     int streamed;              /* the result went from the device into `out` */
     struct gc_progress progress;
     double t0;
+    pthread_mutex_t open_lock;   /* the device is opened once, by whichever comes first */
+    int open_tried;              /* job_open_device_early tried already */
 };
 
 /* Sets up the report and the progress line; starts the device on a thread
@@ -34,6 +38,11 @@ int job_begin(struct job *j, const struct gc_opts *o, const char *command, int o
 /* Opens the device (the warm thread joined first) and, when `cublas`, its
  * cuBLAS handle. */
 int job_open_device(struct job *j, int cublas);
+
+/* Opens the device ahead of the main thread, from a reading thread that
+ * wants to upload as it reads: at most one try, silent when it fails (the
+ * main thread's job_open_device then says why).  0 when it is open. */
+int job_open_device_early(struct job *j);
 
 /* cudaMalloc + copy of `bytes` at `host`, timed into the report's h2d. */
 int job_upload(struct job *j, const void *host, size_t bytes, void **d);

@@ -56,7 +56,7 @@ static const struct opt_def opt_defs[] = {
     { "clear", 0, OPT_CLEAR, NULL, CMD_TUNE, "remove the tune cache" },
     { "verify", 0, OPT_VERIFY, NULL, RUNS, "check the result against an FP64 (or exact integer) product" },
     { "tol", 0, OPT_TOL, "X", RUNS, "largest relative Frobenius error --verify accepts (default by dtype)" },
-    { "repeat", 'r', OPT_REPEAT, "N", RUNS, "time the kernel N times after a warm-up, report the median" },
+    { "repeat", 'r', OPT_REPEAT, "N", RUNS, "time the kernel N times after a warm-up, report the median (a lone run of 20 ms or more is its own warm-up)" },
     { "threads", 0, OPT_THREADS, "N", READS | WRITES, "host threads for reading and writing text, binary reads and writes, the cpu kernel and the FP64 check (default: all cores)" },
     { "device", 0, OPT_DEVICE, "N", DEVICE_USERS, "CUDA device ordinal (default 0, or $GEMMCLI_DEVICE)" },
     { "for", 0, OPT_FOR, "SHAPE", CMD_KERNELS, "the kernels that can compute MxNxK (or BxMxNxK), by auto's estimate, and auto's choice" },

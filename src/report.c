@@ -37,7 +37,13 @@ void report_print(FILE *f, const struct gc_report *r)
         fprintf(f, "gemmcli transpose: %s -> %s %s, kernel %s%s on %s\n", r->shape_a,
                 r->shape_out, r->dtype, r->kernel, chosen_by(r), r->device);
     fprintf(f, "  %-13s %10.3f ms\n", "read", r->read_ms);
-    fprintf(f, "  %-13s %10.3f ms\n", "host->device", r->h2d_ms);
+    if (r->start_ms > 0)
+        fprintf(f, "  %-13s %10.3f ms\n", "GPU start", r->start_ms);
+    if (r->uploaded_while_read)
+        fprintf(f, "  %-13s %10.3f ms  (%d of the inputs copied while read)\n", "host->device",
+                r->h2d_ms, r->uploaded_while_read);
+    else
+        fprintf(f, "  %-13s %10.3f ms\n", "host->device", r->h2d_ms);
     if (r->repeat > 1)
         fprintf(f, "  %-13s %10.3f ms  %10.1f %s  (median of %d)\n", "kernel", r->kernel_ms,
                 rate(r, r->kernel_ms), unit, r->repeat);
@@ -175,8 +181,10 @@ void report_json(FILE *f, const struct gc_report *r)
         json_string(f, r->shape_a);
         fprintf(f, ", \"rows\": %zu, \"cols\": %zu, \"batch\": %zu, ", r->m, r->n, r->batch);
     }
-    fprintf(f, "\"repeat\": %d, \"ms\": {", r->repeat);
+    fprintf(f, "\"repeat\": %d, \"uploaded_while_read\": %d, \"ms\": {", r->repeat,
+            r->uploaded_while_read);
     json_num(f, "read", r->read_ms, 1);
+    json_num(f, "gpu_start", r->start_ms, 1);
     json_num(f, "host_to_device", r->h2d_ms, 1);
     json_num(f, "kernel", r->kernel_ms, 1);
     json_num(f, "device_to_host", r->d2h_ms, 1);

@@ -48,6 +48,8 @@ struct gc_report {
     double work;              /* FLOPs (mul) or bytes moved (transpose) */
     int repeat;
     double read_ms, h2d_ms, kernel_ms, d2h_ms, write_ms, total_ms;
+    double start_ms;          /* waiting for the GPU to start, after the read */
+    int uploaded_while_read;  /* operands copied to the device as they were read */
     struct gc_verify_result verify;
 };
 

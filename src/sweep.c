@@ -180,7 +180,7 @@ static int run_one(void *arg, int i)
 static int time_kernel(struct sweep_run *r, double *median)
 {
     struct clock_timer timer = device_timer_clock(&r->dev->timer);
-    struct clock_plan plan = { 0, 1, SWEEP_BUDGET_MS, 1500.0, 3, SWEEP_MAX_REPS };
+    struct clock_plan plan = { 0, 1, SWEEP_BUDGET_MS, 1500.0, 3, SWEEP_MAX_REPS, 0 };
     int rc = clock_time_runs(&timer, run_one, NULL, r, &plan, median, NULL);
     if (rc == -1 && r->dev->timer.err != cudaSuccess)
         return device_cuda_fail(r->dev->timer.err, "timing", __FILE__, __LINE__);

@@ -18,7 +18,11 @@ Jobs (--jobs, a comma list; default all):
 
 Each command runs once untimed (page cache, JIT caches; not for csvgz and
 npy-large, whose inputs were just written), then --runs times, alternating
-between commands (--big-runs for csvgz and npy-large).  Tables give medians,
+between commands (--big-runs for csvgz and npy-large).  Every run writes a
+new file: the last run's output is removed first, untimed, because
+replacing a large file costs the file system's time to free the old one
+(1.5 s for 2.4 GB on an ext4 mounted with online discard), whichever
+program writes it; --replace leaves outputs in place to measure that too.  Tables give medians,
 ratios and peak resident memory (GNU time's maxrss of each child).  gemmcli
 runs with --json, and under each of its rows the medians of its phases
 (read, h2d, kernel, d2h, write, total) stand next to its median wall time.
@@ -29,7 +33,7 @@ test.
 
 usage: bench_e2e.py [--gemmcli ./gemmcli] [--jobs mul,transpose,csvgz,npy-large,startup]
                     [--sizes 4096,8192] [--csv-size 4096] [--large-size 24576]
-                    [--runs 5] [--big-runs 3] [--kernel auto] [--dir DIR]
+                    [--runs 5] [--big-runs 3] [--kernel auto] [--dir DIR] [--replace]
 smoke test without a GPU:
   bench_e2e.py --kernel cpu --sizes 64 --csv-size 64 --large-size 128 --runs 1
 """
@@ -47,7 +51,7 @@ import time
 import numpy as np
 
 JOBS = ("mul", "transpose", "csvgz", "npy-large", "startup")
-PHASE_LABELS = {"host_to_device": "h2d", "device_to_host": "d2h"}
+PHASE_LABELS = {"host_to_device": "h2d", "device_to_host": "d2h", "gpu_start": "start"}
 HEADROOM = 2 << 30     # bytes of disk and memory left free by npy-large
 
 
@@ -131,17 +135,30 @@ def pandas_csvgz_mul(a, b, c):
         "    np.savetxt(f, c, fmt='%.9g', delimiter=',')"])]
 
 
-def bench(cmds, runs, warmup=True):
-    """Runs each command `runs` times, interleaved; returns name ->
+REPLACE = False    # --replace: outputs are left in place between runs
+
+
+def clear(paths):
+    """Removes last run's outputs, untimed, unless --replace."""
+    for path in paths if not REPLACE else ():
+        if os.path.exists(path):
+            os.remove(path)
+
+
+def bench(cmds, runs, warmup=True, fresh=()):
+    """Runs each command `runs` times, interleaved, the files in `fresh`
+    removed before each run; returns name ->
     {"wall": median s, "rss": peak MiB, "phases": {phase: median s}}."""
     walls = {k: [] for k in cmds}
     rss = {k: float("nan") for k in cmds}
     phases = {k: {} for k in cmds}
     if warmup:
         for cmd in cmds.values():
+            clear(fresh)
             run_once(cmd)
     for _ in range(runs):
         for name, cmd in cmds.items():
+            clear(fresh)
             w, r, out = run_once(cmd)
             walls[name].append(w)
             rss[name] = r if rss[name] != rss[name] or r > rss[name] else rss[name]
@@ -186,7 +203,7 @@ def job_mul(o, d, n, a, b):
             "numpy": numpy_mul(a, b, c)}
     gpu, skipped = gpu_one_liners(a, b, c)
     cmds.update(gpu)
-    res = bench(cmds, o.runs)
+    res = bench(cmds, o.runs, fresh=(c,))
     table(f"mul {n}x{n} float32 .npy -> .npy", res, "gemmcli",
           f" (inputs {mib(2 * n * n * 4):.0f} MiB, output {mib(n * n * 4):.0f} MiB)")
     for why in skipped:
@@ -202,7 +219,8 @@ def job_transpose(o, d, n, a):
                  "cp": ["cp", a, t],
                  "numpy transpose": [sys.executable, "-c",
                                      f"import numpy as np; np.save({t!r}, "
-                                     f"np.ascontiguousarray(np.load({a!r}).T))"]}, o.runs)
+                                     f"np.ascontiguousarray(np.load({a!r}).T))"]}, o.runs,
+                fresh=(t,))
     table(f"transpose {n}x{n} float32 .npy", res, "cp", f" ({mib(n * n * 4):.0f} MiB)")
     os.remove(t)
     return res
@@ -225,7 +243,7 @@ def job_csvgz(o, d, rng):
         cmds["pandas+numpy"] = pandas_csvgz_mul(a, b, c)
     else:
         why = "pandas+numpy: pandas does not import (np.loadtxt would take minutes)"
-    res = bench(cmds, o.big_runs, warmup=False)
+    res = bench(cmds, o.big_runs, warmup=False, fresh=(c,))
     size = os.path.getsize(a) + os.path.getsize(b)
     table(f"csvgz: mul {n}x{n} float32 .csv.gz -> .csv.gz", res, "gemmcli",
           f" (inputs {mib(size):.0f} MiB, written by gemmcli convert in {made:.1f} s)")
@@ -290,7 +308,7 @@ def job_npy_large(o, d, rng):
         cmds = {"gemmcli": [o.g, "mul", a, b, "-o", c, "--json", "--kernel", o.kernel]}
         gpu, skipped = gpu_one_liners(a, b, c)
         cmds.update(gpu)
-        res = bench(cmds, o.big_runs, warmup=False)
+        res = bench(cmds, o.big_runs, warmup=False, fresh=(c,))
         table(title, res, "gemmcli",
               f" (inputs {mib(2 * n * n * 4):.0f} MiB, output {mib(n * n * 4):.0f} MiB)")
         for s in skipped:
@@ -308,7 +326,7 @@ def job_startup(o, d, rng):
     res = bench({"gemmcli --help": [o.g, "--help"], "gemmcli kernels": [o.g, "kernels"],
                  "gemmcli mul 64x64": [o.g, "mul", sa, sb, "-o", sc, "--json",
                                        "--kernel", o.kernel],
-                 "numpy mul 64x64": numpy_mul(sa, sb, sc)}, o.runs)
+                 "numpy mul 64x64": numpy_mul(sa, sb, sc)}, o.runs, fresh=(sc,))
     table("start-up", res, "gemmcli --help")
     return res
 
@@ -339,7 +357,11 @@ def parse_args():
                     help="timed runs of csvgz and npy-large (default: 3, at most --runs)")
     ap.add_argument("--dir", default=None, help="parent of the temporary directory (default $TMPDIR)")
     ap.add_argument("--kernel", default="auto", help="gemmcli's --kernel (cpu without a GPU)")
+    ap.add_argument("--replace", action="store_true",
+                    help="leave outputs in place, so that runs replace them")
     o = ap.parse_args()
+    global REPLACE
+    REPLACE = o.replace
     o.jobs = [j for j in o.jobs.split(",") if j]
     bad = [j for j in o.jobs if j not in JOBS]
     if bad:

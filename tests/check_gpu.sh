@@ -47,6 +47,9 @@ step cli-gpu          python3 tests/cli_gpu.py ./gemmcli
 step tune-gpu         python3 tests/tune_gpu.py ./gemmcli
 # The tuner: every f32 candidate on its own operands and scratch C, ragged stack.
 step memcheck-tune    "$SAN" --tool memcheck --error-exitcode 9 ./gemmcli tune 2x97x83x71
+# Operands copied to the device while read: page-locked slots filled by
+# several reading threads, float32 C order and a Fortran-order B.
+step memcheck-upload  sh -c 'python3 -c "import numpy as np; r = np.random.default_rng(1); np.save(\"$1/ua.npy\", r.standard_normal((2900, 3100), np.float32)); np.save(\"$1/ub.npy\", np.asfortranarray(r.standard_normal((3100, 2950), np.float32)))" && "$0" --tool memcheck --error-exitcode 9 ./gemmcli mul "$1/ua.npy" "$1/ub.npy" -o "$1/uc.npy" --verify' "$SAN" /tmp
 step samples          sh -c 'sh samples/run.sh ./gemmcli && sh samples/pipeline.sh ./gemmcli'
 step bench            ./gemmcli bench --bench-out "$LOGS/bench" --auto-table "$LOGS/auto_table.c"
 # auto against cuBLAS over 200 random shapes and the edge families.

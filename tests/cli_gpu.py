@@ -34,6 +34,69 @@ def run(*args, stdin=None):
                           timeout=600)
 
 
+def uploads_while_read(p):
+    """Operands of 32 MiB and more, read from regular files into page-locked
+    slots that are copied to the device as they fill: the summary counts
+    them, and the results match NumPy's."""
+    a = rng.standard_normal((3001, 4099)).astype(np.float32)          # 49 MB
+    b = np.asfortranarray(rng.standard_normal((4099, 2100)).astype(np.float32))  # Fortran
+    np.save(p("ua.npy"), a)
+    np.save(p("ub.npy"), b)
+    a.tofile(p("ua.bin"))
+    small = rng.standard_normal((4099, 300)).astype(np.float32)
+    np.save(p("us.npy"), small)
+    ref = a.astype(np.float64) @ b
+    cases = [("npy, Fortran B", [p("ua.npy"), p("ub.npy")], 2, ref),
+             ("raw A", [p("ua.bin"), p("ub.npy"), "--shape", "3001x4099"], 2, ref),
+             ("one thread", [p("ua.npy"), p("ub.npy"), "--threads", "1"], 2, ref),
+             ("a small B", [p("ua.npy"), p("us.npy")], 1, a.astype(np.float64) @ small)]
+    for name, args, want, expect in cases:
+        for verify in ([], ["--verify"]):
+            r = run("mul", *args, "-o", p("uc.npy"), "--json", *verify)
+            ok = r.returncode == 0
+            rep = json.loads(r.stdout) if ok else {}
+            check(f"upload while read, {name} {verify}", ok and
+                  rep.get("uploaded_while_read") == want and
+                  (not verify or rep["verify"]["ok"]), (r.stderr.decode()[-300:], rep))
+            if ok:
+                got = np.load(p("uc.npy"))
+                err = np.linalg.norm(got - expect) / np.linalg.norm(expect)
+                check(f"upload while read, {name} {verify} values",
+                      got.shape == expect.shape and err < 1e-5, err)
+    # float16 goes as it is stored; integers are read on the host.
+    h = rng.standard_normal((6000, 3000)).astype(np.float16)          # 36 MB
+    np.save(p("uh.npy"), h)
+    hb = rng.standard_normal((3000, 64)).astype(np.float16)
+    np.save(p("uhb.npy"), hb)
+    r = run("mul", p("uh.npy"), p("uhb.npy"), "-o", p("uhc.npy"), "--json", "--verify")
+    check("upload while read, float16", r.returncode == 0 and
+          json.loads(r.stdout)["uploaded_while_read"] == 1, r.stderr.decode()[-300:])
+    n = rng.integers(-50, 50, (3000, 3000), dtype=np.int32)           # 36 MB
+    np.save(p("un.npy"), n)
+    r = run("mul", p("un.npy"), p("un.npy"), "-o", p("unc.npy"), "--json")
+    check("integers are read on the host", r.returncode == 0 and
+          json.loads(r.stdout)["uploaded_while_read"] == 0 and
+          np.array_equal(np.load(p("unc.npy")), n.astype(np.int64) @ n), r.stderr.decode()[-300:])
+    # transpose: any dtype, without --verify (which checks on the host).
+    for x in (rng.standard_normal((4500, 4000)).astype(np.float32),
+              rng.integers(-9, 9, (8000, 2500), dtype=np.int16)):
+        np.save(p("ux.npy"), x)
+        for verify in ([], ["--verify"]):
+            r = run("transpose", p("ux.npy"), p("uy.npy"), "--json", *verify)
+            ok = r.returncode == 0
+            check(f"transpose upload while read {x.dtype} {verify}", ok and
+                  json.loads(r.stdout)["uploaded_while_read"] == (0 if verify else 1) and
+                  np.array_equal(np.load(p("uy.npy")), x.T), r.stderr.decode()[-300:])
+    # A payload cut short is found before anything is uploaded.
+    with open(p("ua.npy"), "rb") as f:
+        whole = f.read()
+    with open(p("ut.npy"), "wb") as f:
+        f.write(whole[:-4096])
+    r = run("mul", p("ut.npy"), p("ub.npy"), "-o", p("ut_out.npy"))
+    check("truncated large operand -> 3", r.returncode == 3 and b"truncated" in r.stderr and
+          not os.path.exists(p("ut_out.npy")), r.stderr.decode()[-300:])
+
+
 def main():
     kernels = json.loads(run("kernels", "--json").stdout)
     probe = run("kernels", "--details")
@@ -230,6 +293,7 @@ def main():
             r = run("transpose", p("x.npy"), p("y.npy"))
             check(f"streamed transpose {np.dtype(dtype).name}", r.returncode == 0
                   and np.array_equal(np.load(p("y.npy")), x.T), r.stderr.decode()[-300:])
+        uploads_while_read(p)
         r = run("mul", p("a.npy"), p("b.npy"), "-o", p("c.npy"), "--kernel", "cublas",
                 "--device", "99")
         check("bad device ordinal -> 5", r.returncode == 5, r.returncode)

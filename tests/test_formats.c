@@ -12,6 +12,7 @@
 #include <libdeflate.h>
 #include <locale.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -1583,6 +1584,8 @@ static void test_csv_write_nd(void)
     static const struct { size_t rows, cols; const char *text; } empty[] = {
         { 5, 0, "# empty matrix: shape (5, 0)\n" },
         { 0, 3, "# empty matrix: shape (0, 3)\n" },
+        /* Found by fuzz_npy: no room is made for rows that do not exist. */
+        { 0, 8888888883u, "# empty matrix: shape (0, 8888888883)\n" },
     };
     for (size_t i = 0; i < sizeof empty / sizeof empty[0]; i++) {
         struct gc_tensor e = matrix_of(empty[i].rows, empty[i].cols, GC_F32, 0, NULL);
@@ -1902,10 +1905,199 @@ static void test_big_write(unsigned char *payload)
     signal(SIGXFSZ, old_xfsz);
 }
 
+/* ---- a payload read into a sink (src/upload.c sends it to the device) ----
+ *
+ * This one copies each slice into `dst`, counting what it sees: slices are
+ * checked to be whole, in bounds, each byte delivered once, and no more
+ * slots out at once than it has. */
+enum { SINK_SLOTS = 5 };
+#define SINK_SLOT_BYTES (((size_t)3 << 20) + 4)   /* slices that do not start on a page */
+
+struct test_sink {
+    struct gc_sink sink;
+    int take;                  /* accept's answer */
+    int fail_at;               /* put of this slice fails (-1: none) */
+    pthread_mutex_t lock;
+    unsigned char *slot[SINK_SLOTS];
+    int busy[SINK_SLOTS], out, most_out;
+    unsigned char *dst, *seen;
+    size_t bytes, delivered, slices;
+    int accepted, finished, finish_status, overlap, stray;
+};
+
+static void *sink_slot(void *ctx)
+{
+    struct test_sink *k = ctx;
+    pthread_mutex_lock(&k->lock);
+    void *p = NULL;
+    for (int i = 0; i < SINK_SLOTS && !p; i++)
+        if (!k->busy[i]) {
+            k->busy[i] = 1;
+            p = k->slot[i];
+        }
+    if (p && ++k->out > k->most_out)
+        k->most_out = k->out;
+    pthread_mutex_unlock(&k->lock);
+    return p;   /* never NULL: threads are fewer than slots */
+}
+
+static int sink_accept(void *ctx, const struct gc_tensor *t, size_t bytes)
+{
+    struct test_sink *k = ctx;
+    (void)t;
+    k->accepted++;
+    if (!k->take)
+        return 0;
+    k->bytes = bytes;
+    k->dst = calloc(bytes, 1);
+    k->seen = calloc(bytes / SINK_SLOT_BYTES + 1, 1);
+    return k->dst && k->seen;
+}
+
+static int sink_put(void *ctx, void *buf, size_t off, size_t n)
+{
+    struct test_sink *k = ctx;
+    int status = 0;
+    pthread_mutex_lock(&k->lock);
+    size_t s = off / SINK_SLOT_BYTES;
+    if (off % SINK_SLOT_BYTES || off + n > k->bytes ||
+        (n && n != SINK_SLOT_BYTES && off + n != k->bytes))
+        k->stray++;
+    else if (n && k->seen[s]++)
+        k->overlap++;
+    if (n && (int)s == k->fail_at)
+        status = GC_EXIT_GPU;
+    else if (n && !k->stray)
+        memcpy(k->dst + off, buf, n);
+    if (n) {
+        k->delivered += n;
+        k->slices++;
+    }
+    for (int i = 0; i < SINK_SLOTS; i++)
+        if (k->slot[i] == buf) {
+            k->busy[i] = 0;
+            k->out--;
+        }
+    pthread_mutex_unlock(&k->lock);
+    return status;
+}
+
+static int sink_finish(void *ctx, int status)
+{
+    struct test_sink *k = ctx;
+    k->finished++;
+    k->finish_status = status;
+    return status;
+}
+
+static void sink_init(struct test_sink *k, int take, int fail_at)
+{
+    memset(k, 0, sizeof *k);
+    k->take = take;
+    k->fail_at = fail_at;
+    pthread_mutex_init(&k->lock, NULL);
+    for (int i = 0; i < SINK_SLOTS; i++)
+        if (!(k->slot[i] = malloc(SINK_SLOT_BYTES))) {
+            perror("sink slot");
+            exit(2);
+        }
+    k->sink = (struct gc_sink){ sink_accept, sink_slot, sink_put, sink_finish,
+                                SINK_SLOT_BYTES, k };
+}
+
+static void sink_free(struct test_sink *k)
+{
+    for (int i = 0; i < SINK_SLOTS; i++)
+        free(k->slot[i]);
+    free(k->dst);
+    free(k->seen);
+    pthread_mutex_destroy(&k->lock);
+}
+
+static void test_big_sink(const unsigned char *payload)
+{
+    static const int threads[] = { 1, 2, 4 };
+    struct gc_read_opts npy = default_read(), raw = default_read();
+    set_shape(&raw, 2, (const size_t[]){ BIG_ROWS, BIG_COLS });
+    const char *files[] = { "big.npy", "big.bin" };
+    struct gc_tensor m;
+    struct test_sink k;
+    for (size_t f = 0; f < 2; f++)
+        for (size_t i = 0; i < sizeof threads / sizeof threads[0]; i++) {
+            struct gc_read_opts o = f ? raw : npy;
+            sink_init(&k, 1, -1);
+            o.sink = &k.sink;
+            int st = read_threads(tmp_path(files[f]), GC_FMT_AUTO, o, threads[i], &m);
+            size_t want_slices = (BIG_BYTES + SINK_SLOT_BYTES - 1) / SINK_SLOT_BYTES;
+            CHECK(st == 0 && m.data == NULL && SHAPE_IS(&m, BIG_ROWS, BIG_COLS) &&
+                  m.dtype == GC_F32 && k.accepted == 1 && k.finished == 1 &&
+                  k.finish_status == 0 && k.stray == 0 && k.overlap == 0 &&
+                  k.slices == want_slices && k.delivered == BIG_BYTES && k.out == 0 &&
+                  k.most_out <= threads[i] && memcmp(k.dst, payload, BIG_BYTES) == 0,
+                  "%s into a sink, %d threads: status %d, %zu slices of %zu, %zu bytes, "
+                  "%d stray, %d twice, %d out at most: %s", files[f], threads[i], st, k.slices,
+                  want_slices, k.delivered, k.stray, k.overlap, k.most_out, captured);
+            gc_tensor_free(&m);
+            sink_free(&k);
+        }
+
+    /* Declined: read into host memory as ever. */
+    sink_init(&k, 0, -1);
+    npy.sink = &k.sink;
+    CHECK(read_threads(tmp_path("big.npy"), GC_FMT_AUTO, npy, 2, &m) == 0 && m.data &&
+          memcmp(m.data, payload, BIG_BYTES) == 0 && k.accepted == 1 && k.finished == 0 &&
+          k.slices == 0, "a declined sink: %s", captured);
+    gc_tensor_free(&m);
+    sink_free(&k);
+
+    /* The sink fails on one slice: its status comes back, nothing more is
+     * said, the read stops there and the sink is told. */
+    for (size_t i = 0; i < sizeof threads / sizeof threads[0]; i++) {
+        sink_init(&k, 1, 3);
+        npy.sink = &k.sink;
+        int st = read_threads(tmp_path("big.npy"), GC_FMT_AUTO, npy, threads[i], &m);
+        CHECK(st == GC_EXIT_GPU && m.data == NULL && k.finished == 1 &&
+              k.finish_status == GC_EXIT_GPU && k.out == 0 && captured[0] == 0,
+              "a sink that fails, %d threads: status %d, finish %d (%d), '%s'", threads[i], st,
+              k.finished, k.finish_status, captured);
+        gc_tensor_free(&m);
+        sink_free(&k);
+    }
+
+    /* Big-endian data is byte-swapped on the host, so it is not offered;
+     * nor is a pipe's payload, nor a small one that a sink may decline. */
+    size_t be_n;
+    uint32_t *be = malloc(BIG_BYTES);
+    for (size_t i = 0; be && i < BIG_BYTES / 4; i++)
+        be[i] = __builtin_bswap32(((const uint32_t *)payload)[i]);
+    unsigned char *be_file = big_npy("{'descr': '>f4', 'fortran_order': False, "
+                                     "'shape': (1001, 10477), }", (unsigned char *)be,
+                                     BIG_BYTES, &be_n);
+    write_file(tmp_path("big_be.npy"), be_file, be_n);
+    sink_init(&k, 1, -1);
+    npy.sink = &k.sink;
+    CHECK(read_threads(tmp_path("big_be.npy"), GC_FMT_AUTO, npy, 2, &m) == 0 && m.data &&
+          memcmp(m.data, payload, BIG_BYTES) == 0 && k.accepted == 0,
+          "big-endian .npy is not offered: %s", captured);
+    gc_tensor_free(&m);
+    float small[4] = { 1, 2, 3, 4 };
+    unsigned char file[256];
+    size_t n = npy_make(file, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }",
+                        3, small, sizeof small);
+    CHECK(read_bytes(GC_FMT_AUTO, "p", file, n, &npy, &m, 1) == 0 && m.data &&
+          memcmp(m.data, small, sizeof small) == 0 && k.accepted == 0,
+          "a pipe's payload is not offered: %s", captured);
+    gc_tensor_free(&m);
+    sink_free(&k);
+    free(be);
+    free(be_file);
+}
+
 static void test_big_payloads(void)
 {
     unsigned char *payload = big_payload();
     test_big_read(payload);
+    test_big_sink(payload);
     test_big_read_changed(payload);
     test_big_write(payload);
     free(payload);

@@ -24,6 +24,7 @@
 #include "matmul.h"
 #include "select.h"
 #include "tune.h"
+#include "tiled_run.h"
 #include "upload.h"
 #include "verify.h"
 
@@ -385,6 +386,166 @@ static int auto_tuned(struct mul_job *j, const struct dev_bufs *d, int f64_exact
     return rc;
 }
 
+/* Operand i went to the device as it was read: back to the host, for a
+ * product computed in tiles from host memory. */
+static int sunk_to_host(struct mul_job *j, int i)
+{
+    struct gc_tensor *t = i ? &j->b : &j->a;
+    void *d = upload_take(&j->up[i]);
+    if (!d)
+        return 0;
+    t->data = NULL;
+    t->alloc = NULL;
+    size_t bytes = gc_tensor_count(t) * gc_dtypes[t->dtype].size;
+    int rc = gc_tensor_alloc(t, NULL) ? gc_fail(GC_EXIT_INPUT, "out of host memory for an operand")
+                                      : CUDA_CALL(cudaMemcpy(t->data, d, bytes, cudaMemcpyDeviceToHost));
+    cudaFree(d);
+    return rc;
+}
+
+/* Page-locks host memory for the copies' speed; where it cannot, they run
+ * from pageable memory.  Returns 1 when it did. */
+static int pin(void *p, size_t bytes)
+{
+    if (!p || !bytes || cudaHostRegister(p, bytes, cudaHostRegisterPortable) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return 1;
+}
+
+/* The product in tiles (src/tiled_run.h) when it needs more device memory
+ * than it may use (--device-memory, else what is free), or when --devices
+ * shares it among GPUs; *done says whether it ran here. */
+static int mul_tiled(struct mul_job *j, int *done)
+{
+    const struct gc_opts *o = j->o;
+    struct job *jb = &j->job;
+    const struct matmul_plan *pl = &j->plan;
+    int cc = jb->dev.cc_major * 10 + jb->dev.cc_minor, rc = 0, is_auto;
+    enum gemm_sig sig;
+    *done = 0;
+    if (pl->exact) {
+        size_t need = (gc_tensor_count(&j->a) + gc_tensor_count(&j->b) + result_count(pl)) * 8;
+        if (o->n_devices)
+            return gc_fail(GC_EXIT_USAGE, "--devices: integer products run on one GPU");
+        if (o->device_memory && need > o->device_memory)
+            return gc_fail(GC_EXIT_GPU, "this integer product needs about %.2f GiB of device "
+                           "memory, more than --device-memory's %.2f GiB, and integer products "
+                           "are not computed in tiles yet", need / 1073741824.0,
+                           o->device_memory / 1073741824.0);
+        return 0;
+    }
+    const struct gemm_kernel *kern = select_gemm(o->kernel, pl, cc, jb->dev.sm_count, 1, &sig,
+                                                 &is_auto, &rc);
+    if (!kern)
+        return rc;
+    const struct gemm_sig_info *si = &gemm_sigs[sig];
+    size_t na = gc_tensor_count(&j->a), nb = gc_tensor_count(&j->b), nc = result_count(pl);
+    size_t in_es = gc_dtypes[si->in].size, out_es = gc_dtypes[si->out].size;
+    size_t need = (na + nb) * in_es + nc * out_es;
+    if (si->out != pl->result)
+        need += nc * gc_dtypes[pl->result].size;
+    if (o->verify)
+        need += (na + nb + nc) * sizeof(double) + nc * out_es;
+    size_t free_b = 0, total_b = 0;
+    if ((rc = CUDA_CALL(cudaMemGetInfo(&free_b, &total_b))))
+        return rc;
+    /* Operands already on the device hold memory that in-core work reuses. */
+    for (int i = 0; i < 2; i++)
+        if (j->up[i].d)
+            free_b += gc_tensor_count(i ? &j->b : &j->a) *
+                      gc_dtypes[(i ? &j->b : &j->a)->dtype].size;
+    size_t budget = o->device_memory ? o->device_memory : free_b / 20 * 19;
+    if (!o->n_devices && need <= budget)
+        return 0;
+    if (o->beta != 0 && j->c0.data)
+        return gc_fail(GC_EXIT_GPU, "this product needs %.2f GiB of device memory, more than "
+                       "the %.2f GiB it may use, and a product computed in tiles does not take "
+                       "C0 (--beta) yet", need / 1073741824.0, budget / 1073741824.0);
+    *done = 1;
+
+    struct tiled_job tj = { .plan = pl, .sig = sig, .kernel = o->kernel, .alpha = o->alpha,
+                            .budget = budget, .host_threads = o->threads };
+    if (o->n_devices < 0) {
+        int n = 0;
+        if ((rc = CUDA_CALL(cudaGetDeviceCount(&n))))
+            return rc;
+        tj.n_devices = n < TILED_MAX_DEVICES ? n : TILED_MAX_DEVICES;
+        for (int i = 0; i < tj.n_devices; i++)
+            tj.devices[i] = i;
+    } else if (o->n_devices > 0) {
+        tj.n_devices = o->n_devices;
+        memcpy(tj.devices, o->devices, sizeof o->devices[0] * (size_t)o->n_devices);
+    } else {
+        tj.n_devices = 1;
+        tj.devices[0] = jb->dev.ordinal;
+    }
+    progress_phase(&jb->progress, "preparing the operands for tiles");
+    struct gc_tensor c = result_shape(pl, si->out);
+    double *ref = NULL;
+    int pinned[3] = { 0 };
+    if ((rc = sunk_to_host(j, 0)) || (rc = sunk_to_host(j, 1)) ||
+        (rc = io_to_c_order(&j->a, si->in)) || (rc = io_to_c_order(&j->b, si->in)))
+        return rc;
+    if (gc_tensor_alloc(&c, NULL) || (o->verify && !(ref = malloc((nc ? nc : 1) * sizeof *ref)))) {
+        rc = gc_fail(GC_EXIT_INPUT, "out of host memory for the result");
+        goto out;
+    }
+    double t = now_ms();
+    pinned[0] = pin(j->a.data, na * in_es);
+    pinned[1] = pin(j->b.data, nb * in_es);
+    pinned[2] = pin(c.data, nc * out_es);
+    jb->rep.h2d_ms += now_ms() - t;
+    tj.a = j->a.data;
+    tj.b = j->b.data;
+    tj.c = c.data;
+    tj.ref = ref;
+    progress_phase(&jb->progress, "running in tiles");
+    t = now_ms();
+    rc = tiled_run(&tj);
+    jb->rep.kernel_ms = now_ms() - t;
+    jb->rep.repeat = 1;
+    jb->rep.kernel = tj.kernels[0] ? strdup(tj.kernels) : "none";
+    jb->rep.kernel_auto = strcmp(o->kernel, "auto") == 0;
+    jb->rep.compute = compute_words(pl, sig);
+    int len = snprintf(jb->rep.tiles, sizeof jb->rep.tiles,
+                       "%lld of %lldx%lld, K in steps of %lld, %.2f GiB a GPU:",
+                       (long long)(pl->batch * tj.tp.tiles_m * tj.tp.tiles_n),
+                       (long long)tj.tp.tm, (long long)tj.tp.tn, (long long)tj.tp.tk,
+                       tj.tp.bytes / 1073741824.0);
+    for (int i = 0; i < tj.n_devices && len > 0 && (size_t)len < sizeof jb->rep.tiles; i++)
+        len += snprintf(jb->rep.tiles + len, sizeof jb->rep.tiles - (size_t)len,
+                        "%s GPU %d %lld in %.3f s", i ? "," : "", tj.stats[i].ordinal,
+                        (long long)tj.stats[i].tiles, tj.stats[i].ms / 1000.0);
+    if (rc)
+        goto out;
+    if (si->out == pl->result) {
+        j->result = c;
+        c.data = NULL;
+        c.alloc = NULL;
+    } else if (gc_tensor_convert(&c, pl->result, NULL, &j->result)) {
+        rc = gc_fail(GC_EXIT_INPUT, "out of host memory for the result");
+        goto out;
+    }
+    if (o->verify) {
+        jb->rep.verify.tol = o->tol >= 0 ? o->tol : default_tol(j);
+        jb->rep.verify.reference = "cublas FP64, tile by tile";
+        jb->rep.verify.timed_rel_fro = -1;
+        verify_compare_float(&j->result, ref, &jb->rep.verify);
+    }
+out:
+    if (pinned[0])
+        cudaHostUnregister(j->a.data);
+    if (pinned[1])
+        cudaHostUnregister(j->b.data);
+    if (pinned[2])
+        cudaHostUnregister(c.data);
+    gc_tensor_free(&c);
+    free(ref);
+    return rc;
+}
+
 static int mul_device(struct mul_job *j)
 {
     const struct gc_opts *o = j->o;
@@ -395,6 +556,9 @@ static int mul_device(struct mul_job *j)
     if ((rc = job_open_device(jb, 0)))
         return rc;
     int cc = jb->dev.cc_major * 10 + jb->dev.cc_minor;
+    int tiled;
+    if ((rc = mul_tiled(j, &tiled)) || tiled)
+        return rc;
 
     progress_phase(&jb->progress, "copying the operands to the GPU");
     d.raw_a = upload_take(&j->up[0]);

@@ -1,5 +1,6 @@
 #include "options.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -17,7 +18,7 @@ enum {
     OPT_THREADS, OPT_DEVICE, OPT_FORMAT, OPT_IN_FORMAT, OPT_DTYPE, OPT_SHAPE,
     OPT_ORDER, OPT_DELIMITER, OPT_HEADER, OPT_PRECISION, OPT_LEVEL,
     OPT_OP, OPT_SIZES, OPT_BENCH_OUT, OPT_AUTO_TABLE, OPT_COMPUTE, OPT_SWEEP, OPT_SEED, OPT_FOR,
-    OPT_TUNE, OPT_SHOW, OPT_CLEAR,
+    OPT_TUNE, OPT_SHOW, OPT_CLEAR, OPT_DEVICE_MEMORY, OPT_DEVICES,
 };
 
 #define RUNS (CMD_MUL | CMD_TRANSPOSE)
@@ -59,6 +60,8 @@ static const struct opt_def opt_defs[] = {
     { "repeat", 'r', OPT_REPEAT, "N", RUNS, "time the kernel N times after a warm-up, report the median (a lone run of 20 ms or more is its own warm-up)" },
     { "threads", 0, OPT_THREADS, "N", READS | WRITES, "host threads for reading and writing text, binary reads and writes, the cpu kernel and the FP64 check (default: all cores)" },
     { "device", 0, OPT_DEVICE, "N", DEVICE_USERS, "CUDA device ordinal (default 0, or $GEMMCLI_DEVICE)" },
+    { "device-memory", 0, OPT_DEVICE_MEMORY, "SIZE", CMD_MUL, "device memory mul may use on each GPU: 6G, 512M, 1.5GiB or bytes (default: what is free); a product that needs more is computed in tiles streamed from host memory" },
+    { "devices", 0, OPT_DEVICES, "LIST", CMD_MUL, "share the product's tiles among these GPUs: 0,1 or all" },
     { "for", 0, OPT_FOR, "SHAPE", CMD_KERNELS, "the kernels that can compute MxNxK (or BxMxNxK), by auto's estimate, and auto's choice" },
     { "details", 0, OPT_DETAILS, NULL, CMD_KERNELS, "add registers, shared memory and occupancy on this device" },
     { "op", 0, OPT_OP, "OP", CMD_BENCH, "bench mul, transpose or all (default all)" },
@@ -123,6 +126,59 @@ static int parse_int(const char *opt, const char *s, long lo, long hi, int *out)
     return 0;
 }
 
+/* 6G, 512M, 1.5GiB, 4096K or plain bytes; K, M, G, T are powers of 1024,
+ * with or without "iB" or "B". */
+static int parse_size(const char *opt, const char *s, size_t *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    double scale = 1;
+    const char *units = "KMGT";
+    const char *u = *end ? strchr(units, toupper((unsigned char)*end)) : NULL;
+    if (u) {
+        for (const char *p = units; p <= u; p++)
+            scale *= 1024;
+        end++;
+        if (strcmp(end, "iB") == 0 || strcmp(end, "B") == 0)
+            end += strlen(end);
+    } else if (strcmp(end, "B") == 0) {
+        end++;
+    }
+    if (errno || end == s || *end || !isfinite(v) || v * scale < 1 || v * scale > 0x1p62)
+        return gc_fail(GC_EXIT_USAGE, "--%s: expected a size such as 6G, 512M or 1.5GiB, "
+                       "got '%s'", opt, s);
+    *out = (size_t)(v * scale);
+    return 0;
+}
+
+/* "all", or a comma list of distinct device ordinals. */
+static int parse_devices(const char *opt, const char *s, struct gc_opts *o)
+{
+    if (strcmp(s, "all") == 0) {
+        o->n_devices = -1;
+        return 0;
+    }
+    o->n_devices = 0;
+    const char *p = s;
+    for (;;) {
+        char *end;
+        errno = 0;
+        long v = strtol(p, &end, 10);
+        if (errno || end == p || v < 0 || v > 1024 || (*end && *end != ',') ||
+            o->n_devices == GC_MAX_DEVICES)
+            return gc_fail(GC_EXIT_USAGE, "--%s: expected 'all' or device ordinals such as "
+                           "0,1, got '%s'", opt, s);
+        for (int i = 0; i < o->n_devices; i++)
+            if (o->devices[i] == v)
+                return gc_fail(GC_EXIT_USAGE, "--%s: device %ld named twice", opt, v);
+        o->devices[o->n_devices++] = (int)v;
+        if (!*end)
+            return 0;
+        p = end + 1;
+    }
+}
+
 static int parse_real(const char *opt, const char *s, double *out)
 {
     char *end;
@@ -165,6 +221,8 @@ static int apply(struct gc_opts *o, const struct opt_def *d, const char *arg)
         rc = parse_int(d->name, arg, 0, 1024, &o->device);
         o->device_given = 1;
         break;
+    case OPT_DEVICE_MEMORY: rc = parse_size(d->name, arg, &o->device_memory); break;
+    case OPT_DEVICES: rc = parse_devices(d->name, arg, o); break;
     case OPT_PRECISION: rc = parse_int(d->name, arg, 1, 17, &o->write.precision); break;
     case OPT_LEVEL: rc = parse_int(d->name, arg, 0, 12, &o->write.level); break;
     case OPT_ALPHA: rc = parse_real(d->name, arg, &o->alpha); break;

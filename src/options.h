@@ -20,6 +20,7 @@ enum gc_command_bit {
 
 #define GC_MAX_OPERANDS 16
 #define GC_MAX_SHAPES 3
+#define GC_MAX_DEVICES 64
 
 struct gc_shape_opt {
     int ndim;
@@ -63,6 +64,11 @@ struct gc_opts {
     int kernels_for_given;
     int sweep;                      /* bench --sweep: random shapes; 0: no sweep */
     int seed;                       /* bench --seed: the sweep's random shapes */
+
+    size_t device_memory;           /* mul --device-memory: bytes of device memory it may
+                                       use per GPU; 0: what is free */
+    int devices[GC_MAX_DEVICES];    /* mul --devices: the GPUs to share the tiles */
+    int n_devices;                  /* 0: --device's one; -1: all */
 
     int tune;                       /* mul --tune: tune auto's choice on a cache miss */
     int tune_show, tune_clear;      /* tune --show, --clear */

@@ -36,6 +36,8 @@ void report_print(FILE *f, const struct gc_report *r)
     else
         fprintf(f, "gemmcli transpose: %s -> %s %s, kernel %s%s on %s\n", r->shape_a,
                 r->shape_out, r->dtype, r->kernel, chosen_by(r), r->device);
+    if (r->tiles[0])
+        fprintf(f, "  tiles: %s\n", r->tiles);
     fprintf(f, "  %-13s %10.3f ms\n", "read", r->read_ms);
     if (r->start_ms > 0)
         fprintf(f, "  %-13s %10.3f ms\n", "GPU start", r->start_ms);
@@ -181,8 +183,10 @@ void report_json(FILE *f, const struct gc_report *r)
         json_string(f, r->shape_a);
         fprintf(f, ", \"rows\": %zu, \"cols\": %zu, \"batch\": %zu, ", r->m, r->n, r->batch);
     }
-    fprintf(f, "\"repeat\": %d, \"uploaded_while_read\": %d, \"ms\": {", r->repeat,
+    fprintf(f, "\"repeat\": %d, \"uploaded_while_read\": %d, \"tiles\": ", r->repeat,
             r->uploaded_while_read);
+    json_string(f, r->tiles);
+    fputs(", \"ms\": {", f);
     json_num(f, "read", r->read_ms, 1);
     json_num(f, "gpu_start", r->start_ms, 1);
     json_num(f, "host_to_device", r->h2d_ms, 1);

@@ -50,6 +50,7 @@ struct gc_report {
     double read_ms, h2d_ms, kernel_ms, d2h_ms, write_ms, total_ms;
     double start_ms;          /* waiting for the GPU to start, after the read */
     int uploaded_while_read;  /* operands copied to the device as they were read */
+    char tiles[512];          /* a product computed in tiles: how, and on which GPUs */
     struct gc_verify_result verify;
 };
 

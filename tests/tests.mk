@@ -31,6 +31,10 @@ $(B)/test_tune_cache: tests/test_tune_cache.c src/tune_cache.c src/tune_cache.h
 	@mkdir -p $(B)
 	$(CC) $(HOST_CFLAGS) -o $@ tests/test_tune_cache.c src/tune_cache.c -lm
 
+$(B)/test_tiled: tests/test_tiled.c src/tiled.c src/tiled.h
+	@mkdir -p $(B)
+	$(CC) $(HOST_CFLAGS) $(SAN) -o $@ tests/test_tiled.c src/tiled.c
+
 $(B)/test_tune_cache_san: tests/test_tune_cache.c src/tune_cache.c src/tune_cache.h
 	@mkdir -p $(B)
 	$(CC) $(HOST_CFLAGS) $(SAN) -o $@ tests/test_tune_cache.c src/tune_cache.c -lm
@@ -48,7 +52,7 @@ $(B)/gpu_kernels: tests/gpu_kernels.c gemmcli
 	    -L$(CUDA_HOME)/lib64 -lcublas -lcudart -lm -lpthread -lstdc++
 
 test: $(B)/test_formats $(B)/test_formats_san $(B)/test_plot $(B)/test_tune_cache \
-      $(B)/test_tune_cache_san $(B)/gemmcli_san $(B)/gpu_kernels
+      $(B)/test_tune_cache_san $(B)/test_tiled $(B)/gemmcli_san $(B)/gpu_kernels
 	@sh tests/run_tests.sh
 
 check-gpu: $(B)/gpu_kernels

@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""Products computed in tiles on the GPU (src/tiled_run.c): --device-memory
+at 1/2, 1/8 and 1/64 of the in-core need, ragged shapes, float16, float32
+and float64, a broadcast stack, --verify tile by tile and NumPy's answer;
+--devices; the refusals.  Prints 'tiled-gpu: N passed, M failed';
+'skipped: ...' without a device.  With --bench, times 32768^2 float32 in
+core and at half its need (a benchmark, not a test).
+
+usage: tiled_gpu.py [path/to/gemmcli] [--bench]
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+args = [a for a in sys.argv[1:] if not a.startswith("--")]
+GEMMCLI = os.path.abspath(args[0] if args else "./gemmcli")
+rng = np.random.default_rng(5)
+passed = failed = 0
+
+
+def check(name, cond, detail=""):
+    global passed, failed
+    passed += bool(cond)
+    failed += not cond
+    if not cond:
+        print(f"FAIL {name}: {detail}", file=sys.stderr)
+
+
+def run(*a):
+    return subprocess.run([GEMMCLI, *map(str, a)], capture_output=True, timeout=900)
+
+
+def need(a, b, c_es):
+    """A and B in their own type and C: what in-core work holds at least."""
+    m, n = a.shape[-2], b.shape[-1]
+    batch = int(np.prod(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))) if a.ndim > 2 else 1
+    return a.nbytes + b.nbytes + batch * m * n * c_es
+
+
+def bench(d):
+    n = 32768
+    a, b, c = (os.path.join(d, f"{x}.npy") for x in "abc")
+    for p in (a, b):
+        np.save(p, rng.standard_normal((n, n), dtype=np.float32))
+    whole = 3 * n * n * 4
+    for cap in ([], ["--device-memory", str(whole // 2)], ["--devices", "0"],
+                ["--devices", "all"]):
+        r = run("mul", a, b, "-o", c, "--json", *cap)
+        rep = json.loads(r.stdout) if r.returncode == 0 else {}
+        print(f"bench 32768^2 f32 {' '.join(cap) or 'in core'}: "
+              f"{rep.get('kernel_gflops', 0) / 1000:.1f} TFLOP/s, {rep.get('ms')}, "
+              f"{rep.get('tiles', '')} {r.stderr.decode()[-200:] if r.returncode else ''}")
+        os.remove(c) if os.path.exists(c) else None
+
+
+def main():
+    probe = run("kernels", "--details")
+    if b"no CUDA device" in probe.stderr:
+        print("skipped: no CUDA device on this machine")
+        return 0
+    with tempfile.TemporaryDirectory() as d:
+        p = lambda name: os.path.join(d, name)
+        if "--bench" in sys.argv:
+            bench(d)
+        cases = [("f32", np.float32, (4100, 4300), (4300, 3900), 4, 1e-5),
+                 ("f64", np.float64, (4100, 4300), (4300, 3900), 8, 1e-12),
+                 ("f16", np.float16, (6100, 6300), (6300, 5900), 4, 4e-3),
+                 ("f32 stack", np.float32, (3, 3000, 3300), (3300, 2900), 4, 1e-5)]
+        for name, dt, sa, sb, c_es, tol in cases:
+            a = rng.standard_normal(sa).astype(dt)
+            b = rng.standard_normal(sb).astype(dt)
+            np.save(p("a.npy"), a)
+            np.save(p("b.npy"), b)
+            want = a.astype(np.float64) @ b.astype(np.float64)
+            full = need(a, b, c_es)
+            for frac in (2, 8, 64):
+                cap = full // frac
+                r = run("mul", p("a.npy"), p("b.npy"), "-o", p("c.npy"), "--json", "--verify",
+                        "--device-memory", cap)
+                ok = r.returncode == 0
+                rep = json.loads(r.stdout) if ok else {}
+                tiles = rep.get("tiles", "")
+                check(f"{name} at 1/{frac}", ok and rep["verify"]["ok"] and tiles and
+                      int(tiles.split()[0]) > 1, (r.returncode, r.stderr.decode()[-300:], tiles))
+                if ok:
+                    got = np.load(p("c.npy"))
+                    err = np.linalg.norm(got.astype(np.float64) - want) / np.linalg.norm(want)
+                    check(f"{name} at 1/{frac} against NumPy", got.shape == want.shape and
+                          got.dtype == a.dtype and err < tol, err)
+        # --devices: the listed GPUs, or all of them; one tile or many.
+        a = rng.standard_normal((2000, 1800)).astype(np.float32)
+        b = rng.standard_normal((1800, 2200)).astype(np.float32)
+        np.save(p("a.npy"), a)
+        np.save(p("b.npy"), b)
+        want = a.astype(np.float64) @ b
+        for extra in (["--devices", "0"], ["--devices", "all"],
+                      ["--devices", "all", "--device-memory", "8M"]):
+            r = run("mul", p("a.npy"), p("b.npy"), "-o", p("c.npy"), "--json", *extra)
+            ok = r.returncode == 0
+            if ok:
+                got = np.load(p("c.npy"))
+                err = np.linalg.norm(got - want) / np.linalg.norm(want)
+            check(f"mul {' '.join(extra)}", ok and err < 1e-5 and "GPU 0" in
+                  json.loads(r.stdout)["tiles"], r.stderr.decode()[-300:])
+        # Refusals: too little memory, C0 in tiles, integers.
+        r = run("mul", p("a.npy"), p("b.npy"), "-o", p("x.npy"), "--device-memory", "100K")
+        check("too little memory -> 5", r.returncode == 5 and b"too little" in r.stderr and
+              not os.path.exists(p("x.npy")), r.stderr.decode()[-300:])
+        np.save(p("c0.npy"), np.ones((2000, 2200), np.float32))
+        r = run("mul", p("a.npy"), p("b.npy"), "-o", p("x.npy"), "-c", p("c0.npy"), "--beta", 1,
+                "--device-memory", "8M")
+        check("C0 in tiles -> 5", r.returncode == 5 and b"C0" in r.stderr, r.stderr.decode()[-300:])
+        np.save(p("i.npy"), rng.integers(-9, 9, (2000, 1800), dtype=np.int32))
+        r = run("mul", p("i.npy"), p("i.npy").replace("i.npy", "i.npy"), "-o", p("x.npy"),
+                "--device-memory", "1M")
+        check("integers in tiles -> 5", r.returncode in (3, 5) and not os.path.exists(p("x.npy")),
+              r.stderr.decode()[-300:])
+        r = run("mul", p("a.npy"), p("b.npy"), "-o", p("x.npy"), "--device-memory", "lots")
+        check("bad size -> 2", r.returncode == 2 and b"--device-memory" in r.stderr)
+        r = run("mul", p("a.npy"), p("b.npy"), "-o", p("x.npy"), "--devices", "0,0")
+        check("a device twice -> 2", r.returncode == 2 and b"twice" in r.stderr)
+    print(f"tiled-gpu: {passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

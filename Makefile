@@ -8,6 +8,7 @@
 #   make bench-e2e    whole-process timings against NumPy, CuPy, PyTorch (GPU)
 #   make fuzz         run the format fuzzers for FUZZ_SECONDS each
 #   make install PREFIX=/usr/local
+#   make mpi          gemmcli-mpi.so, for mpirun (also built by make where mpicc is)
 #
 # Overridable: CUDA_HOME, ARCH (compute capability, default 90), CC, NVCC.
 
@@ -20,6 +21,12 @@ VERSION   := 0.1.0
 
 BUILD := build
 BIN   := gemmcli
+# MPI, where mpicc is found: gemmcli loads this library only when an MPI
+# launcher starts it as one of several processes (src/cluster.h), so that
+# the binary itself neither links MPI nor needs it.
+MPICC   ?= mpicc
+MPI_LIB := gemmcli-mpi.so
+HAVE_MPI := $(shell command -v $(MPICC) >/dev/null 2>&1 && echo yes)
 
 CPPFLAGS := -I. -I$(CUDA_HOME)/include -D_GNU_SOURCE -DGC_VERSION='"$(VERSION)"' \
             -DGC_CUDA_LIB_DIR='"$(CUDA_HOME)/lib64"'
@@ -48,9 +55,9 @@ HOST_OBJ   := $(patsubst %.c,$(BUILD)/%.o,$(CORE_C) $(SRC_C) $(FORMAT_C))
 KERNEL_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(KERNEL_C)) $(patsubst %.cu,$(BUILD)/%.o,$(KERNEL_CU))
 MAIN_OBJ   := $(BUILD)/src/main.o
 
-.PHONY: all run test check-gpu bench bench-e2e fuzz install clean deps test-deps
+.PHONY: all run test check-gpu bench bench-e2e fuzz install clean deps test-deps mpi
 
-all: $(BIN)
+all: $(BIN) $(if $(HAVE_MPI),$(MPI_LIB))
 
 # Build dependencies beyond the CUDA toolkit: zlib and libdeflate headers.
 deps:
@@ -73,14 +80,24 @@ $(BUILD)/%.o: %.cu
 	@$(NVCC) $(NVCCFLAGS) $(GENCODE) -c -o $@ $< 2> $@.ptxas || { cat $@.ptxas >&2; exit 1; }
 	@grep -v -e '^ptxas info' -e 'bytes stack frame' $@.ptxas >&2 || true
 
+$(MPI_LIB): src/mpi/gemmcli_mpi.c src/cluster_ops.h
+	$(MPICC) -O2 -g -std=c11 -Wall -Wextra -shared -fPIC -o $@ $<
+
+# The MPI library if MPI is there now (make test installs it first).
+mpi:
+	@if command -v $(MPICC) >/dev/null 2>&1; then $(MAKE) --no-print-directory $(MPI_LIB); \
+	else echo "make: no $(MPICC): $(MPI_LIB) not built (gemmcli runs as one process)"; fi
+
 run: $(BIN)
 	@sh samples/run.sh ./$(BIN)
 
 test: $(BIN)
 	@sh tests/setup.sh test
+	@$(MAKE) --no-print-directory mpi
 	@$(MAKE) --no-print-directory -f tests/tests.mk test
 
 check-gpu: $(BIN)
+	@$(MAKE) --no-print-directory mpi
 	@$(MAKE) --no-print-directory -f tests/tests.mk check-gpu
 
 # Also rewrites auto's table for this device: rebuild afterwards with make.
@@ -100,8 +117,10 @@ install: $(BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/$(BIN)
 	install -m 644 man/gemmcli.1 $(DESTDIR)$(PREFIX)/share/man/man1/gemmcli.1
+	if [ -f $(MPI_LIB) ]; then install -d $(DESTDIR)$(PREFIX)/lib/gemmcli && \
+	    install -m 644 $(MPI_LIB) $(DESTDIR)$(PREFIX)/lib/gemmcli/$(MPI_LIB); fi
 
 clean:
-	rm -rf $(BUILD) $(BIN) tests/out
+	rm -rf $(BUILD) $(BIN) $(MPI_LIB) tests/out
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

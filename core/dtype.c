@@ -191,3 +191,30 @@ uint16_t gc_double_to_bf16(double d)
     uint32_t rounded = bits + 0x7fff + ((bits >> 16) & 1);
     return (uint16_t)(rounded >> 16);
 }
+
+void gc_byteswap(void *data, size_t count, size_t size)
+{
+    unsigned char *p = data;
+    if (size == 2) {
+        for (size_t i = 0; i < count; i++) {
+            uint16_t v;
+            memcpy(&v, p + 2 * i, 2);
+            v = __builtin_bswap16(v);
+            memcpy(p + 2 * i, &v, 2);
+        }
+    } else if (size == 4) {
+        for (size_t i = 0; i < count; i++) {
+            uint32_t v;
+            memcpy(&v, p + 4 * i, 4);
+            v = __builtin_bswap32(v);
+            memcpy(p + 4 * i, &v, 4);
+        }
+    } else if (size == 8) {
+        for (size_t i = 0; i < count; i++) {
+            uint64_t v;
+            memcpy(&v, p + 8 * i, 8);
+            v = __builtin_bswap64(v);
+            memcpy(p + 8 * i, &v, 8);
+        }
+    }
+}

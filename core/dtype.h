@@ -51,4 +51,9 @@ uint16_t gc_double_to_half(double d);
 float gc_bf16_to_float(uint16_t b);
 uint16_t gc_double_to_bf16(double d);
 
+/* Reverses the bytes of each of `count` elements of `size` bytes (2, 4
+ * or 8; other sizes are left as they are): a big-endian payload to this
+ * machine's order. */
+void gc_byteswap(void *data, size_t count, size_t size);
+
 #endif

@@ -5,6 +5,13 @@
 #include <string.h>
 
 static _Thread_local struct gc_capture *capture;
+/* Which process of several speaks ("rank 2 of 4: "); set once, first. */
+static char origin[48];
+
+void gc_error_origin(const char *who)
+{
+    snprintf(origin, sizeof origin, "%s", who ? who : "");
+}
 
 void gc_capture_set(struct gc_capture *c)
 {
@@ -22,13 +29,13 @@ void gc_capture_emit(const struct gc_capture *c)
 static void say(const char *prefix, const char *fmt, va_list ap)
 {
     if (!capture) {
-        fprintf(stderr, "gemmcli: %s", prefix);
+        fprintf(stderr, "gemmcli: %s%s", origin, prefix);
         vfprintf(stderr, fmt, ap);
         fputc('\n', stderr);
         return;
     }
     char line[sizeof capture->text];
-    int head = snprintf(line, sizeof line, "gemmcli: %s", prefix);
+    int head = snprintf(line, sizeof line, "gemmcli: %s%s", origin, prefix);
     int body = vsnprintf(line + head, sizeof line - (size_t)head, fmt, ap);
     size_t n = (size_t)head + (body > 0 ? (size_t)body : 0);
     if (n > sizeof line - 2)

@@ -44,6 +44,10 @@ void gc_capture_set(struct gc_capture *c);
 /* Writes what a capture holds to stderr. */
 void gc_capture_emit(const struct gc_capture *c);
 
+/* Names the process in every message after "gemmcli: " (one of several
+ * MPI ranks: "rank 2 of 4: "); call once, before any thread starts. */
+void gc_error_origin(const char *who);
+
 /* The name to show for a path in messages ("<stdin>"/"<stdout>" for "-"). */
 const char *gc_display_name(const char *path, int is_output);
 

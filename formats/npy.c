@@ -322,32 +322,6 @@ static void npy_to_tensor(const struct npy_header *h, struct gc_tensor *t)
     t->fortran_order = h->fortran_order;
 }
 
-static void npy_byteswap(void *data, size_t count, size_t size)
-{
-    unsigned char *p = data;
-    if (size == 2) {
-        for (size_t i = 0; i < count; i++) {
-            uint16_t v;
-            memcpy(&v, p + 2 * i, 2);
-            v = __builtin_bswap16(v);
-            memcpy(p + 2 * i, &v, 2);
-        }
-    } else if (size == 4) {
-        for (size_t i = 0; i < count; i++) {
-            uint32_t v;
-            memcpy(&v, p + 4 * i, 4);
-            v = __builtin_bswap32(v);
-            memcpy(p + 4 * i, &v, 4);
-        }
-    } else if (size == 8) {
-        for (size_t i = 0; i < count; i++) {
-            uint64_t v;
-            memcpy(&v, p + 8 * i, 8);
-            v = __builtin_bswap64(v);
-            memcpy(p + 8 * i, &v, 8);
-        }
-    }
-}
 
 int npy_read(struct gc_input *in, const struct gc_read_opts *o, struct gc_tensor *t)
 {
@@ -364,7 +338,7 @@ int npy_read(struct gc_input *in, const struct gc_read_opts *o, struct gc_tensor
     if ((status = payload_read_tensor(in, &r, o ? o->alloc : NULL, sink, what)))
         return status;
     if (h.big_endian)
-        npy_byteswap(r.data, gc_tensor_count(&r), gc_dtypes[h.dtype].size);
+        gc_byteswap(r.data, gc_tensor_count(&r), gc_dtypes[h.dtype].size);
     *t = r;
     return 0;
 }

@@ -19,6 +19,7 @@
 #include "../kernels/ref_ddgemm.h"
 #include "commands.h"
 #include "device.h"
+#include "dist.h"
 #include "io.h"
 #include "job.h"
 #include "matmul.h"
@@ -38,7 +39,31 @@ struct mul_job {
     struct gc_tensor result;        /* host, the result's dtype */
     int64_t alpha_i, beta_i;        /* the scalars of an integer result */
     struct upload up[2];            /* A and B uploaded as they are read */
+    /* --devices: the other GPUs that will take tiles, started while the
+     * operands are read. */
+    struct gc_device_warm others[TILED_MAX_DEVICES];
+    int n_others;
 };
+
+/* Every GPU that --devices names (all: the first 16 there are) creates its
+ * context on a thread of its own while the operands are read, as the
+ * job's own GPU does, instead of when its first tile is due. */
+static void warm_tile_devices(struct mul_job *j)
+{
+    const struct gc_opts *o = j->o;
+    int n = o->n_devices < 0 ? 16 : o->n_devices;
+    for (int i = 0; i < n && j->n_others < TILED_MAX_DEVICES; i++) {
+        int ordinal = o->n_devices < 0 ? i : o->devices[i];
+        if (ordinal != o->device)
+            device_warm_start(&j->others[j->n_others++], ordinal);
+    }
+}
+
+static void warm_tile_devices_wait(struct mul_job *j)
+{
+    for (int i = 0; i < j->n_others; i++)
+        device_warm_wait(&j->others[i]);
+}
 
 /* The default tolerance of --verify: the larger of what the arithmetic and
  * what the result's dtype can hold; integers are exact. */
@@ -481,6 +506,7 @@ static int mul_tiled(struct mul_job *j, int *done)
         tj.n_devices = 1;
         tj.devices[0] = jb->dev.ordinal;
     }
+    warm_tile_devices_wait(j);
     progress_phase(&jb->progress, "preparing the operands for tiles");
     struct gc_tensor c = result_shape(pl, si->out);
     double *ref = NULL;
@@ -819,29 +845,47 @@ int cmd_mul(const struct gc_opts *o)
     struct gc_tensor in[3];
     memset(&j, 0, sizeof j);
     memset(in, 0, sizeof in);
-    j.o = o;
     const struct gemm_kernel *named = gemm_kernel_find(o->kernel);
     if (!named && strcmp(o->kernel, "auto") != 0)
         return gc_fail(GC_EXIT_USAGE, "unknown mul kernel '%s' (see 'gemmcli kernels')",
                        o->kernel);
     int on_host = named && (named->flags & KERNEL_HOST);
+    /* One of several processes an MPI launcher started: this one computes
+     * its block of C (src/dist.h), with the options it gives. */
+    struct dist dist;
+    struct gc_opts local;
+    int distributed = dist_wanted();
+    if (distributed) {
+        int rc = dist_begin(&dist, o, on_host, &local);
+        if (rc)
+            return dist_end(&dist, rc);
+        o = &local;
+    }
+    j.o = o;
     int fb = format_by_extension(o->operands[0]);
     /* A and B go straight to the device as they are read, when they are
-     * large float operands and nothing on the host reads them again. */
+     * large float operands and nothing on the host reads them again: not
+     * for a product that is to run in tiles from host memory (a budget,
+     * several GPUs), nor for a rank's part of one. */
     const struct gc_sink *sinks[3] = { NULL, NULL, NULL };
+    int tiles_from_host = o->device_memory || o->n_devices || distributed;
     for (int i = 0; i < 2; i++) {
         upload_init(&j.up[i], &j.job, UPLOAD_FLOATS | UPLOAD_FORTRAN_2D);
-        if (!on_host)
+        if (!on_host && !tiles_from_host)
             sinks[i] = &j.up[i].sink;
     }
     int rc = job_begin(&j.job, o, "mul", on_host, fb >= 0 ? fb : GC_FMT_CSV);
     if (rc)
         goto out;
+    j.job.no_stream = distributed;
+    if (o->n_devices && !on_host)
+        warm_tile_devices(&j);
     progress_phase(&j.job.progress, "reading the operands");
     const char *paths[3] = { o->operands[0], o->operands[1], o->c0_path };
     /* A C0 that is named is read, and must fit, even when beta is 0. */
     int read_as = -1;
-    rc = io_read_operands(o, o->c0_path ? 3 : 2, paths, sinks, in, &read_as);
+    rc = distributed ? dist_read(&dist, o, paths, in, &read_as)
+                     : io_read_operands(o, o->c0_path ? 3 : 2, paths, sinks, in, &read_as);
     j.a = in[0];
     j.b = in[1];
     in[0].data = in[1].data = NULL;
@@ -903,8 +947,10 @@ int cmd_mul(const struct gc_opts *o)
         rep->verify.reference = "none (empty product)";
         rep->verify.done = rep->verify.ok = 1;
     }
-    rc = job_finish(&j.job, &j.result, (enum gc_dtype)out_dtype);
+    rc = distributed ? dist_finish(&dist, &j.job, &j.result, (enum gc_dtype)out_dtype)
+                     : job_finish(&j.job, &j.result, (enum gc_dtype)out_dtype);
 out:
+    warm_tile_devices_wait(&j);
     upload_release(&j.up[0]);
     upload_release(&j.up[1]);
     job_end(&j.job);
@@ -913,5 +959,5 @@ out:
     gc_tensor_free(&in[2]);
     gc_tensor_free(&j.c0);
     gc_tensor_free(&j.result);
-    return rc;
+    return distributed ? dist_end(&dist, rc) : rc;
 }

@@ -115,7 +115,7 @@ int job_take_result(struct job *j, const void *d, const struct gc_tensor *shape,
     const struct gc_opts *o = j->o;
     int rc;
     progress_phase(&j->progress, "writing %s", gc_display_name(o->output, 1));
-    if (stream && stream_can_write(j->fmt, shape->dtype, shape->dtype)) {
+    if (stream && !j->no_stream && stream_can_write(j->fmt, shape->dtype, shape->dtype)) {
         if (!(rc = output_begin(&j->out, o->output, 1)))
             rc = stream_write_result(&j->out, j->fmt, &j->dev, d, shape, &j->rep.d2h_ms,
                                      &j->rep.write_ms);

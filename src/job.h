@@ -24,6 +24,7 @@ struct job {
     struct gc_device_warm warm;
     struct gc_output out;
     int streamed;              /* the result went from the device into `out` */
+    int no_stream;             /* the result must come to host memory (MPI ranks write it) */
     struct gc_progress progress;
     double t0;
     pthread_mutex_t open_lock;   /* the device is opened once, by whichever comes first */

@@ -7,11 +7,19 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cluster.h"
 #include "commands.h"
 #include "device.h"
 #include "../core/error.h"
 #include "options.h"
 #include "output.h"
+
+/* What a command does when an MPI launcher starts several gemmclis. */
+enum ranks_rule {
+    RANKS_EACH,      /* each rank runs it as its own (info, kernels: they only print) */
+    RANKS_SPLIT,     /* the ranks share the work (src/dist.h) */
+    RANKS_REFUSE,    /* one process's work: several would race on its output */
+};
 
 struct command {
     const char *name;
@@ -19,18 +27,22 @@ struct command {
     const char *operands;    /* for usage lines */
     const char *summary;
     int (*run)(const struct gc_opts *o);
+    enum ranks_rule ranks;
 };
 
 static const struct command commands[] = {
-    { "mul", CMD_MUL, "A B -o C", "C = alpha*A@B + beta*C0 on the GPU, as NumPy's matmul", cmd_mul },
+    { "mul", CMD_MUL, "A B -o C", "C = alpha*A@B + beta*C0 on the GPU, as NumPy's matmul", cmd_mul,
+      RANKS_SPLIT },
     { "transpose", CMD_TRANSPOSE, "IN OUT | IN -o OUT", "write the transpose of a matrix",
-      cmd_transpose },
-    { "convert", CMD_CONVERT, "IN -o OUT", "change a matrix's file format (no GPU)", cmd_convert },
-    { "info", CMD_INFO, "FILE...", "format, dtype, shape and order of matrix files", cmd_info },
-    { "kernels", CMD_KERNELS, "", "list the registered kernels", cmd_kernels },
-    { "bench", CMD_BENCH, "", "time every kernel against cuBLAS", cmd_bench },
+      cmd_transpose, RANKS_REFUSE },
+    { "convert", CMD_CONVERT, "IN -o OUT", "change a matrix's file format (no GPU)", cmd_convert,
+      RANKS_REFUSE },
+    { "info", CMD_INFO, "FILE...", "format, dtype, shape and order of matrix files", cmd_info,
+      RANKS_EACH },
+    { "kernels", CMD_KERNELS, "", "list the registered kernels", cmd_kernels, RANKS_EACH },
+    { "bench", CMD_BENCH, "", "time every kernel against cuBLAS", cmd_bench, RANKS_REFUSE },
     { "tune", CMD_TUNE, "SIZE...", "time auto's candidates, cache the fastest (--show, --clear)",
-      cmd_tune },
+      cmd_tune, RANKS_REFUSE },
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
@@ -117,6 +129,19 @@ int main(int argc, char **argv)
     }
     if (rc)
         return rc;
+    int ranks = cluster_launched_size();
+    if (ranks > 1) {
+        char who[48];
+        snprintf(who, sizeof who, "rank %d of %d: ", cluster_launched_rank(), ranks);
+        gc_error_origin(who);
+        if (c->ranks == RANKS_REFUSE) {
+            /* Every rank finds the same: rank 0 says it. */
+            if (cluster_launched_rank() == 0)
+                gc_fail(GC_EXIT_USAGE, "%s is not shared among MPI ranks: run it as one process "
+                        "(only mul is split)", c->name);
+            return GC_EXIT_USAGE;
+        }
+    }
     rc = c->run(&o);
     if (c->bit & (CMD_MUL | CMD_TRANSPOSE | CMD_BENCH | CMD_KERNELS | CMD_TUNE))
         fast_exit(rc);

@@ -57,6 +57,11 @@ static void install_handlers(void)
         signal(SIGXFSZ, SIG_IGN);
 }
 
+void output_catch_signals(void)
+{
+    pthread_once(&handlers_once, install_handlers);
+}
+
 /* Returns the slot's number plus one, or 0 when none could be had. */
 static int claim_slot(const char *path)
 {

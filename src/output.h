@@ -38,6 +38,12 @@ int output_commit(struct gc_output *o);
  * output never begun (zeroed). */
 void output_abort(struct gc_output *o);
 
+/* The signal handling output_begin sets up, for a process that writes
+ * into a temporary file another process began (an MPI rank's block): past
+ * the file-size limit its writes then fail with EFBIG instead of killing
+ * it. */
+void output_catch_signals(void);
+
 /* 1 when `path` ("-", /dev/stdout, /proc/self/fd/1, ...) writes to this
  * process's standard output, where only matrix data may go. */
 int output_is_stdout(const char *path);

@@ -38,6 +38,8 @@ void report_print(FILE *f, const struct gc_report *r)
                 r->shape_out, r->dtype, r->kernel, chosen_by(r), r->device);
     if (r->tiles[0])
         fprintf(f, "  tiles: %s\n", r->tiles);
+    if (r->ranks[0])
+        fprintf(f, "  ranks: %s\n", r->ranks);
     fprintf(f, "  %-13s %10.3f ms\n", "read", r->read_ms);
     if (r->start_ms > 0)
         fprintf(f, "  %-13s %10.3f ms\n", "GPU start", r->start_ms);
@@ -186,6 +188,8 @@ void report_json(FILE *f, const struct gc_report *r)
     fprintf(f, "\"repeat\": %d, \"uploaded_while_read\": %d, \"tiles\": ", r->repeat,
             r->uploaded_while_read);
     json_string(f, r->tiles);
+    fputs(", \"ranks\": ", f);
+    json_string(f, r->ranks);
     fputs(", \"ms\": {", f);
     json_num(f, "read", r->read_ms, 1);
     json_num(f, "gpu_start", r->start_ms, 1);

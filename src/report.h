@@ -19,6 +19,7 @@ struct gc_verify_result {
     double timed_rel_fro, timed_max_rel;
     /* Errors over the elements finite in both the result and the reference. */
     double max_abs, max_rel, rel_fro, tol;
+    double diff2, ref2;       /* the sums of squares behind rel_fro */
     /* Where the two disagree about being finite: inf or nan in the result
      * where the reference is finite, the reverse, and both non-finite but
      * not the same (nan against inf, or infinities of opposite signs). */
@@ -51,6 +52,7 @@ struct gc_report {
     double start_ms;          /* waiting for the GPU to start, after the read */
     int uploaded_while_read;  /* operands copied to the device as they were read */
     char tiles[512];          /* a product computed in tiles: how, and on which GPUs */
+    char ranks[160];          /* a product shared by MPI ranks: how */
     struct gc_verify_result verify;
 };
 

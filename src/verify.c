@@ -53,6 +53,8 @@ void verify_compare_float(const struct gc_tensor *got, const double *ref,
     v->max_abs = max_abs;
     v->max_rel = max_rel;
     v->rel_fro = ref2 > 0 ? sqrt(diff2 / ref2) : sqrt(diff2);
+    v->diff2 = diff2;
+    v->ref2 = ref2;
     v->nonfinite_got = got_only;
     v->nonfinite_ref = ref_only;
     v->nonfinite_diff = differ;

@@ -45,6 +45,8 @@ step cli              python3 tests/cli_test.py ./gemmcli
 step hostile          python3 tests/hostile.py ./gemmcli
 step cli-gpu          python3 tests/cli_gpu.py ./gemmcli
 step tiled            python3 tests/tiled_gpu.py ./gemmcli
+# mul as MPI ranks, each on a GPU (sharing the GPUs there are).
+step mpi-gpu          python3 tests/mpi_test.py ./gemmcli --gpu
 step tune-gpu         python3 tests/tune_gpu.py ./gemmcli
 # The tuner: every f32 candidate on its own operands and scratch C, ragged stack.
 step memcheck-tune    "$SAN" --tool memcheck --error-exitcode 9 ./gemmcli tune 2x97x83x71

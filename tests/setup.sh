@@ -17,6 +17,9 @@ fi
 if [ "$mode" = test ]; then
     # tests/check_svg.py renders bench's pictures with rsvg-convert.
     command -v rsvg-convert >/dev/null 2>&1 || need_pkgs="$need_pkgs librsvg2-bin"
+    # tests/mpi_test.py runs mul as MPI ranks; make mpi builds gemmcli-mpi.so.
+    command -v mpirun >/dev/null 2>&1 || need_pkgs="$need_pkgs openmpi-bin"
+    command -v mpicc >/dev/null 2>&1 || need_pkgs="$need_pkgs libopenmpi-dev"
 fi
 
 if [ -n "$need_pkgs" ]; then

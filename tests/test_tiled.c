@@ -1,12 +1,15 @@
 /* The out-of-core tiler's arithmetic (src/tiled.c): for many shapes and
  * budgets, the plan fits its budget, its tiles cover C once, its steps
  * cover K once, and a product that fits whole is one tile of one step.
- * Prints 'test_tiled: N passed, M failed'. */
+ * The MPI ranks' grid (src/dist_plan.c): the blocks of every rank count
+ * cover C once, are as even as they go, and the grid reads no more than
+ * any other factorisation.  Prints 'test_tiled: N passed, M failed'. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "src/dist_plan.h"
 #include "src/tiled.h"
 
 static int passed, failed;
@@ -135,6 +138,55 @@ int main(void)
                   (long long)n, (long long)k);
     }
     CHECK(plans > 1000, "only %d of 3000 random plans were made", plans);
+
+    /* The ranks' grid and blocks. */
+    struct dist_grid g = dist_grid_make(4, 1000, 1000);
+    CHECK(g.pr == 2 && g.pc == 2, "4 ranks on a square: %d x %d", g.pr, g.pc);
+    g = dist_grid_make(3, 1000, 1000);
+    CHECK(g.pr * g.pc == 3, "3 ranks: %d x %d", g.pr, g.pc);
+    g = dist_grid_make(4, 1, 5000);
+    CHECK(g.pr == 1 && g.pc == 4, "a row vector's product splits across: %d x %d", g.pr, g.pc);
+    g = dist_grid_make(6, 100000, 10);
+    CHECK(g.pr == 6 && g.pc == 1, "a tall product splits down: %d x %d", g.pr, g.pc);
+    for (int i = 0; i < 2000; i++) {
+        int ranks = 1 + (int)(next() % 40);
+        int64_t m = (int64_t)(next() % 300), n = (int64_t)(next() % 300);
+        g = dist_grid_make(ranks, m, n);
+        CHECK(g.pr * g.pc == ranks && g.pr >= 1 && g.pc >= 1, "%d ranks: %d x %d grid", ranks,
+              g.pr, g.pc);
+        /* No other factorisation reads fewer elements per unit of K. */
+        double cost = (double)((m + g.pr - 1) / g.pr) + (double)((n + g.pc - 1) / g.pc);
+        for (int pr = 1; pr <= ranks; pr++)
+            if (ranks % pr == 0 && pr <= (m > 0 ? m : 1) && ranks / pr <= (n > 0 ? n : 1) &&
+                g.pr <= (m > 0 ? m : 1) && g.pc <= (n > 0 ? n : 1))
+                CHECK(cost <= (double)((m + pr - 1) / pr) + (double)((n + ranks / pr - 1) /
+                      (ranks / pr)), "%d ranks on %lldx%lld: %dx%d reads more than %dx%d",
+                      ranks, (long long)m, (long long)n, g.pr, g.pc, pr, ranks / pr);
+        /* Every element of C in exactly one block; sides differ by one at most. */
+        int64_t cells = 0, min_rows = INT64_MAX, max_rows = 0;
+        int ok = 1;
+        for (int r = 0; r < ranks; r++) {
+            struct dist_block b = dist_block_of(&g, m, n, r);
+            ok &= b.r0 >= 0 && b.c0 >= 0 && b.rows >= 0 && b.cols >= 0 && b.r0 + b.rows <= m &&
+                  b.c0 + b.cols <= n;
+            cells += b.rows * b.cols;
+            min_rows = b.rows < min_rows ? b.rows : min_rows;
+            max_rows = b.rows > max_rows ? b.rows : max_rows;
+            /* The next rank across starts where this one ends. */
+            if (r % g.pc + 1 < g.pc) {
+                struct dist_block nb = dist_block_of(&g, m, n, r + 1);
+                ok &= nb.c0 == b.c0 + b.cols && nb.r0 == b.r0;
+            }
+            if (r + g.pc < ranks) {
+                struct dist_block db = dist_block_of(&g, m, n, r + g.pc);
+                ok &= db.r0 == b.r0 + b.rows && db.c0 == b.c0;
+            }
+        }
+        CHECK(ok && cells == m * n && max_rows - min_rows <= 1,
+              "%d ranks on %lldx%lld (%dx%d): blocks cover %lld of %lld cells, rows %lld..%lld",
+              ranks, (long long)m, (long long)n, g.pr, g.pc, (long long)cells,
+              (long long)(m * n), (long long)min_rows, (long long)max_rows);
+    }
     printf("test_tiled: %d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

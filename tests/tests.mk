@@ -31,9 +31,9 @@ $(B)/test_tune_cache: tests/test_tune_cache.c src/tune_cache.c src/tune_cache.h
 	@mkdir -p $(B)
 	$(CC) $(HOST_CFLAGS) -o $@ tests/test_tune_cache.c src/tune_cache.c -lm
 
-$(B)/test_tiled: tests/test_tiled.c src/tiled.c src/tiled.h
+$(B)/test_tiled: tests/test_tiled.c src/tiled.c src/tiled.h src/dist_plan.c src/dist_plan.h
 	@mkdir -p $(B)
-	$(CC) $(HOST_CFLAGS) $(SAN) -o $@ tests/test_tiled.c src/tiled.c
+	$(CC) $(HOST_CFLAGS) $(SAN) -o $@ tests/test_tiled.c src/tiled.c src/dist_plan.c
 
 $(B)/test_tune_cache_san: tests/test_tune_cache.c src/tune_cache.c src/tune_cache.h
 	@mkdir -p $(B)

@@ -1,0 +1,48 @@
+/* Running as one of several processes started by an MPI launcher
+ * (mpirun, mpiexec, srun): telling that it is so, loading gemmcli-mpi.so
+ * (src/cluster_ops.h) and the collective steps built on it.  Outside a
+ * launcher none of this loads anything. */
+#ifndef GC_CLUSTER_H
+#define GC_CLUSTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cluster_ops.h"
+
+struct gc_cluster {
+    int rank, size;           /* this process's rank, of size */
+    int local_rank;           /* among the ranks on this host */
+    const struct gc_cluster_ops *ops;
+    void *lib;
+};
+
+/* The number of processes the launcher started, from the environment it
+ * gives them (Open MPI, MPICH and its kin, Slurm); 1 outside a launcher. */
+int cluster_launched_size(void);
+
+/* This process's rank, from the same environment, before MPI starts (for
+ * saying things once, from rank 0); 0 outside a launcher. */
+int cluster_launched_rank(void);
+
+/* Loads gemmcli-mpi.so ($GEMMCLI_MPI_LIBRARY, else beside the executable,
+ * else ../lib/gemmcli/ from it) and joins the job: 0, or GC_EXIT_USAGE
+ * after saying why (no library: gemmcli was built without MPI). */
+int cluster_join(struct gc_cluster *c);
+
+/* Leaves the job (MPI_Finalize) and unloads nothing: the library stays
+ * until the process ends. */
+void cluster_leave(struct gc_cluster *c);
+
+/* The agreement every phase ends with: each rank's status in; returns
+ * the first failing rank's status, or 0 when all succeeded.  *first gets
+ * that rank, -1 if none. */
+int cluster_agree(struct gc_cluster *c, int status, int *first);
+
+/* The collectives and messages, reporting an MPI failure as GC_EXIT_OUTPUT. */
+int cluster_allgather(struct gc_cluster *c, const int64_t *mine, int n, int64_t *all);
+int cluster_bcast(struct gc_cluster *c, void *buf, size_t bytes, int root);
+int cluster_send(struct gc_cluster *c, const void *buf, size_t bytes, int to);
+int cluster_recv(struct gc_cluster *c, void *buf, size_t bytes, int from);
+
+#endif

@@ -16,6 +16,7 @@
 #include "io.h"
 #include "output.h"
 #include "report.h"
+#include "verify.h"
 
 /* What a rank finds an operand to be, as numbers all ranks exchange. */
 enum { D_STATUS, D_BY_OFFSET, D_FORMAT, D_DTYPE, D_NDIM, D_FORTRAN, D_SWAP, D_ROWS, D_COLS,
@@ -616,18 +617,10 @@ static void merge_report(const struct dist *d, struct job *j, const int64_t *all
         v->ok = mismatches == 0;
         return;
     }
-    v->max_abs = max_abs;
-    v->max_rel = max_rel;
-    v->diff2 = diff2;
-    v->ref2 = ref2;
-    v->rel_fro = ref2 > 0 ? sqrt(diff2 / ref2) : sqrt(diff2);
-    v->nonfinite_got = nf_got;
-    v->nonfinite_ref = nf_ref;
-    v->nonfinite_diff = nf_diff;
+    verify_settle_float(v, max_abs, max_rel, diff2, ref2, nf_got, nf_ref, nf_diff);
     v->ref_ms = ref_ms;
     v->timed_rel_fro = timed_fro;     /* the worst block's */
     v->timed_max_rel = timed_max_rel;
-    v->ok = !(nf_got + nf_ref + nf_diff) && v->rel_fro <= v->tol;
 }
 
 /* This rank's block of C into the file at its offsets (C's rows, each

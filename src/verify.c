@@ -50,6 +50,13 @@ void verify_compare_float(const struct gc_tensor *got, const double *ref,
     }
     v->exact = 0;
     v->count = n;
+    verify_settle_float(v, max_abs, max_rel, diff2, ref2, got_only, ref_only, differ);
+}
+
+void verify_settle_float(struct gc_verify_result *v, double max_abs, double max_rel,
+                         double diff2, double ref2, size_t got_only, size_t ref_only,
+                         size_t differ)
+{
     v->max_abs = max_abs;
     v->max_rel = max_rel;
     v->rel_fro = ref2 > 0 ? sqrt(diff2 / ref2) : sqrt(diff2);

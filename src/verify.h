@@ -19,6 +19,14 @@ void verify_compare_float(const struct gc_tensor *got, const double *ref,
 
 /* An integer (or bool) result against the exact one of the same dtype:
  * bit for bit. */
+/* The float comparison's verdict from its sums: errors, the relative
+ * Frobenius error sqrt(diff2 / ref2) against v->tol, and the elements that
+ * disagree about being finite; also for blocks compared apart and added
+ * up (MPI ranks). */
+void verify_settle_float(struct gc_verify_result *v, double max_abs, double max_rel,
+                         double diff2, double ref2, size_t got_only, size_t ref_only,
+                         size_t differ);
+
 void verify_compare_exact(const struct gc_tensor *got, const void *ref,
                           struct gc_verify_result *v);
 

@@ -24,24 +24,18 @@ import tempfile
 
 import numpy as np
 
+from checks import Checks
+
 args = [a for a in sys.argv[1:] if not a.startswith("--")]
 GEMMCLI = os.path.abspath(args[0] if args else "./gemmcli")
 KERNEL = [] if "--gpu" in sys.argv else ["--kernel", "cpu"]
 rng = np.random.default_rng(11)
-passed = failed = 0
+check = Checks()
 
 # Open MPI refuses root without these; single-copy through ptrace is
 # often barred in containers.
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
            OMPI_MCA_btl_vader_single_copy_mechanism="none", OMPI_MCA_rmaps_base_oversubscribe="1")
-
-
-def check(name, cond, detail=""):
-    global passed, failed
-    passed += bool(cond)
-    failed += not cond
-    if not cond:
-        print(f"FAIL {name}: {detail}", file=sys.stderr)
 
 
 def mpirun(np_, *a, cwd=None, stdout=subprocess.PIPE, env=ENV):
@@ -269,8 +263,7 @@ def main():
         r = mpirun(2, "mul", p("a.npy"), p("b.npy"), "-o", p("x.npy"), *KERNEL, env=env)
         check("no MPI library -> 2, saying so", r.returncode == 2 and
               b"cannot load MPI" in r.stderr and not os.path.exists(p("x.npy")), err(r))
-    print(f"mpi: {passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return check.summary("mpi")
 
 
 if __name__ == "__main__":

@@ -117,8 +117,8 @@ static int mpi_status(struct gc_cluster *c, int rc, const char *what)
 {
     if (!rc)
         return 0;
-    return gc_fail(GC_EXIT_OUTPUT, "rank %d of %d: MPI %s failed: %s", c->rank, c->size, what,
-                   c->ops->error_text(rc));
+    /* Messages already name the rank (gc_error_origin). */
+    return gc_fail(GC_EXIT_OUTPUT, "MPI %s failed: %s", what, c->ops->error_text(rc));
 }
 
 int cluster_allgather(struct gc_cluster *c, const int64_t *mine, int n, int64_t *all)
@@ -139,26 +139,4 @@ int cluster_send(struct gc_cluster *c, const void *buf, size_t bytes, int to)
 int cluster_recv(struct gc_cluster *c, void *buf, size_t bytes, int from)
 {
     return mpi_status(c, c->ops->recv(buf, bytes, from), "receive");
-}
-
-int cluster_agree(struct gc_cluster *c, int status, int *first)
-{
-    int64_t mine = status, *all = malloc((size_t)c->size * sizeof *all);
-    *first = -1;
-    if (!all)
-        return gc_fail(GC_EXIT_INPUT, "out of host memory");
-    int rc = cluster_allgather(c, &mine, 1, all);
-    if (rc) {
-        free(all);
-        return rc;
-    }
-    int result = 0;
-    for (int r = 0; r < c->size; r++) {
-        if (all[r] && *first < 0) {
-            *first = r;
-            result = (int)all[r];
-        }
-    }
-    free(all);
-    return result;
 }

@@ -34,11 +34,6 @@ int cluster_join(struct gc_cluster *c);
  * until the process ends. */
 void cluster_leave(struct gc_cluster *c);
 
-/* The agreement every phase ends with: each rank's status in; returns
- * the first failing rank's status, or 0 when all succeeded.  *first gets
- * that rank, -1 if none. */
-int cluster_agree(struct gc_cluster *c, int status, int *first);
-
 /* The collectives and messages, reporting an MPI failure as GC_EXIT_OUTPUT. */
 int cluster_allgather(struct gc_cluster *c, const int64_t *mine, int n, int64_t *all);
 int cluster_bcast(struct gc_cluster *c, void *buf, size_t bytes, int root);

@@ -868,10 +868,10 @@ int cmd_mul(const struct gc_opts *o)
      * for a product that is to run in tiles from host memory (a budget,
      * several GPUs), nor for a rank's part of one. */
     const struct gc_sink *sinks[3] = { NULL, NULL, NULL };
-    int tiles_from_host = o->device_memory || o->n_devices || distributed;
+    int read_to_host = o->device_memory || o->n_devices || distributed;
     for (int i = 0; i < 2; i++) {
         upload_init(&j.up[i], &j.job, UPLOAD_FLOATS | UPLOAD_FORTRAN_2D);
-        if (!on_host && !tiles_from_host)
+        if (!on_host && !read_to_host)
             sinks[i] = &j.up[i].sink;
     }
     int rc = job_begin(&j.job, o, "mul", on_host, fb >= 0 ? fb : GC_FMT_CSV);

@@ -360,23 +360,28 @@ static int scatter_part(struct dist *d, int which, const struct operand *op,
     return rc;
 }
 
-/* Every rank's status agreed; a failure settles the job.  A rank whose
- * own failure was held back (`cap`) says it only when no rank before it
- * failed too: a fault every rank sees alike is said once, by the first. */
-static int agree(struct dist *d, int rc, struct gc_capture *cap)
+/* Every rank's record of n numbers, its status first, gathered into
+ * d->all; the first failing rank's status (or the failed gather's), which
+ * settles the job, or 0 when all succeeded. */
+static int gather_records(struct dist *d, const int64_t *mine, int n)
 {
-    int first;
-    int all = cluster_agree(&d->cl, rc, &first);
-    if (cap) {
-        gc_capture_set(NULL);
-        if (rc && first == d->cl.rank)
-            gc_capture_emit(cap);
-    }
-    if (all) {
-        d->settled = 1;
-        d->failed_rank = first;
-    }
-    return all;
+    int rc = cluster_allgather(&d->cl, mine, n, d->all);
+    int first = rc ? d->cl.rank : -1;
+    for (int r = 0; r < d->cl.size && first < 0; r++)
+        if (d->all[(size_t)r * (size_t)n])
+            first = r;
+    if (first < 0)
+        return 0;
+    d->settled = 1;
+    d->failed_rank = first;
+    return rc ? rc : (int)d->all[(size_t)first * (size_t)n];
+}
+
+/* The agreement every phase ends with: each rank's status alone. */
+static int agree(struct dist *d, int rc)
+{
+    int64_t mine = rc;
+    return gather_records(d, &mine, 1);
 }
 
 int dist_read(struct dist *d, const struct gc_opts *o, const char *const *paths,
@@ -397,31 +402,23 @@ int dist_read(struct dist *d, const struct gc_opts *o, const char *const *paths,
         if (!(rc = describe(o, i, &ops[i])) && !ops[i].desc[D_BY_OFFSET] && cl->rank == 0)
             rc = read_whole(o, i, &ops[i]);
     }
-    int64_t mine[2 * D_N], *all = d->all;
-    for (int i = 0; i < 2; i++) {
-        ops[i].desc[D_STATUS] = rc;
+    int64_t mine[2 * D_N];
+    for (int i = 0; i < 2; i++)
         memcpy(mine + i * D_N, ops[i].desc, sizeof ops[i].desc);
-    }
-    int all_rc = cluster_allgather(cl, mine, 2 * D_N, all);
-    int first = -1;
-    for (int r = 0; r < cl->size && !all_rc; r++)
-        if (all[r * 2 * D_N + D_STATUS] && first < 0)
-            first = r;
+    mine[D_STATUS] = rc;
+    int all_rc = gather_records(d, mine, 2 * D_N);
     if (cl->rank) {
+        /* A fault every rank sees alike is said once, by the first. */
         gc_capture_set(NULL);
-        if (rc && first == cl->rank)
+        if (rc && d->failed_rank == cl->rank)
             gc_capture_emit(&cap);
     }
-    if (all_rc || first >= 0) {
-        d->settled = 1;
-        d->failed_rank = first;
-        rc = all_rc ? all_rc : (int)all[first * 2 * D_N + D_STATUS];
+    if ((rc = all_rc))
         goto out;
-    }
     /* 2. Rank 0's view is the job's; a rank that reads by offset must see
      * the same file. */
     int64_t root[2][D_N];
-    memcpy(root, all, sizeof root);
+    memcpy(root, d->all, sizeof root);
     for (int i = 0; i < 2 && !rc; i++) {
         if (!ops[i].desc[D_BY_OFFSET] && !root[i][D_BY_OFFSET])
             continue;
@@ -431,7 +428,7 @@ int dist_read(struct dist *d, const struct gc_opts *o, const char *const *paths,
                              "(its %s differs): every rank must read the same inputs",
                              ops[i].name, desc_words[f]);
     }
-    if ((rc = agree(d, rc, NULL)))
+    if ((rc = agree(d, rc)))
         goto out;
     /* 3. The whole product, planned alike on every rank: what is wrong with
      * it rank 0 says. */
@@ -479,7 +476,7 @@ int dist_read(struct dist *d, const struct gc_opts *o, const char *const *paths,
         }
         gc_tensor_free(&ops[i].whole);
     }
-    if ((rc = agree(d, rc, NULL)))
+    if ((rc = agree(d, rc)))
         goto out;
     *read_as = d->read_as;
     return 0;
@@ -541,24 +538,6 @@ static double most(const int64_t *all, int size, int field)
         if (dbl(all[r * F_N + field]) > m)
             m = dbl(all[r * F_N + field]);
     return m;
-}
-
-/* Exchanges the records; the first failing rank's status, or 0. */
-static int exchange(struct dist *d, const int64_t *mine, int64_t *all)
-{
-    int rc = cluster_allgather(&d->cl, mine, F_N, all);
-    if (rc) {
-        d->settled = 1;
-        d->failed_rank = d->cl.rank;
-        return rc;
-    }
-    for (int r = 0; r < d->cl.size; r++)
-        if (all[r * F_N + F_STATUS]) {
-            d->settled = 1;
-            d->failed_rank = r;
-            return (int)all[r * F_N + F_STATUS];
-        }
-    return 0;
 }
 
 /* Rank 0's report: the whole product's shapes and work, the slowest
@@ -734,7 +713,7 @@ int dist_finish(struct dist *d, struct job *j, struct gc_tensor *result, enum gc
     int64_t mine[F_N];
     fill_record(j, rc, mine);
     /* 1. Every rank's outcome and figures. */
-    if ((rc = exchange(d, mine, d->all)))
+    if ((rc = gather_records(d, mine, F_N)))
         return rc;
     if (cl->rank == 0)
         merge_report(d, j, d->all);
@@ -800,7 +779,7 @@ int dist_finish(struct dist *d, struct job *j, struct gc_tensor *result, enum gc
     free(path);
     free(scratch);
     gc_tensor_free(&whole);
-    if ((rc = agree(d, rc, NULL)))
+    if ((rc = agree(d, rc)))
         return rc;
     /* 5. Every block is written: rank 0 reports and renames, once. */
     int64_t done = 0;
@@ -828,7 +807,7 @@ int dist_end(struct dist *d, int rc)
         int64_t mine[F_N];
         memset(mine, 0, sizeof mine);
         mine[F_STATUS] = rc ? rc : GC_EXIT_GPU;
-        int agreed = exchange(d, mine, d->all);
+        int agreed = gather_records(d, mine, F_N);
         rc = rc ? rc : agreed;
     }
     if (rc && d->cl.rank == 0 && d->failed_rank > 0)

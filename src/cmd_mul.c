@@ -10,11 +10,13 @@
  * as read (cuBLAS DGEMM, or long double on the host), or, for integers,
  * with the exact result. */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../core/error.h"
+#include "../core/parallel.h"
 #include "../kernels/convert.h"
 #include "../kernels/ref_ddgemm.h"
 #include "commands.h"
@@ -23,6 +25,7 @@
 #include "io.h"
 #include "job.h"
 #include "matmul.h"
+#include "model.h"
 #include "select.h"
 #include "tune.h"
 #include "tiled_run.h"
@@ -169,17 +172,33 @@ static struct gc_tensor result_shape(const struct matmul_plan *p, enum gc_dtype 
 
 /* ---- the host ---- */
 
-/* Largest |x| of an integer tensor, for the exact path's bound. */
-static uint64_t host_max_abs(const struct gc_tensor *t)
+/* Largest |x| of an integer tensor, for the exact path's bound: each
+ * thread its slice, the largest kept with a compare-and-swap. */
+struct max_abs_job {
+    const struct gc_tensor *t;
+    _Atomic uint64_t most;
+};
+
+static void max_abs_slice(void *arg, size_t begin, size_t end)
 {
-    size_t n = gc_tensor_count(t);
+    struct max_abs_job *mj = arg;
     uint64_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        long double v = gc_tensor_get(t, i);
+    for (size_t i = begin; i < end; i++) {
+        long double v = gc_tensor_get(mj->t, i);
         uint64_t a = v < 0 ? (uint64_t)(-v) : (uint64_t)v;
         m = a > m ? a : m;
     }
-    return m;
+    uint64_t seen = atomic_load(&mj->most);
+    while (m > seen && !atomic_compare_exchange_weak(&mj->most, &seen, m))
+        ;
+}
+
+static uint64_t host_max_abs(const struct gc_tensor *t, int threads)
+{
+    struct max_abs_job mj = { .t = t };
+    atomic_init(&mj.most, 0);
+    parallel_for(threads, gc_tensor_count(t), (size_t)1 << 20, max_abs_slice, &mj);
+    return atomic_load(&mj.most);
 }
 
 static int f64_exact_for(const struct matmul_plan *p, uint64_t max_a, uint64_t max_b)
@@ -208,7 +227,8 @@ static int mul_host(struct mul_job *j)
 {
     const struct gc_opts *o = j->o;
     const struct matmul_plan *pl = &j->plan;
-    int f64_exact = !pl->needs_bound || f64_exact_for(pl, host_max_abs(&j->a), host_max_abs(&j->b));
+    int f64_exact = !pl->needs_bound || f64_exact_for(pl, host_max_abs(&j->a, o->threads),
+                                                             host_max_abs(&j->b, o->threads));
     int rc, is_auto;
     j->kern = select_gemm(o->kernel, pl, 0, 0, f64_exact, &j->sig, &is_auto, &rc);
     if (!j->kern)
@@ -439,9 +459,25 @@ static int pin(void *p, size_t bytes)
     return 1;
 }
 
+/* The kernel's expected rate for the whole product, FLOP/s, from auto's
+ * model (0 when it has none): what the tile plan weighs copies against. */
+static double model_flops(const struct mul_job *j, const struct gemm_kernel *kern,
+                          enum gemm_sig sig)
+{
+    const struct matmul_plan *pl = &j->plan;
+    struct gemm_problem p;
+    matmul_problem(pl, sig, 1, 0, &p);
+    struct model_estimate e = model_estimate(kern, &p, j->job.dev.sm_count);
+    double work = 2.0 * (double)pl->batch * (double)pl->m * (double)pl->n * (double)pl->k;
+    return isfinite(e.ms) && e.ms > 0 ? work / (e.ms / 1000) : 0;
+}
+
 /* The product in tiles (src/tiled_run.h) when it needs more device memory
  * than it may use (--device-memory, else what is free), or when --devices
- * shares it among GPUs; *done says whether it ran here. */
+ * shares it among GPUs; *done says whether it ran here.  Operands go to
+ * the host in the kernel's type, C order; C0 (floats) is C's first value,
+ * and an integer result's alpha, beta and C0 are applied on the host
+ * after, as on the device in core. */
 static int mul_tiled(struct mul_job *j, int *done)
 {
     const struct gc_opts *o = j->o;
@@ -450,26 +486,17 @@ static int mul_tiled(struct mul_job *j, int *done)
     int cc = jb->dev.cc_major * 10 + jb->dev.cc_minor, rc = 0, is_auto;
     enum gemm_sig sig;
     *done = 0;
-    if (pl->exact) {
-        size_t need = (gc_tensor_count(&j->a) + gc_tensor_count(&j->b) + result_count(pl)) * 8;
-        if (o->n_devices)
-            return gc_fail(GC_EXIT_USAGE, "--devices: integer products run on one GPU");
-        if (o->device_memory && need > o->device_memory)
-            return gc_fail(GC_EXIT_GPU, "this integer product needs about %.2f GiB of device "
-                           "memory, more than --device-memory's %.2f GiB, and integer products "
-                           "are not computed in tiles yet", need / 1073741824.0,
-                           o->device_memory / 1073741824.0);
-        return 0;
-    }
+    /* The arithmetic and the memory in core; for integers, both exact
+     * paths take 8 bytes an element, so the bound waits until tiles are
+     * certain. */
     const struct gemm_kernel *kern = select_gemm(o->kernel, pl, cc, jb->dev.sm_count, 1, &sig,
                                                  &is_auto, &rc);
     if (!kern)
         return rc;
-    const struct gemm_sig_info *si = &gemm_sigs[sig];
     size_t na = gc_tensor_count(&j->a), nb = gc_tensor_count(&j->b), nc = result_count(pl);
-    size_t in_es = gc_dtypes[si->in].size, out_es = gc_dtypes[si->out].size;
+    size_t in_es = gc_dtypes[gemm_sigs[sig].in].size, out_es = gc_dtypes[gemm_sigs[sig].out].size;
     size_t need = (na + nb) * in_es + nc * out_es;
-    if (si->out != pl->result)
+    if (gemm_sigs[sig].out != pl->result)
         need += nc * gc_dtypes[pl->result].size;
     if (o->verify)
         need += (na + nb + nc) * sizeof(double) + nc * out_es;
@@ -484,14 +511,10 @@ static int mul_tiled(struct mul_job *j, int *done)
     size_t budget = o->device_memory ? o->device_memory : free_b / 20 * 19;
     if (!o->n_devices && need <= budget)
         return 0;
-    if (o->beta != 0 && j->c0.data)
-        return gc_fail(GC_EXIT_GPU, "this product needs %.2f GiB of device memory, more than "
-                       "the %.2f GiB it may use, and a product computed in tiles does not take "
-                       "C0 (--beta) yet", need / 1073741824.0, budget / 1073741824.0);
     *done = 1;
 
-    struct tiled_job tj = { .plan = pl, .sig = sig, .kernel = o->kernel, .alpha = o->alpha,
-                            .budget = budget, .host_threads = o->threads };
+    struct tiled_job tj = { .plan = pl, .kernel = o->kernel, .budget = budget,
+                            .host_threads = o->threads };
     if (o->n_devices < 0) {
         int n = 0;
         if ((rc = CUDA_CALL(cudaGetDeviceCount(&n))))
@@ -508,25 +531,64 @@ static int mul_tiled(struct mul_job *j, int *done)
     }
     warm_tile_devices_wait(j);
     progress_phase(&jb->progress, "preparing the operands for tiles");
-    struct gc_tensor c = result_shape(pl, si->out);
-    double *ref = NULL;
-    int pinned[3] = { 0 };
-    if ((rc = sunk_to_host(j, 0)) || (rc = sunk_to_host(j, 1)) ||
-        (rc = io_to_c_order(&j->a, si->in)) || (rc = io_to_c_order(&j->b, si->in)))
+    if ((rc = sunk_to_host(j, 0)) || (rc = sunk_to_host(j, 1)))
         return rc;
-    if (gc_tensor_alloc(&c, NULL) || (o->verify && !(ref = malloc((nc ? nc : 1) * sizeof *ref)))) {
+    /* An integer product: FP64 below 2^53, else int64 (as in core). */
+    int f64_exact = 1;
+    if (pl->needs_bound) {
+        f64_exact = f64_exact_for(pl, host_max_abs(&j->a, o->threads),
+                                  host_max_abs(&j->b, o->threads));
+        if (!(kern = select_gemm(o->kernel, pl, cc, jb->dev.sm_count, f64_exact, &sig,
+                                 &is_auto, &rc)))
+            return rc;
+    }
+    if ((rc = matmul_check_scalars(pl, sig, o->alpha, o->beta)))
+        return rc;
+    const struct gemm_sig_info *si = &gemm_sigs[sig];
+    int float_beta = o->beta != 0 && j->c0.data && !pl->exact;
+    /* The exact host reference beyond 2^53 reads the operands as read, so
+     * they stay beside their int64 copies. */
+    int host_check = o->verify && pl->exact && !f64_exact;
+    struct gc_tensor a = { 0 }, b = { 0 }, c = result_shape(pl, si->out);
+    struct gc_tensor ref = result_shape(pl, GC_F64);
+    const struct gc_tensor *ha = &j->a, *hb = &j->b;
+    int pinned[3] = { 0 };
+    if (pl->exact) {
+        if ((rc = host_operand(&j->a, si->in, &a)) || (rc = host_operand(&j->b, si->in, &b)))
+            goto out;
+        ha = &a;
+        hb = &b;
+        if (!host_check) {
+            gc_tensor_free(&j->a);
+            gc_tensor_free(&j->b);
+        }
+    } else if ((rc = io_to_c_order(&j->a, si->in)) || (rc = io_to_c_order(&j->b, si->in))) {
+        goto out;
+    }
+    /* C starts as C0 in C's type (and the reference as C0 in doubles). */
+    if (float_beta ? gc_tensor_convert(&j->c0, si->out, NULL, &c) : gc_tensor_alloc(&c, NULL)) {
         rc = gc_fail(GC_EXIT_INPUT, "out of host memory for the result");
         goto out;
     }
+    if (o->verify && !host_check &&
+        (float_beta ? gc_tensor_convert(&j->c0, GC_F64, NULL, &ref) : gc_tensor_alloc(&ref, NULL))) {
+        rc = gc_fail(GC_EXIT_INPUT, "out of host memory for the reference");
+        goto out;
+    }
     double t = now_ms();
-    pinned[0] = pin(j->a.data, na * in_es);
-    pinned[1] = pin(j->b.data, nb * in_es);
+    pinned[0] = pin(ha->data, na * in_es);
+    pinned[1] = pin(hb->data, nb * in_es);
     pinned[2] = pin(c.data, nc * out_es);
     jb->rep.h2d_ms += now_ms() - t;
-    tj.a = j->a.data;
-    tj.b = j->b.data;
+    tj.sig = sig;
+    tj.alpha = pl->exact ? 1 : o->alpha;
+    tj.beta = float_beta ? o->beta : 0;
+    tj.c_in = float_beta;
+    tj.flops = model_flops(j, kern, sig);
+    tj.a = ha->data;
+    tj.b = hb->data;
     tj.c = c.data;
-    tj.ref = ref;
+    tj.ref = ref.data;
     progress_phase(&jb->progress, "running in tiles");
     t = now_ms();
     rc = tiled_run(&tj);
@@ -536,17 +598,26 @@ static int mul_tiled(struct mul_job *j, int *done)
     jb->rep.kernel_auto = strcmp(o->kernel, "auto") == 0;
     jb->rep.compute = compute_words(pl, sig);
     int len = snprintf(jb->rep.tiles, sizeof jb->rep.tiles,
-                       "%lld of %lldx%lld, K in steps of %lld, %.2f GiB a GPU:",
-                       (long long)(pl->batch * tj.tp.tiles_m * tj.tp.tiles_n),
+                       "%lld of %lldx%lld, K in steps of %lld, %.2f GiB a GPU, %.1f GB "
+                       "copied:", (long long)(pl->batch * tj.tp.tiles_m * tj.tp.tiles_n),
                        (long long)tj.tp.tm, (long long)tj.tp.tn, (long long)tj.tp.tk,
-                       tj.tp.bytes / 1073741824.0);
+                       tj.tp.bytes / 1073741824.0, tj.traffic / 1e9);
     for (int i = 0; i < tj.n_devices && len > 0 && (size_t)len < sizeof jb->rep.tiles; i++)
         len += snprintf(jb->rep.tiles + len, sizeof jb->rep.tiles - (size_t)len,
                         "%s GPU %d %lld in %.3f s", i ? "," : "", tj.stats[i].ordinal,
                         (long long)tj.stats[i].tiles, tj.stats[i].ms / 1000.0);
     if (rc)
         goto out;
-    if (si->out == pl->result) {
+    j->sig = sig;
+    if (pl->exact) {
+        j->result = result_shape(pl, pl->result);
+        if (gc_tensor_alloc(&j->result, NULL)) {
+            rc = gc_fail(GC_EXIT_INPUT, "out of host memory for the result");
+            goto out;
+        }
+        matmul_integer_result(c.data, si->out, j->alpha_i, j->beta_i, j->c0.data ? &j->c0 : NULL,
+                              nc, j->result.data, pl->result);
+    } else if (si->out == pl->result) {
         j->result = c;
         c.data = NULL;
         c.alloc = NULL;
@@ -555,20 +626,43 @@ static int mul_tiled(struct mul_job *j, int *done)
         goto out;
     }
     if (o->verify) {
-        jb->rep.verify.tol = o->tol >= 0 ? o->tol : default_tol(j);
-        jb->rep.verify.reference = "cublas FP64, tile by tile";
-        jb->rep.verify.timed_rel_fro = -1;
-        verify_compare_float(&j->result, ref, &jb->rep.verify);
+        struct gc_verify_result *v = &jb->rep.verify;
+        v->tol = o->tol >= 0 ? o->tol : default_tol(j);
+        v->timed_rel_fro = -1;
+        if (pl->exact) {
+            void *exact = malloc((nc ? nc : 1) * gc_dtypes[pl->result].size);
+            if (!exact) {
+                rc = gc_fail(GC_EXIT_INPUT, "out of host memory for the reference");
+                goto out;
+            }
+            if (host_check) {
+                v->reference = "exact (cpu, modulo 2^64)";
+                rc = verify_host_reference(pl, &j->a, &j->b, j->c0.data ? &j->c0 : NULL,
+                                           o->alpha, o->beta, o->threads, exact);
+            } else {
+                v->reference = "exact (cuBLAS DGEMM below 2^53, tile by tile)";
+                matmul_integer_result(ref.data, GC_F64, j->alpha_i, j->beta_i,
+                                      j->c0.data ? &j->c0 : NULL, nc, exact, pl->result);
+            }
+            if (!rc)
+                verify_compare_exact(&j->result, exact, v);
+            free(exact);
+        } else {
+            v->reference = "cublas FP64, tile by tile";
+            verify_compare_float(&j->result, ref.data, v);
+        }
     }
 out:
     if (pinned[0])
-        cudaHostUnregister(j->a.data);
+        cudaHostUnregister(ha->data);
     if (pinned[1])
-        cudaHostUnregister(j->b.data);
+        cudaHostUnregister(hb->data);
     if (pinned[2])
         cudaHostUnregister(c.data);
+    gc_tensor_free(&a);
+    gc_tensor_free(&b);
     gc_tensor_free(&c);
-    free(ref);
+    gc_tensor_free(&ref);
     return rc;
 }
 

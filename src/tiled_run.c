@@ -27,10 +27,10 @@ struct worker {
     int64_t items;             /* products times tiles */
     int status;
     struct gc_device dev;
-    cudaStream_t copy_in, copy_out;
+    cudaStream_t copy_in, copy_out, copy_c;
     void *a[2], *b[2], *c[2];
     double *a64, *b64, *ref;
-    cudaEvent_t loaded[2], used[2], done[2], c_free[2], ref_free;
+    cudaEvent_t loaded[2], used[2], done[2], c_free[2], c_loaded[2], ref_free;
     struct shape_kernel shapes[SHAPES];
     int n_shapes;
     pthread_mutex_t *names_lock;
@@ -91,13 +91,18 @@ static int alloc_buffers(struct worker *w)
         CUDA_TRY(cudaEventCreateWithFlags(&w->used[x], cudaEventDisableTiming));
         CUDA_TRY(cudaEventCreateWithFlags(&w->done[x], cudaEventDisableTiming));
         CUDA_TRY(cudaEventCreateWithFlags(&w->c_free[x], cudaEventDisableTiming));
+        CUDA_TRY(cudaEventCreateWithFlags(&w->c_loaded[x], cudaEventDisableTiming));
     }
     CUDA_TRY(cudaEventCreateWithFlags(&w->ref_free, cudaEventDisableTiming));
     CUDA_TRY(cudaStreamCreateWithFlags(&w->copy_in, cudaStreamNonBlocking));
     CUDA_TRY(cudaStreamCreateWithFlags(&w->copy_out, cudaStreamNonBlocking));
+    CUDA_TRY(cudaStreamCreateWithFlags(&w->copy_c, cudaStreamNonBlocking));
     if (w->tj->ref) {
-        CUDA_TRY(cudaMalloc((void **)&w->a64, ab * sizeof(double)));
-        CUDA_TRY(cudaMalloc((void **)&w->b64, bb * sizeof(double)));
+        /* FP64 operands are the reference's own; others get a double copy. */
+        if (si->in != GC_F64) {
+            CUDA_TRY(cudaMalloc((void **)&w->a64, ab * sizeof(double)));
+            CUDA_TRY(cudaMalloc((void **)&w->b64, bb * sizeof(double)));
+        }
         CUDA_TRY(cudaMalloc((void **)&w->ref, cb * sizeof(double)));
     }
     return 0;
@@ -113,6 +118,7 @@ static void free_buffers(struct worker *w)
         cudaEventDestroy(w->used[x]);
         cudaEventDestroy(w->done[x]);
         cudaEventDestroy(w->c_free[x]);
+        cudaEventDestroy(w->c_loaded[x]);
     }
     cudaEventDestroy(w->ref_free);
     cudaFree(w->a64);
@@ -122,6 +128,8 @@ static void free_buffers(struct worker *w)
         cudaStreamDestroy(w->copy_in);
     if (w->copy_out)
         cudaStreamDestroy(w->copy_out);
+    if (w->copy_c)
+        cudaStreamDestroy(w->copy_c);
 }
 
 /* Product p of the stack: its first elements in A, B and C. */
@@ -152,7 +160,29 @@ static int run_tile(struct worker *w, int64_t item, int64_t *g, int64_t t)
     int cb = (int)(t % 2);
     cudaStream_t comp = w->dev.stream;
     struct launch_env env = device_launch_env(&w->dev);
-    CUDA_TRY(cudaStreamWaitEvent(comp, w->c_free[cb], 0));
+    char *c = (char *)tj->c + (size_t)(oc + r.r0 * pl->n + r.c0) * out_es;
+    double *ref = tj->ref ? tj->ref + oc + r.r0 * pl->n + r.c0 : NULL;
+    if (tj->c_in) {
+        /* The tile's C0 (and its reference's), once the buffer it goes to
+         * is copied out: on a stream of its own, so that neither the steps'
+         * blocks nor the tile before's copy out wait for it. */
+        CUDA_TRY(cudaStreamWaitEvent(w->copy_c, w->c_free[cb], 0));
+        CUDA_TRY(cudaMemcpy2DAsync(w->c[cb], (size_t)r.cols * out_es, c, (size_t)pl->n * out_es,
+                                   (size_t)r.cols * out_es, (size_t)r.rows,
+                                   cudaMemcpyHostToDevice, w->copy_c));
+        if (ref) {
+            CUDA_TRY(cudaStreamWaitEvent(w->copy_c, w->ref_free, 0));
+            CUDA_TRY(cudaMemcpy2DAsync(w->ref, (size_t)r.cols * sizeof(double), ref,
+                                       (size_t)pl->n * sizeof(double),
+                                       (size_t)r.cols * sizeof(double), (size_t)r.rows,
+                                       cudaMemcpyHostToDevice, w->copy_c));
+        }
+        CUDA_TRY(cudaEventRecord(w->c_loaded[cb], w->copy_c));
+        CUDA_TRY(cudaStreamWaitEvent(comp, w->c_loaded[cb], 0));
+    } else {
+        CUDA_TRY(cudaStreamWaitEvent(comp, w->c_free[cb], 0));
+    }
+    double first_beta = tj->c_in ? tj->beta : 0.0;
     for (int64_t s = 0; s < tp->steps; s++, (*g)++) {
         int x = (int)(*g % 2);
         int64_t k0, kk;
@@ -173,7 +203,7 @@ static int run_tile(struct worker *w, int64_t item, int64_t *g, int64_t t)
             return w->status;
         struct gemm_problem p = { .sig = tj->sig, .m = r.rows, .n = r.cols, .k = kk,
                                   .lda = kk, .ldb = r.cols, .ldc = r.cols, .batch = 1,
-                                  .alpha = tj->alpha, .beta = s ? 1.0 : 0.0,
+                                  .alpha = tj->alpha, .beta = s ? 1.0 : first_beta,
                                   .a = w->a[x], .b = w->b[x], .c = w->c[cb],
                                   .cc = env.cc };
         cudaError_t err = gemm_run(kern, &p, &env, tj->host_threads);
@@ -181,17 +211,21 @@ static int run_tile(struct worker *w, int64_t item, int64_t *g, int64_t t)
             return device_cuda_fail(err, kern->name, __FILE__, __LINE__);
         if (tj->ref) {
             const struct gemm_kernel *dgemm = gemm_kernel_find("cublas");
-            if (s == 0)
+            if (s == 0 && !tj->c_in)
                 CUDA_TRY(cudaStreamWaitEvent(comp, w->ref_free, 0));
-            CUDA_TRY(convert_operand_launch(w->a[x], si->in, 0, 0, 0, (size_t)(r.rows * kk),
-                                            w->a64, GC_F64, comp));
-            CUDA_TRY(convert_operand_launch(w->b[x], si->in, 0, 0, 0, (size_t)(kk * r.cols),
-                                            w->b64, GC_F64, comp));
             struct gemm_problem f = p;
             f.sig = GEMM_F64;
-            f.a = w->a64;
-            f.b = w->b64;
+            f.a = w->a[x];
+            f.b = w->b[x];
             f.c = w->ref;
+            if (si->in != GC_F64) {
+                CUDA_TRY(convert_operand_launch(w->a[x], si->in, 0, 0, 0, (size_t)(r.rows * kk),
+                                                w->a64, GC_F64, comp));
+                CUDA_TRY(convert_operand_launch(w->b[x], si->in, 0, 0, 0, (size_t)(kk * r.cols),
+                                                w->b64, GC_F64, comp));
+                f.a = w->a64;
+                f.b = w->b64;
+            }
             if ((err = gemm_run(dgemm, &f, &env, tj->host_threads)) != cudaSuccess)
                 return device_cuda_fail(err, "the FP64 reference", __FILE__, __LINE__);
         }
@@ -199,12 +233,10 @@ static int run_tile(struct worker *w, int64_t item, int64_t *g, int64_t t)
     }
     CUDA_TRY(cudaEventRecord(w->done[cb], comp));
     CUDA_TRY(cudaStreamWaitEvent(w->copy_out, w->done[cb], 0));
-    char *c = (char *)tj->c + (size_t)(oc + r.r0 * pl->n + r.c0) * out_es;
     CUDA_TRY(cudaMemcpy2DAsync(c, (size_t)pl->n * out_es, w->c[cb], (size_t)r.cols * out_es,
                                (size_t)r.cols * out_es, (size_t)r.rows, cudaMemcpyDeviceToHost,
                                w->copy_out));
-    if (tj->ref) {
-        double *ref = tj->ref + oc + r.r0 * pl->n + r.c0;
+    if (ref) {
         CUDA_TRY(cudaMemcpy2DAsync(ref, (size_t)pl->n * sizeof(double), w->ref,
                                    (size_t)r.cols * sizeof(double), (size_t)r.cols * sizeof(double),
                                    (size_t)r.rows, cudaMemcpyDeviceToHost, w->copy_out));
@@ -254,25 +286,30 @@ int tiled_run(struct tiled_job *tj)
     const struct matmul_plan *pl = tj->plan;
     const struct gemm_sig_info *si = &gemm_sigs[tj->sig];
     size_t in_es = gc_dtypes[si->in].size, out_es = gc_dtypes[si->out].size;
-    /* With a reference, each element of a block also has a double, and
-     * each of a tile a double of its own. */
-    size_t in_plan = in_es + (tj->ref ? sizeof(double) / 2 : 0);
-    size_t out_plan = out_es + (tj->ref ? sizeof(double) / 2 : 0);
-    if (tiled_plan_make(pl->m, pl->n, pl->k, in_plan, out_plan, tj->budget, &tj->tp) != 0)
+    /* With a reference, a block has one double copy (when the operands are
+     * not doubles already) and a tile one double tile, copied out (and in,
+     * with c_in) beside it: half a double an element of the double
+     * buffers that tiled_bytes counts. */
+    int ref = tj->ref != NULL;
+    struct tiled_costs costs = {
+        .in_es = in_es + (ref && si->in != GC_F64 ? sizeof(double) / 2 : 0),
+        .out_es = out_es + (ref ? sizeof(double) / 2 : 0),
+        .copy_in_es = in_es,
+        .copy_out_es = out_es + (ref ? sizeof(double) : 0),
+        .flops = tj->flops,
+        .h2d = TILED_H2D_BYTES_S,
+        .d2h = TILED_D2H_BYTES_S,
+        .dram = TILED_DRAM_BYTES_S,
+        .step_s = TILED_STEP_S,
+        .devices = tj->n_devices,
+        .batch = pl->batch,
+        .c_in = tj->c_in,
+    };
+    if (tiled_plan_make(pl->m, pl->n, pl->k, &costs, tj->budget, &tj->tp) != 0)
         return gc_fail(GC_EXIT_GPU, "%.3g GiB of device memory is too little even for "
                        "%dx%d tiles of this product", tj->budget / 1073741824.0, TILED_ALIGN,
                        TILED_ALIGN);
-    /* Several GPUs share the work only if there are tiles to share: four
-     * a GPU at least, smaller ones where the budget alone allows fewer. */
-    size_t budget = tj->budget;
-    while (tj->n_devices > 1 && pl->batch * tj->tp.tiles_m * tj->tp.tiles_n < 4 * tj->n_devices &&
-           budget > 1) {
-        struct tiled_plan smaller;
-        budget /= 2;
-        if (tiled_plan_make(pl->m, pl->n, pl->k, in_plan, out_plan, budget, &smaller) != 0)
-            break;
-        tj->tp = smaller;
-    }
+    tj->traffic = tiled_traffic(&tj->tp, &costs);
     tj->kernels[0] = 0;
     atomic_llong next;
     atomic_init(&next, 0);

@@ -80,43 +80,99 @@ static int steps_cover(const struct tiled_plan *tp)
     return at == tp->k;
 }
 
+/* The costs of a float32 product on the H200 (49 TFLOP/s in core), or of
+ * copies alone (flops 0), for `devices` GPUs. */
+static struct tiled_costs costs(size_t in_es, size_t out_es, double flops, int devices)
+{
+    struct tiled_costs c = { in_es, out_es, in_es, out_es, flops, TILED_H2D_BYTES_S,
+                             TILED_D2H_BYTES_S, TILED_DRAM_BYTES_S, TILED_STEP_S, devices, 1, 0 };
+    return c;
+}
+
+static int plan_ok(const struct tiled_plan *tp, int64_t m, int64_t n, const struct tiled_costs *c,
+                   size_t budget)
+{
+    return tp->bytes <= budget && tp->bytes == tiled_bytes(tp->tm, tp->tn, tp->tk, c->in_es,
+                                                            c->out_es) &&
+           (tp->tm == m || tp->tm % TILED_ALIGN == 0) && (tp->tn == n || tp->tn % TILED_ALIGN == 0) &&
+           covers_once(tp) && steps_cover(tp);
+}
+
 int main(void)
 {
-    /* Fits whole: one tile, one step (K up to the largest step). */
     struct tiled_plan tp;
-    CHECK(tiled_plan_make(1000, 700, 300, 4, 4, (size_t)1 << 30, &tp) == 0 && tp.tiles_m == 1 &&
-          tp.tiles_n == 1 && tp.steps == 1 && tp.tm == 1000 && tp.tn == 700 && tp.tk == 300,
-          "a small product is one tile: %lld x %lld tiles, %lld steps", (long long)tp.tiles_m,
+    struct tiled_costs f32 = costs(4, 4, 49e12, 1), copies = costs(4, 4, 0, 1);
+    /* Fits whole: the whole of K in one step, a tile or two. */
+    CHECK(tiled_plan_make(1000, 700, 300, &f32, (size_t)1 << 30, &tp) == 0 && tp.steps == 1 &&
+          tp.tk == 300 && tp.tiles_m * tp.tiles_n <= 2 && plan_ok(&tp, 1000, 700, &f32, 1u << 30),
+          "a small product: %lld x %lld tiles, %lld steps", (long long)tp.tiles_m,
           (long long)tp.tiles_n, (long long)tp.steps);
-    /* 32768^2 float32 at half of A + B + C (6 GiB): a few large tiles. */
+    /* 32768^2 float32 at half of A + B + C (6 GiB): a few large tiles, and
+     * within a few per cent of the arithmetic alone. */
     size_t half = (size_t)3 * 32768 * 32768 * 4 / 2;
-    CHECK(tiled_plan_make(32768, 32768, 32768, 4, 4, half, &tp) == 0 && tp.bytes <= half &&
-          tp.tm >= 8192 && tp.tn >= 8192 && covers_once(&tp) && steps_cover(&tp),
-          "32768^3 at half: tiles %lld x %lld, steps of %lld, %zu bytes", (long long)tp.tm,
-          (long long)tp.tn, (long long)tp.tk, tp.bytes);
+    double alone = 2.0 * 32768 * 32768 * 32768 / 49e12;
+    CHECK(tiled_plan_make(32768, 32768, 32768, &f32, half, &tp) == 0 && tp.bytes <= half &&
+          tp.tm >= 8192 && tp.tn >= 8192 && covers_once(&tp) && steps_cover(&tp) &&
+          tp.seconds < alone * 1.06,
+          "32768^3 at half: tiles %lld x %lld, steps of %lld, %zu bytes, %.3f s", (long long)tp.tm,
+          (long long)tp.tn, (long long)tp.tk, tp.bytes, tp.seconds);
+    /* Shared among GPUs: the tiles go out evenly, and the time falls with
+     * the GPUs' number (as the model sees it). */
+    double one = 0;
+    for (int dev = 1; dev <= 8; dev *= 2) {
+        struct tiled_costs c = costs(4, 4, 49e12, dev);
+        size_t big = (size_t)100 << 30;
+        int ok = tiled_plan_make(32768, 32768, 32768, &c, big, &tp) == 0;
+        int64_t tiles = tp.tiles_m * tp.tiles_n;
+        if (dev == 1)
+            one = tp.seconds;
+        CHECK(ok && tiles % dev == 0 && tiles >= dev && tp.seconds < one / dev * 1.1 &&
+              plan_ok(&tp, 32768, 32768, &c, big),
+              "32768^3 on %d GPUs: %lld tiles of %lld x %lld, %.3f s against %.3f on one", dev,
+              (long long)tiles, (long long)tp.tm, (long long)tp.tn, tp.seconds, one);
+    }
     /* Too small for the smallest tiles. */
-    CHECK(tiled_plan_make(4096, 4096, 4096, 4, 4, tiled_bytes(256, 256, 256, 4, 4) - 1, &tp) ==
+    CHECK(tiled_plan_make(4096, 4096, 4096, &copies, tiled_bytes(256, 256, 256, 4, 4) - 1, &tp) ==
           -1, "a budget below the smallest tiles is refused");
-    CHECK(tiled_plan_make(4096, 4096, 4096, 4, 4, tiled_bytes(256, 256, 256, 4, 4), &tp) == 0 &&
+    CHECK(tiled_plan_make(4096, 4096, 4096, &copies, tiled_bytes(256, 256, 256, 4, 4), &tp) == 0 &&
           tp.tm == 256 && tp.tn == 256 && tp.tk == 256 && covers_once(&tp),
           "exactly the smallest tiles: %lld %lld %lld", (long long)tp.tm, (long long)tp.tn,
           (long long)tp.tk);
     /* A ragged long thin product: tiles stay in bounds. */
-    CHECK(tiled_plan_make(100003, 37, 70001, 8, 8, (size_t)64 << 20, &tp) == 0 &&
-          tp.bytes <= (size_t)64 << 20 && covers_once(&tp) && steps_cover(&tp) && tp.tn == 37,
+    struct tiled_costs f64 = costs(8, 8, 49e12, 1);
+    CHECK(tiled_plan_make(100003, 37, 70001, &f64, (size_t)64 << 20, &tp) == 0 &&
+          plan_ok(&tp, 100003, 37, &f64, (size_t)64 << 20) && tp.tn == 37,
           "100003x37x70001 f64 in 64 MiB: %lld x %lld, steps of %lld", (long long)tp.tm,
           (long long)tp.tn, (long long)tp.tk);
+    /* Copies alone: the plan copies no more than the square tiles that fill
+     * the budget would (the fewest bytes, within the model's slack). */
+    CHECK(tiled_plan_make(32768, 32768, 32768, &copies, half, &tp) == 0 &&
+          tiled_traffic(&tp, &copies) <= 1.0001 * (4.0 * 32768 * 32768 * 32768 * 4 / 16384 +
+                                                   32768.0 * 32768 * 4),
+          "copies alone at half: %lld x %lld tiles move %.1f GB", (long long)tp.tm,
+          (long long)tp.tn, tiled_traffic(&tp, &copies) / 1e9);
+    /* C copied in as well as out is counted twice. */
+    struct tiled_costs c_in = f32;
+    c_in.c_in = 1;
+    CHECK(tiled_plan_make(32768, 32768, 32768, &f32, half, &tp) == 0 &&
+          tiled_traffic(&tp, &c_in) - tiled_traffic(&tp, &f32) > 32768.0 * 32768 * 4 * 0.999 &&
+          tiled_seconds(&tp, &c_in) > tiled_seconds(&tp, &f32),
+          "C0 copied in costs its bytes and time");
 
-    /* Random shapes and budgets, each element size. */
+    /* Random shapes, budgets, element sizes, rates and GPUs. */
     static const size_t es[][2] = { { 4, 4 }, { 2, 4 }, { 8, 8 }, { 12, 12 } };
+    static const double rates[] = { 0, 49e12, 600e12, 1e9 };
     int plans = 0;
     for (int i = 0; i < 3000; i++) {
         int64_t m = 1 + (int64_t)(next() % 70000), n = 1 + (int64_t)(next() % 70000);
         int64_t k = 1 + (int64_t)(next() % 70000);
         const size_t *e = es[next() % 4];
+        struct tiled_costs c = costs(e[0], e[1], rates[next() % 4], 1 + (int)(next() % 8));
+        c.batch = 1 + (int64_t)(next() % 3);
+        c.c_in = (int)(next() % 2);
         size_t whole = tiled_bytes(m, n, k, e[0], e[1]);
         size_t budget = (size_t)(next() % (whole / 2 + 1)) + tiled_bytes(256, 256, 256, 4, 4);
-        if (tiled_plan_make(m, n, k, e[0], e[1], budget, &tp) != 0) {
+        if (tiled_plan_make(m, n, k, &c, budget, &tp) != 0) {
             CHECK(tiled_bytes(m < 256 ? m : 256, n < 256 ? n : 256, k < 256 ? k : 256, e[0],
                               e[1]) > budget,
                   "%lldx%lldx%lld refused in %zu bytes although the smallest tiles fit",
@@ -124,18 +180,17 @@ int main(void)
             continue;
         }
         plans++;
-        int ok = tp.bytes <= budget && tp.bytes == tiled_bytes(tp.tm, tp.tn, tp.tk, e[0], e[1]) &&
-                 (tp.tm == m || tp.tm % TILED_ALIGN == 0) &&
-                 (tp.tn == n || tp.tn % TILED_ALIGN == 0) && covers_once(&tp) && steps_cover(&tp);
-        CHECK(ok, "%lldx%lldx%lld es %zu/%zu budget %zu: tiles %lld x %lld, step %lld, %zu bytes",
+        CHECK(plan_ok(&tp, m, n, &c, budget) && tp.seconds == tiled_seconds(&tp, &c),
+              "%lldx%lldx%lld es %zu/%zu budget %zu: tiles %lld x %lld, step %lld, %zu bytes",
               (long long)m, (long long)n, (long long)k, e[0], e[1], budget, (long long)tp.tm,
               (long long)tp.tn, (long long)tp.tk, tp.bytes);
-        /* More memory never means more traffic. */
+        /* More memory never means a plan the model finds slower, beyond
+         * the slack within which fewer bytes win. */
         struct tiled_plan more;
-        if (tiled_plan_make(m, n, k, e[0], e[1], budget * 2, &more) == 0)
-            CHECK(tiled_traffic(&more, e[0], e[1]) <= tiled_traffic(&tp, e[0], e[1]) * 1.0001,
-                  "%lldx%lldx%lld: twice the budget moves more bytes", (long long)m,
-                  (long long)n, (long long)k);
+        if (tiled_plan_make(m, n, k, &c, budget * 2, &more) == 0)
+            CHECK(more.seconds <= tp.seconds * (1 + TILED_TIME_SLACK) * 1.0001,
+                  "%lldx%lldx%lld: twice the budget is slower (%.6g s against %.6g s)",
+                  (long long)m, (long long)n, (long long)k, more.seconds, tp.seconds);
     }
     CHECK(plans > 1000, "only %d of 3000 random plans were made", plans);
 

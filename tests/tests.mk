@@ -33,7 +33,7 @@ $(B)/test_tune_cache: tests/test_tune_cache.c src/tune_cache.c src/tune_cache.h
 
 $(B)/test_tiled: tests/test_tiled.c src/tiled.c src/tiled.h src/dist_plan.c src/dist_plan.h
 	@mkdir -p $(B)
-	$(CC) $(HOST_CFLAGS) $(SAN) -o $@ tests/test_tiled.c src/tiled.c src/dist_plan.c
+	$(CC) $(HOST_CFLAGS) $(SAN) -o $@ tests/test_tiled.c src/tiled.c src/dist_plan.c -lm
 
 $(B)/test_tune_cache_san: tests/test_tune_cache.c src/tune_cache.c src/tune_cache.h
 	@mkdir -p $(B)

@@ -5,11 +5,27 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+
+/* Large tensors start on a 2 MiB boundary and ask for huge pages: fewer
+ * page faults while they are filled, and page-locking them for copies to
+ * a GPU (src/tiled_run.h) runs several times faster than over 4 KiB pages.
+ * Where huge pages are off the advice is ignored. */
+#define HUGE_PAGE ((size_t)2 << 20)
+#define HUGE_FROM ((size_t)64 << 20)
 
 static void *malloc_alloc(void *ctx, size_t bytes)
 {
     (void)ctx;
-    return malloc(bytes ? bytes : 1);
+    if (bytes < HUGE_FROM)
+        return malloc(bytes ? bytes : 1);
+    void *p = NULL;
+    if (posix_memalign(&p, HUGE_PAGE, bytes) != 0)
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    madvise(p, (bytes + 4095) / 4096 * 4096, MADV_HUGEPAGE);
+#endif
+    return p;
 }
 
 static void malloc_release(void *ctx, void *p)

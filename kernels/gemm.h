@@ -67,6 +67,7 @@ struct igemm_problem {
     int64_t *c;
     int batch;
     long long stride_a, stride_b, stride_c;
+    int accumulate;            /* C += A B (a product in steps of K), else C = A B */
 };
 
 typedef cudaError_t (*sgemm_launch_fn)(const struct sgemm_problem *p, const struct launch_env *env);

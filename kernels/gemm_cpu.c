@@ -105,7 +105,11 @@ static void int_rows(const struct gemm_problem *p, int64_t r0, int64_t r1)
                 for (int64_t j = 0; j < nb; j++)
                     acc[j] += av * brow[j];
             }
-            memcpy(C + b * p->stride_c + i * p->ldc + j0, acc, sizeof acc[0] * (size_t)nb);
+            uint64_t *c = C + b * p->stride_c + i * p->ldc + j0;
+            /* Integers take no scalars (the exact path applies them after):
+             * a nonzero beta sums into C. */
+            for (int64_t j = 0; j < nb; j++)
+                c[j] = (p->beta != 0 ? c[j] : 0) + acc[j];
         }
     }
 }

@@ -55,7 +55,10 @@ FAMILY_RUN(dgemm_run_stack, dgemm_problem, double, dgemm_launch_fn,
 FAMILY_RUN(hgemm_run_stack, hgemm_problem, uint16_t, hgemm_launch_fn,
            (q.alpha = (float)p->alpha, q.beta = (float)p->beta, q.bf16 = p->sig == GEMM_BF16,
             q.lda = (int)p->lda, q.ldb = (int)p->ldb))
-FAMILY_RUN(gemm_run_igemm, igemm_problem, int64_t, igemm_launch_fn, (void)0)
+/* The exact path applies alpha and beta in its epilogue; a nonzero beta
+ * here only sums into C, step after step of K (src/tiled_run.c). */
+FAMILY_RUN(gemm_run_igemm, igemm_problem, int64_t, igemm_launch_fn,
+           (q.accumulate = p->beta != 0))
 
 enum {
     SPLIT_TILE = 128,       /* the tile the split counts by (the stages': 128 x 128 or more) */

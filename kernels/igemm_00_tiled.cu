@@ -1,5 +1,5 @@
-/* igemm tiled: exact int64 C = A * B, wrapping modulo 2^64 like NumPy's
- * integer matmul; 64x64 block tiles staged in shared memory, 4x4 results
+/* igemm tiled: exact int64 C = A * B (or C += A * B, for a product summed
+ * in steps of K), wrapping modulo 2^64 like NumPy's integer matmul; 64x64 block tiles staged in shared memory, 4x4 results
  * per thread; a stack of products in one launch.
  *
  * The first stage of the integer ladder: the shared-memory tiling of
@@ -137,7 +137,8 @@ igemm_tiled_kernel(const struct igemm_problem p, int tiles_n)
         for (int j = 0; j < IGEMM_TN; j++) {
             int col = tx + IGEMM_DIM * j;
             if (col < cols_left)
-                c[(size_t)r * p.n + col] = acc[i][j] + ((uint64_t)cross[i][j] << 32);
+                c[(size_t)r * p.n + col] = (p.accumulate ? c[(size_t)r * p.n + col] : 0) +
+                                           acc[i][j] + ((uint64_t)cross[i][j] << 32);
         }
     }
 }

@@ -448,15 +448,19 @@ static int sunk_to_host(struct mul_job *j, int i)
     return rc;
 }
 
-/* Page-locks host memory for the copies' speed; where it cannot, they run
- * from pageable memory.  Returns 1 when it did. */
-static int pin(void *p, size_t bytes)
+/* Host operands of tiles this large are page-locked in place. */
+#define PIN_FROM ((size_t)64 << 20)
+
+/* Finished rows of C from the tiles into the output file at their offsets. */
+struct file_sink_arg {
+    const struct io_offsets *at;
+};
+
+static int file_sink_put(void *arg, size_t first, int64_t rows, int64_t cols, size_t ld,
+                         const void *data)
 {
-    if (!p || !bytes || cudaHostRegister(p, bytes, cudaHostRegisterPortable) != cudaSuccess) {
-        cudaGetLastError();
-        return 0;
-    }
-    return 1;
+    const struct file_sink_arg *fs = arg;
+    return io_offsets_write(fs->at, first, rows, cols, ld, data);
 }
 
 /* The kernel's expected rate for the whole product, FLOP/s, from auto's
@@ -553,6 +557,27 @@ static int mul_tiled(struct mul_job *j, int *done)
     struct gc_tensor ref = result_shape(pl, GC_F64);
     const struct gc_tensor *ha = &j->a, *hb = &j->b;
     int pinned[3] = { 0 };
+    /* A regular .npy or raw output file takes each tile's rows at their
+     * offsets as the tile lands in host memory, while the next tiles run;
+     * not with --verify (a failed check writes nothing, so the check comes
+     * first), nor when C's type is not the output's.  Any other output
+     * (begun here all the same) is written whole at the end. */
+    int out_dtype = o->out_dtype >= 0 ? o->out_dtype : (int)pl->result;
+    struct io_offsets at;
+    struct file_sink_arg fs = { &at };
+    struct tiled_sink sink = { file_sink_put, &fs };
+    int to_file = 0, begun = 0;
+    if (!o->verify && !pl->exact && si->out == pl->result && out_dtype == (int)pl->result &&
+        !jb->no_stream && (jb->fmt == GC_FMT_NPY || jb->fmt == GC_FMT_RAW)) {
+        struct gc_tensor whole = result_shape(pl, pl->result);
+        if ((rc = output_begin(&jb->out, o->output, io_format_is_binary(jb->fmt))))
+            return rc;
+        begun = 1;
+        if ((rc = io_offsets_begin(&jb->out, jb->fmt, &whole, &at)) < 0 || rc > 1)
+            return rc;
+        to_file = rc == 0;
+        rc = 0;
+    }
     if (pl->exact) {
         if ((rc = host_operand(&j->a, si->in, &a)) || (rc = host_operand(&j->b, si->in, &b)))
             goto out;
@@ -575,11 +600,19 @@ static int mul_tiled(struct mul_job *j, int *done)
         rc = gc_fail(GC_EXIT_INPUT, "out of host memory for the reference");
         goto out;
     }
+    /* Large operands (and a C0 to start from) page-locked in place, where
+     * the system allows: copied straight from, not through the slots.
+     * Small ones go through the slots, which costs less than locking them;
+     * so does a C that starts empty, whose pages the threads that scatter
+     * tiles into it fault in side by side, where locking would first fill
+     * all of them on one thread. */
     double t = now_ms();
-    pinned[0] = pin(ha->data, na * in_es);
-    pinned[1] = pin(hb->data, nb * in_es);
-    pinned[2] = pin(c.data, nc * out_es);
+    pinned[0] = na * in_es >= PIN_FROM && device_pin(ha->data, na * in_es);
+    pinned[1] = nb * in_es >= PIN_FROM && device_pin(hb->data, nb * in_es);
+    pinned[2] = float_beta && nc * out_es >= PIN_FROM && device_pin(c.data, nc * out_es);
     jb->rep.h2d_ms += now_ms() - t;
+    tj.pinned = (pinned[0] ? TILED_PINNED_A : 0) | (pinned[1] ? TILED_PINNED_B : 0) |
+                (pinned[2] ? TILED_PINNED_C : 0);
     tj.sig = sig;
     tj.alpha = pl->exact ? 1 : o->alpha;
     tj.beta = float_beta ? o->beta : 0;
@@ -588,11 +621,20 @@ static int mul_tiled(struct mul_job *j, int *done)
     tj.a = ha->data;
     tj.b = hb->data;
     tj.c = c.data;
+    tj.sink = to_file ? &sink : NULL;
     tj.ref = ref.data;
-    progress_phase(&jb->progress, "running in tiles");
+    progress_phase(&jb->progress, to_file ? "running in tiles, writing %s as they finish"
+                                          : "running in tiles", gc_display_name(o->output, 1));
     t = now_ms();
     rc = tiled_run(&tj);
-    jb->rep.kernel_ms = now_ms() - t;
+    /* The tiles' phase ends when the last tile is in host memory; writing
+     * the file went on beside it, and only what outlasted it counts as
+     * writing. */
+    double sink_ms = 0;
+    for (int i = 0; i < tj.n_devices; i++)
+        sink_ms = tj.stats[i].sink_ms > sink_ms ? tj.stats[i].sink_ms : sink_ms;
+    jb->rep.kernel_ms = now_ms() - t - sink_ms;
+    jb->rep.write_ms = sink_ms;
     jb->rep.repeat = 1;
     jb->rep.kernel = tj.kernels[0] ? strdup(tj.kernels) : "none";
     jb->rep.kernel_auto = strcmp(o->kernel, "auto") == 0;
@@ -609,6 +651,9 @@ static int mul_tiled(struct mul_job *j, int *done)
     if (rc)
         goto out;
     j->sig = sig;
+    jb->streamed = begun;
+    if (to_file)
+        goto out;
     if (pl->exact) {
         j->result = result_shape(pl, pl->result);
         if (gc_tensor_alloc(&j->result, NULL)) {
@@ -652,6 +697,9 @@ static int mul_tiled(struct mul_job *j, int *done)
             verify_compare_float(&j->result, ref.data, v);
         }
     }
+    /* An output begun for tiles that could not take them: the result whole. */
+    if (begun && (rc = io_write_tensor(&jb->out, o, jb->fmt, &j->result)))
+        goto out;
 out:
     if (pinned[0])
         cudaHostUnregister(ha->data);

@@ -165,3 +165,12 @@ void device_warm_wait(struct gc_device_warm *w)
         pthread_join(w->thread, NULL);
     w->started = 0;
 }
+
+int device_pin(void *p, size_t bytes)
+{
+    if (!p || !bytes || cudaHostRegister(p, bytes, cudaHostRegisterPortable) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return 1;
+}

@@ -77,6 +77,13 @@ struct gc_device_warm {
 void device_warm_start(struct gc_device_warm *w, int ordinal);
 void device_warm_wait(struct gc_device_warm *w);
 
+/* Host memory page-locked in place, so that copies to and from a GPU run
+ * at the link's rate straight from it (over huge pages, core/tensor.c,
+ * tens of GB/s).  One range a buffer: a copy may not span two.  Returns 1
+ * when it is locked, else 0 (the caller copies another way); unlock with
+ * cudaHostUnregister. */
+int device_pin(void *p, size_t bytes);
+
 /* Sets the CUDA environment gemmcli runs best with; call before any CUDA
  * call and before any thread starts. */
 void device_configure(void);

@@ -1,7 +1,9 @@
 #include "io.h"
 
+#include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "../core/error.h"
 #include "../core/parallel.h"
@@ -129,5 +131,55 @@ int io_to_c_order(struct gc_tensor *t, int dt)
         return gc_fail(GC_EXIT_INPUT, "out of host memory converting a %s tensor", shape);
     gc_tensor_free(t);
     *t = c;
+    return 0;
+}
+
+int io_offsets_begin(struct gc_output *out, int format, const struct gc_tensor *whole,
+                     struct io_offsets *at)
+{
+    const struct gc_format *f = &gc_formats[format];
+    size_t bytes;
+    if (!out->tmp_path || !f->write_header || (format != GC_FMT_NPY && format != GC_FMT_RAW))
+        return 1;
+    if (!gc_tensor_bytes(whole, &bytes))
+        return gc_fail(GC_EXIT_INPUT, "the result is too large");
+    int rc = f->write_header(out->f, out->name, whole);
+    if (rc)
+        return rc;
+    off_t header = fflush(out->f) == 0 ? ftello(out->f) : -1;
+    if (header < 0 || ftruncate(fileno(out->f), header + (off_t)bytes) != 0)
+        return gc_fail(GC_EXIT_OUTPUT, "%s: %s", out->name, strerror(errno));
+    *at = (struct io_offsets){ fileno(out->f), header, gc_dtypes[whole->dtype].size, out->name };
+    return 0;
+}
+
+static int pwrite_all(int fd, const unsigned char *p, size_t n, off_t off)
+{
+    while (n) {
+        ssize_t w = pwrite(fd, p, n, off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return w < 0 ? errno : EIO;
+        p += w;
+        n -= (size_t)w;
+        off += w;
+    }
+    return 0;
+}
+
+int io_offsets_write(const struct io_offsets *at, size_t first, int64_t rows, int64_t cols,
+                     size_t ld, const void *data)
+{
+    const unsigned char *p = data;
+    /* Whole rows lie one after another: one write. */
+    int64_t runs = (size_t)cols == ld ? 1 : rows;
+    size_t run = ((size_t)cols == ld ? (size_t)rows : 1) * (size_t)cols * at->es;
+    for (int64_t i = 0; i < runs; i++) {
+        off_t off = at->payload + (off_t)((first + (size_t)i * ld) * at->es);
+        int err = pwrite_all(at->fd, p + (size_t)i * ld * at->es, run, off);
+        if (err)
+            return gc_fail(GC_EXIT_OUTPUT, "%s: write error: %s", at->name, strerror(err));
+    }
     return 0;
 }

@@ -3,6 +3,9 @@
 #ifndef GC_IO_H
 #define GC_IO_H
 
+#include <stdint.h>
+#include <sys/types.h>
+
 #include "options.h"
 #include "output.h"
 
@@ -47,6 +50,29 @@ int io_write_tensor(struct gc_output *out, const struct gc_opts *o, int format,
 
 /* 1 when `format` is binary (refused on a terminal). */
 int io_format_is_binary(int format);
+
+/* A result written at its offsets, in any order and from any thread: a
+ * regular .npy or raw file whose header is written and whose length is
+ * set before the rows come. */
+struct io_offsets {
+    int fd;
+    off_t payload;             /* the first element's byte */
+    size_t es;
+    const char *name;
+};
+
+/* For `out` (begun by the caller) in `format`, whose whole result is
+ * `whole` (shape and dtype; no data): 0 when it can be written at offsets
+ * and now can, 1 when it cannot (written in place: standard output, a
+ * FIFO; a text format), or a status after saying why. */
+int io_offsets_begin(struct gc_output *out, int format, const struct gc_tensor *whole,
+                     struct io_offsets *at);
+
+/* `rows` rows of `cols` elements, at `data`, data + ld, ... (in elements),
+ * to elements first, first + ld, ... of the result; 0 or GC_EXIT_OUTPUT
+ * after saying why. */
+int io_offsets_write(const struct io_offsets *at, size_t first, int64_t rows, int64_t cols,
+                     size_t ld, const void *data);
 
 /* Converts `t` in place to a C-order tensor of dtype `dt` (no-op if it
  * already is one); dt < 0 keeps its dtype. */

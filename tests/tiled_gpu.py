@@ -3,12 +3,15 @@
 at 1/2, 1/8 and 1/64 of the in-core need, ragged shapes, float16, float32
 and float64, a broadcast stack, --verify tile by tile and NumPy's answer;
 C0 with alpha and beta (whole and broadcast); integer products, exact
-below and beyond 2^53; --devices; the refusals.  Prints 'tiled-gpu: N passed, M failed';
+below and beyond 2^53; tiles written into .npy and raw files as they
+finish, and standard output; --devices; the refusals, which keep the
+file they would have replaced.  Prints 'tiled-gpu: N passed, M failed';
 'skipped: ...' without a device.  With --bench, times 32768^2 float32 in
 core and at half its need (a benchmark, not a test).
 
-usage: tiled_gpu.py [path/to/gemmcli] [--bench]
+usage: tiled_gpu.py [path/to/gemmcli] [--bench [--bench-only]]
 """
+import io
 import json
 import os
 import subprocess
@@ -48,13 +51,22 @@ def bench(d):
     for p in (a, b):
         np.save(p, rng.standard_normal((n, n), dtype=np.float32))
     whole = 3 * n * n * 4
+    am, bm = np.load(a, mmap_mode="r"), np.load(b, mmap_mode="r")
+    rows = rng.choice(n, 4, replace=False)
+    want = am[rows].astype(np.float64) @ bm.astype(np.float64)
     for cap in ([], ["--device-memory", str(whole // 2)], ["--devices", "0"],
                 ["--devices", "all"]):
         r = run("mul", a, b, "-o", c, "--json", *cap)
         rep = json.loads(r.stdout) if r.returncode == 0 else {}
+        err = None
+        if r.returncode == 0:
+            got = np.load(c, mmap_mode="r")[rows].astype(np.float64)
+            err = np.linalg.norm(got - want) / np.linalg.norm(want)
+            check(f"bench {' '.join(cap)}: four rows against NumPy", err < 1e-5, err)
         print(f"bench 32768^2 f32 {' '.join(cap) or 'in core'}: "
               f"{rep.get('kernel_gflops', 0) / 1000:.1f} TFLOP/s, {rep.get('ms')}, "
-              f"{rep.get('tiles', '')} {r.stderr.decode()[-200:] if r.returncode else ''}")
+              f"{rep.get('tiles', '')} rows' error {err} "
+              f"{r.stderr.decode()[-200:] if r.returncode else ''}")
         os.remove(c) if os.path.exists(c) else None
 
 
@@ -67,6 +79,9 @@ def main():
         p = lambda name: os.path.join(d, name)
         if "--bench" in sys.argv:
             bench(d)
+            if "--bench-only" in sys.argv:
+                print(f"tiled-gpu: {passed} passed, {failed} failed")
+                return 1 if failed else 0
         cases = [("f32", np.float32, (4100, 4300), (4300, 3900), 4, 1e-5),
                  ("f64", np.float64, (4100, 4300), (4300, 3900), 8, 1e-12),
                  ("f16", np.float16, (6100, 6300), (6300, 5900), 4, 4e-3),
@@ -92,6 +107,23 @@ def main():
                     err = np.linalg.norm(got.astype(np.float64) - want) / np.linalg.norm(want)
                     check(f"{name} at 1/{frac} against NumPy", got.shape == want.shape and
                           got.dtype == a.dtype and err < tol, err)
+            # Without --verify a .npy or raw file takes each tile as it
+            # finishes (float32 and float64: C's type is the result's);
+            # standard output gets the result whole.
+            for out in ("w.npy", "w.bin", "-"):
+                r = run("mul", p("a.npy"), p("b.npy"), "-o", p(out) if out != "-" else out,
+                        "--device-memory", full // 8, "--quiet")
+                ok = r.returncode == 0
+                if ok and out == "w.npy":
+                    got = np.load(p(out))
+                elif ok and out == "w.bin":
+                    got = np.fromfile(p(out), dtype=a.dtype).reshape(want.shape)
+                elif ok:
+                    got = np.load(io.BytesIO(r.stdout))
+                err = (np.linalg.norm(got.astype(np.float64) - want) / np.linalg.norm(want)
+                       if ok and got.shape == want.shape else None)
+                check(f"{name} at 1/8 to {out}", ok and got.dtype == a.dtype and
+                      err is not None and err < tol, (r.returncode, r.stderr.decode()[-300:], err))
         # --devices: the listed GPUs, or all of them; one tile or many.
         a = rng.standard_normal((2000, 1800)).astype(np.float32)
         b = rng.standard_normal((1800, 2200)).astype(np.float32)
@@ -150,10 +182,17 @@ def main():
                 check(f"{name} in tiles {' '.join(extra)}", ok and
                       json.loads(r.stdout)["verify"]["ok"] and got.dtype == want.dtype and
                       np.array_equal(got, want), (r.returncode, r.stderr.decode()[-300:]))
-        # Refusals: too little memory.
-        r = run("mul", p("a.npy"), p("b.npy"), "-o", p("x.npy"), "--device-memory", "100K")
+        # Refusals: too little memory, after the output was begun: the file
+        # it would replace is kept, with its mode, and nothing else is left.
+        np.save(p("a.npy"), rng.standard_normal((2000, 2000)).astype(np.float32))
+        np.save(p("x.npy"), np.arange(6.0))
+        os.chmod(p("x.npy"), 0o640)
+        before = sorted(os.listdir(d))
+        r = run("mul", p("a.npy"), p("a.npy"), "-o", p("x.npy"), "--device-memory", "100K")
         check("too little memory -> 5", r.returncode == 5 and b"too little" in r.stderr and
-              not os.path.exists(p("x.npy")), r.stderr.decode()[-300:])
+              np.array_equal(np.load(p("x.npy")), np.arange(6.0)) and
+              os.stat(p("x.npy")).st_mode & 0o777 == 0o640 and sorted(os.listdir(d)) == before,
+              (r.returncode, r.stderr.decode()[-300:], sorted(os.listdir(d))))
         r = run("mul", p("a.npy"), p("b.npy"), "-o", p("x.npy"), "--device-memory", "lots")
         check("bad size -> 2", r.returncode == 2 and b"--device-memory" in r.stderr)
         r = run("mul", p("a.npy"), p("b.npy"), "-o", p("x.npy"), "--devices", "0,0")

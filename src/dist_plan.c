@@ -49,12 +49,12 @@ static uint64_t product_or_max(uint64_t a, uint64_t b)
     return a && b > UINT64_MAX / a ? UINT64_MAX : a * b;
 }
 
-struct dist_need dist_need_of(int64_t a_rows, int64_t b_cols, int64_t c_elems, int sums)
+struct dist_need dist_need_of(int64_t a_rows, int64_t b_cols, int64_t c_elems, int sums,
+                              int copies)
 {
     struct dist_need need;
     need.fixed = product_or_max((uint64_t)c_elems, 8 * (uint64_t)(1 + sums));
-    /* Each element of a panel as read and as the kernel takes it. */
-    need.per_k = product_or_max((uint64_t)(a_rows + b_cols), 16);
+    need.per_k = product_or_max((uint64_t)(a_rows + b_cols), 8 * (uint64_t)copies);
     return need;
 }
 

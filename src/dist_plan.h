@@ -43,17 +43,19 @@ struct dist_block dist_block_of(const struct dist_grid *g, int64_t m, int64_t n,
 
 /* The host memory a rank needs: `fixed` bytes whatever K (its block of C
  * and the blocks summed beside it), and `per_k` bytes for each column of
- * K of its rows of A and columns of B (as read, and converted for the
- * kernel). */
+ * K of its rows of A and columns of B. */
 struct dist_need {
     uint64_t fixed, per_k;
 };
 
 /* The need of `a_rows` rows of A, `b_cols` columns of B and a block of
  * `c_elems` elements with `sums` more blocks beside it (an integer
- * panel's product, a reference): 8 bytes an element throughout, the
- * widest dtype's, so that the decision does not depend on the dtypes. */
-struct dist_need dist_need_of(int64_t a_rows, int64_t b_cols, int64_t c_elems, int sums);
+ * panel's product, a reference), each element of the parts held in
+ * `copies` copies (as read, converted for the kernel, widened for a
+ * reference): 8 bytes an element throughout, the widest dtype's, so that
+ * the decision does not depend on the dtypes. */
+struct dist_need dist_need_of(int64_t a_rows, int64_t b_cols, int64_t c_elems, int sums,
+                              int copies);
 
 /* 1 when the parts, all of K read at once, fit in `budget` bytes. */
 int dist_fits_whole(const struct dist_need *need, int64_t k, uint64_t budget);

@@ -252,7 +252,8 @@ int main(void)
     for (int i = 0; i < 20000; i++) {
         int64_t k = 1 + (int64_t)(next() % (next() % 2 ? 600 : 200000));
         int64_t rows = (int64_t)(next() % 3000), cols = (int64_t)(next() % 3000);
-        struct dist_need need = dist_need_of(rows, cols, rows * cols, (int)(next() % 4));
+        struct dist_need need = dist_need_of(rows, cols, rows * cols, (int)(next() % 4),
+                                             2 + (int)(next() % 3));
         uint64_t whole = need.fixed + need.per_k * (uint64_t)k;
         uint64_t budget = need.fixed / 2 + next() % (whole + whole / 2 + 1);
         CHECK(dist_fits_whole(&need, k, budget) == (whole <= budget),

@@ -97,7 +97,7 @@ int cluster_join(struct gc_cluster *c)
     if (!c->ops || c->ops->version != GC_CLUSTER_OPS_VERSION)
         return gc_fail(GC_EXIT_USAGE, "gemmcli-mpi.so is not this gemmcli's (rebuild both with "
                        "make)");
-    int rc = c->ops->init(&c->rank, &c->size, &c->local_rank);
+    int rc = c->ops->init(&c->rank, &c->size, &c->local_rank, &c->local_size);
     if (rc) {
         gc_fail(GC_EXIT_USAGE, "MPI_Init failed: %s", c->ops->error_text(rc));
         c->ops = NULL;
@@ -128,7 +128,24 @@ int cluster_allgather(struct gc_cluster *c, const int64_t *mine, int n, int64_t 
 
 int cluster_bcast(struct gc_cluster *c, void *buf, size_t bytes, int root)
 {
-    return mpi_status(c, c->ops->bcast(buf, bytes, root), "broadcast");
+    return cluster_group_bcast(c, NULL, buf, bytes, root);
+}
+
+int cluster_group_bcast(struct gc_cluster *c, void *group, void *buf, size_t bytes, int root)
+{
+    return mpi_status(c, c->ops->bcast(group, buf, bytes, root), "broadcast");
+}
+
+int cluster_split(struct gc_cluster *c, int color, int key, void **group)
+{
+    return mpi_status(c, c->ops->split(color, key, group), "communicator split");
+}
+
+void cluster_group_free(struct gc_cluster *c, void **group)
+{
+    if (*group)
+        c->ops->group_free(*group);
+    *group = NULL;
 }
 
 int cluster_send(struct gc_cluster *c, const void *buf, size_t bytes, int to)

@@ -13,6 +13,7 @@
 struct gc_cluster {
     int rank, size;           /* this process's rank, of size */
     int local_rank;           /* among the ranks on this host */
+    int local_size;           /* the ranks on this host */
     const struct gc_cluster_ops *ops;
     void *lib;
 };
@@ -39,5 +40,16 @@ int cluster_allgather(struct gc_cluster *c, const int64_t *mine, int n, int64_t 
 int cluster_bcast(struct gc_cluster *c, void *buf, size_t bytes, int root);
 int cluster_send(struct gc_cluster *c, const void *buf, size_t bytes, int to);
 int cluster_recv(struct gc_cluster *c, void *buf, size_t bytes, int from);
+
+/* Groups of ranks split off the job (a grid's rows, its columns): the
+ * ranks that give the same color, ranked within the group by key, into
+ * *group (NULL when it failed); collective over all ranks. */
+int cluster_split(struct gc_cluster *c, int color, int key, void **group);
+
+/* cluster_bcast within a group, from its rank `root`; collective over it. */
+int cluster_group_bcast(struct gc_cluster *c, void *group, void *buf, size_t bytes, int root);
+
+/* Releases *group and clears it (NULL: nothing). */
+void cluster_group_free(struct gc_cluster *c, void **group);
 
 #endif

@@ -14,17 +14,24 @@
 #include <stdint.h>
 
 /* Bumped when the table changes, so that a stale library is refused. */
-#define GC_CLUSTER_OPS_VERSION 1
+#define GC_CLUSTER_OPS_VERSION 2
 
 struct gc_cluster_ops {
     int version;
-    /* MPI_Init; this process's rank, the number of ranks, and its rank
-     * among the ranks of its own host. */
-    int (*init)(int *rank, int *size, int *local_rank);
+    /* MPI_Init_thread (MPI calls from the main thread only); this
+     * process's rank, the number of ranks, and its rank among the ranks
+     * of its own host and their number. */
+    int (*init)(int *rank, int *size, int *local_rank, int *local_size);
     /* all[r * n + i] = rank r's mine[i]. */
     int (*allgather_i64)(const int64_t *mine, int n, int64_t *all);
-    /* bytes at buf from rank `root` to every rank. */
-    int (*bcast)(void *buf, size_t bytes, int root);
+    /* bytes at buf from rank `root` of `group` to each of its ranks,
+     * collective over the group; group NULL: every rank. */
+    int (*bcast)(void *group, void *buf, size_t bytes, int root);
+    /* The ranks that give the same color, ranked by key, as a group of
+     * their own (MPI_Comm_split) in *group; collective over all ranks. */
+    int (*split)(int color, int key, void **group);
+    /* Releases a group (NULL: nothing); collective over it. */
+    int (*group_free)(void *group);
     /* Point to point (not collective). */
     int (*send)(const void *buf, size_t bytes, int to);
     int (*recv)(void *buf, size_t bytes, int from);

@@ -27,6 +27,7 @@
 #include "matmul.h"
 #include "model.h"
 #include "select.h"
+#include "summa.h"
 #include "tune.h"
 #include "tiled_run.h"
 #include "upload.h"
@@ -982,6 +983,9 @@ int cmd_mul(const struct gc_opts *o)
     if (o->tune && strcmp(o->kernel, "auto") != 0)
         return gc_fail(GC_EXIT_USAGE, "--tune tunes auto's choice: it does not go with "
                        "--kernel %s", o->kernel);
+    if (o->host_memory && !dist_wanted())
+        return gc_fail(GC_EXIT_USAGE, "--host-memory applies to mul under an MPI launcher of "
+                       "several processes: it bounds what each rank holds");
 
     struct mul_job j;
     struct gc_tensor in[3];
@@ -1076,7 +1080,13 @@ int cmd_mul(const struct gc_opts *o)
     rep->batch = (size_t)pl->batch;
     rep->work = 2.0 * (double)pl->batch * (double)pl->m * (double)pl->n * (double)pl->k;
 
-    if (result_count(pl) == 0 || pl->k == 0) {
+    if (distributed && dist.panels) {
+        /* Some rank cannot hold its parts whole: K in panels, on every
+         * rank (src/summa.h), an empty block's too. */
+        if ((rc = summa_mul(&dist, &j.job, pl, &j.sig, &j.result)))
+            goto out;
+        rep->verify.tol = o->tol >= 0 ? o->tol : default_tol(&j);
+    } else if (result_count(pl) == 0 || pl->k == 0) {
         rep->compute = "none";
         if ((rc = matmul_check_scalars(pl, GEMM_F64, o->alpha, o->beta)) || (rc = mul_empty(&j)))
             goto out;

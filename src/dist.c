@@ -76,7 +76,7 @@ int dist_begin(struct dist *d, const struct gc_opts *o, int on_host, struct gc_o
 
 /* ---- reading the parts ---- */
 
-struct operand {
+struct dist_operand {
     const char *path, *name;
     int64_t desc[D_N];
     struct gc_tensor whole;        /* rank 0: an operand read through its format */
@@ -89,7 +89,7 @@ static const char *const desc_words[D_N] = {
 
 /* The operand as its format's header tells it, when it is a regular .npy
  * or raw file that each rank can read its part of; else D_BY_OFFSET 0. */
-static int describe(const struct gc_opts *o, int index, struct operand *op)
+static int describe(const struct gc_opts *o, int index, struct dist_operand *op)
 {
     struct stat st;
     if (stat(op->path, &st) != 0 || !S_ISREG(st.st_mode))
@@ -128,7 +128,7 @@ static int describe(const struct gc_opts *o, int index, struct operand *op)
 
 /* Rank 0 reads an operand that is not split by offset whole, through its
  * format, and describes it for the others. */
-static int read_whole(const struct gc_opts *o, int index, struct operand *op)
+static int read_whole(const struct gc_opts *o, int index, struct dist_operand *op)
 {
     int fmt = -1;
     int rc = io_read_operand(o, index, op->path, NULL, &op->whole, &fmt);
@@ -233,14 +233,30 @@ static int lines_io_run(struct lines_io *j, size_t lines, int threads)
     return 0;
 }
 
-static int read_region(const struct gc_opts *o, const struct operand *op, const struct region *g,
-                       struct gc_tensor *t)
+/* `t` shaped as the region, its data in `room` (large enough) or, without
+ * room, newly allocated; *bytes its size.  0, or -1: no memory. */
+static int region_room(const int64_t *desc, const struct region *g, int keep_order, void *room,
+                       struct gc_tensor *t, size_t *bytes)
+{
+    region_tensor(desc, g, keep_order, t);
+    if (!gc_tensor_bytes(t, bytes))
+        return -1;
+    if (room) {
+        t->data = room;
+        return 0;
+    }
+    return gc_tensor_alloc(t, NULL);
+}
+
+/* The region of an operand read by offset into `t` (in `room`, or
+ * allocated); `what` names it in messages ("this rank's part"). */
+static int read_region(const struct gc_opts *o, const struct dist_operand *op,
+                       const struct region *g, void *room, const char *what, struct gc_tensor *t)
 {
     const int64_t *desc = op->desc;
-    region_tensor(desc, g, 1, t);
     size_t bytes;
-    if (!gc_tensor_bytes(t, &bytes) || gc_tensor_alloc(t, NULL))
-        return gc_fail(GC_EXIT_INPUT, "%s: out of host memory for this rank's part", op->name);
+    if (region_room(desc, g, 1, room, t, &bytes))
+        return gc_fail(GC_EXIT_INPUT, "%s: out of host memory for %s", op->name, what);
     if (!bytes)
         return 0;
     struct lines_io j;
@@ -258,7 +274,7 @@ static int read_region(const struct gc_opts *o, const struct operand *op, const 
     int err = lines_io_run(&j, (size_t)(colmajor ? g->nc : g->nr), o->threads);
     close(j.fd);
     if (err)
-        return gc_fail(GC_EXIT_INPUT, "%s: reading this rank's part: %s", op->name,
+        return gc_fail(GC_EXIT_INPUT, "%s: reading %s: %s", op->name, what,
                        err > 0 ? strerror(err) : "the file is shorter than its header says "
                        "(changed while read?)");
     if (desc[D_SWAP])
@@ -287,44 +303,45 @@ static void pack_region(const struct gc_tensor *w, const struct region *g, void 
     }
 }
 
-/* The part of operand `which` (0: A, 1: B) that rank r needs. */
-static struct region region_for(const struct dist *d, int which, int r)
+/* The part of operand `which` (0: A, 1: B) that rank r needs, of K's
+ * columns (A) or rows (B) [k0, k0 + kn). */
+static struct region region_for(const struct dist *d, int which, int r, int64_t k0, int64_t kn)
 {
     struct dist_block b = dist_block_of(&d->grid, d->plan.m, d->plan.n, r);
     struct region g;
     if (which == 0)
-        g = (struct region){ b.r0, b.rows, 0, d->plan.k };
+        g = (struct region){ b.r0, b.rows, k0, kn };
     else
-        g = (struct region){ 0, d->plan.k, b.c0, b.cols };
-    /* A vector is one row whatever its role, and every rank needs it whole. */
+        g = (struct region){ k0, kn, b.c0, b.cols };
+    /* A vector is one row whatever its role, and every rank needs it. */
     if (d->whole[which].ndim == 1)
-        g = (struct region){ 0, 1, 0, (int64_t)d->whole[which].shape[0] };
+        g = (struct region){ 0, 1, k0, kn };
     return g;
 }
 
-/* Rank 0 sends every other rank its part of a whole operand; the others
- * receive theirs.  A status goes first, so that a rank 0 that cannot
- * pack a part fails the others instead of leaving them waiting. */
-static int scatter_part(struct dist *d, int which, const struct operand *op,
-                        const int64_t *desc, struct gc_tensor *part)
+/* Rank 0 sends every other rank its part of a whole operand, of K's
+ * [k0, k0 + kn); the others receive theirs (into `room`, or allocated).
+ * A status goes first, so that a rank 0 that cannot pack a part fails
+ * the others instead of leaving them waiting. */
+static int scatter_part(struct dist *d, int which, const struct dist_operand *op, int64_t k0,
+                        int64_t kn, void *room, struct gc_tensor *part)
 {
     struct gc_cluster *cl = &d->cl;
+    const int64_t *desc = op->desc;
     int rc = 0;
     if (cl->rank == 0) {
-        struct region g = region_for(d, which, 0);
+        struct region g = region_for(d, which, 0, k0, kn);
         size_t bytes = 0;
-        region_tensor(desc, &g, 0, part);
-        if (!gc_tensor_bytes(part, &bytes) || gc_tensor_alloc(part, NULL))
+        if (region_room(desc, &g, 0, room, part, &bytes))
             rc = gc_fail(GC_EXIT_INPUT, "%s: out of host memory for the parts", op->name);
         else if (bytes)
             pack_region(&op->whole, &g, part->data);
         int r = 1;
         for (; r < cl->size && !rc; r++) {
             struct gc_tensor t;
-            g = region_for(d, which, r);
-            region_tensor(desc, &g, 0, &t);
+            g = region_for(d, which, r, k0, kn);
             int64_t st = 0;
-            if (!gc_tensor_bytes(&t, &bytes) || gc_tensor_alloc(&t, NULL))
+            if (region_room(desc, &g, 0, NULL, &t, &bytes))
                 st = gc_fail(GC_EXIT_INPUT, "%s: out of host memory for rank %d's part",
                              op->name, r);
             else if (bytes)
@@ -344,10 +361,9 @@ static int scatter_part(struct dist *d, int which, const struct operand *op,
         return rc;
     if (st)
         return (int)st;   /* rank 0 has said why */
-    struct region g = region_for(d, which, cl->rank);
-    region_tensor(desc, &g, 0, part);
+    struct region g = region_for(d, which, cl->rank, k0, kn);
     size_t bytes = 0;
-    if (!gc_tensor_bytes(part, &bytes) || gc_tensor_alloc(part, NULL))
+    if (region_room(desc, &g, 0, room, part, &bytes))
         rc = gc_fail(GC_EXIT_INPUT, "%s: out of host memory for this rank's part", op->name);
     /* The bytes are on their way whatever happens here: take them. */
     if (bytes) {
@@ -378,17 +394,140 @@ static int gather_records(struct dist *d, const int64_t *mine, int n)
 }
 
 /* The agreement every phase ends with: each rank's status alone. */
-static int agree(struct dist *d, int rc)
+int dist_agree(struct dist *d, int rc)
 {
     int64_t mine = rc;
     return gather_records(d, &mine, 1);
+}
+
+/* ---- panels ---- */
+
+/* What each rank tells the others for the decision on panels. */
+enum { P_STATUS, P_FIXED, P_PER_K, P_BUDGET, P_N };
+
+/* The host's physical memory in bytes; 0: unknown. */
+static uint64_t host_physical(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+}
+
+/* The host memory this rank may use: --host-memory, else 3/4 of its
+ * host's, shared among the ranks there (the rest is the system's and the
+ * file cache's); unknown, it holds anything. */
+static uint64_t host_budget(const struct dist *d, const struct gc_opts *o)
+{
+    uint64_t phys = host_physical();
+    if (o->host_memory || !phys)
+        return o->host_memory ? o->host_memory : INT64_MAX;
+    return phys / (uint64_t)d->cl.local_size / 4 * 3;
+}
+
+/* This rank's need: its rows of A and columns of B (a vector operand is
+ * one row or column) as read and converted, and with --verify widened for
+ * the host's reference (long double: two copies' worth); its block, and
+ * beside it an integer panel's product and, with --verify, the reference
+ * and its panel's. */
+static struct dist_need rank_need(const struct dist *d, const struct gc_opts *o)
+{
+    int64_t a_rows = d->whole[0].ndim == 1 ? 1 : d->blk.rows;
+    int64_t b_cols = d->whole[1].ndim == 1 ? 1 : d->blk.cols;
+    return dist_need_of(a_rows, b_cols, d->blk.rows * d->blk.cols,
+                        d->plan.exact + (o->verify ? 2 : 0), o->verify ? 4 : 2);
+}
+
+static int64_t at_most_int64(uint64_t x)
+{
+    return x > INT64_MAX ? INT64_MAX : (int64_t)x;
+}
+
+/* Bytes in words: "512 KiB", "1.5 GiB". */
+static void bytes_words(uint64_t bytes, char *buf, size_t n)
+{
+    static const char *const units[] = { "bytes", "KiB", "MiB", "GiB", "TiB", "PiB" };
+    double x = (double)bytes;
+    size_t u = 0;
+    while (x >= 1024 && u + 1 < sizeof units / sizeof units[0]) {
+        x /= 1024;
+        u++;
+    }
+    snprintf(buf, n, "%.4g %s", x, units[u]);
+}
+
+/* This rank cannot hold even the narrowest panels: why, naming its budget. */
+static int too_little(const struct dist *d, const struct gc_opts *o, const struct dist_need *need,
+                      uint64_t budget)
+{
+    int64_t least = d->plan.k < DIST_PANEL_ALIGN ? d->plan.k : DIST_PANEL_ALIGN;
+    char have[32], want[32], host[32];
+    bytes_words(budget, have, sizeof have);
+    bytes_words(need->fixed + 2 * need->per_k * (uint64_t)least, want, sizeof want);
+    bytes_words(host_physical(), host, sizeof host);
+    char whose[160];
+    if (o->host_memory)
+        snprintf(whose, sizeof whose, "--host-memory %s", have);
+    else
+        snprintf(whose, sizeof whose, "the host memory a rank may use here (3/4 of %s shared "
+                 "by %d ranks: %s)", host, d->cl.local_size, have);
+    return gc_fail(GC_EXIT_INPUT, "%s is too little for this rank's block of C (%lldx%lld) and "
+                   "two panels of %lld along K of its rows of A and columns of B, which need "
+                   "%s: give more, or start more ranks", whose, (long long)d->blk.rows,
+                   (long long)d->blk.cols, (long long)least, want);
+}
+
+/* Every rank's need and budget, one decision for all: when any rank's
+ * parts do not fit, K goes in panels of the widest width every rank can
+ * hold two of, the operands are kept (`ops`' whole ones moved) for
+ * reading them, and each rank's grid row and column become groups. */
+static int decide_panels(struct dist *d, const struct gc_opts *o, struct dist_operand *ops)
+{
+    struct gc_cluster *cl = &d->cl;
+    struct dist_need need = rank_need(d, o);
+    uint64_t budget = host_budget(d, o);
+    int64_t mine[P_N] = { 0, at_most_int64(need.fixed), at_most_int64(need.per_k),
+                          at_most_int64(budget) };
+    int rc = gather_records(d, mine, P_N);
+    if (rc)
+        return rc;
+    int64_t k = d->plan.k, kb = k;
+    int any = 0, short_rank = -1;
+    for (int r = 0; r < cl->size; r++) {
+        const int64_t *f = d->all + (size_t)r * P_N;
+        struct dist_need n = { (uint64_t)f[P_FIXED], (uint64_t)f[P_PER_K] };
+        int64_t w = dist_panel_width(&n, k, (uint64_t)f[P_BUDGET]);
+        any |= !dist_fits_whole(&n, k, (uint64_t)f[P_BUDGET]);
+        if (!w && short_rank < 0)
+            short_rank = r;
+        kb = w < kb ? w : kb;
+    }
+    if (!any || k == 0)
+        return 0;
+    if (short_rank >= 0) {
+        /* Known alike on every rank: the first that is short says why. */
+        d->settled = 1;
+        d->failed_rank = short_rank;
+        return cl->rank == short_rank ? too_little(d, o, &need, budget) : GC_EXIT_INPUT;
+    }
+    d->panels = 1;
+    d->kb = kb;
+    d->n_panels = dist_panel_count(k, kb);
+    if ((d->sources = malloc(2 * sizeof *d->sources))) {
+        memcpy(d->sources, ops, 2 * sizeof *d->sources);
+        for (int i = 0; i < 2; i++)
+            memset(&ops[i].whole, 0, sizeof ops[i].whole);
+    } else {
+        rc = gc_fail(GC_EXIT_INPUT, "out of host memory");
+    }
+    int i = cl->rank / d->grid.pc, j = cl->rank % d->grid.pc;
+    int r1 = cluster_split(cl, i, j, &d->row), r2 = cluster_split(cl, j, i, &d->col);
+    return dist_agree(d, rc ? rc : r1 ? r1 : r2);
 }
 
 int dist_read(struct dist *d, const struct gc_opts *o, const char *const *paths,
               struct gc_tensor *in, int *read_as)
 {
     struct gc_cluster *cl = &d->cl;
-    struct operand ops[2];
+    struct dist_operand ops[2];
     memset(ops, 0, sizeof ops);
     struct gc_capture cap;
     int rc = 0;
@@ -428,7 +567,7 @@ int dist_read(struct dist *d, const struct gc_opts *o, const char *const *paths,
                              "(its %s differs): every rank must read the same inputs",
                              ops[i].name, desc_words[f]);
     }
-    if ((rc = agree(d, rc)))
+    if ((rc = dist_agree(d, rc)))
         goto out;
     /* 3. The whole product, planned alike on every rank: what is wrong with
      * it rank 0 says. */
@@ -462,21 +601,35 @@ int dist_read(struct dist *d, const struct gc_opts *o, const char *const *paths,
     d->grid = dist_grid_make(cl->size, d->plan.m, d->plan.n);
     d->blk = dist_block_of(&d->grid, d->plan.m, d->plan.n, cl->rank);
     d->read_as = (int)root[0][D_FORMAT];
-    /* 4. The parts: by offset, or from rank 0. */
     for (int i = 0; i < 2; i++) {
-        struct region g = region_for(d, i, cl->rank);
+        memcpy(ops[i].desc, root[i], sizeof root[i]);
+        d->by_offset[i] = root[i][D_BY_OFFSET] != 0;
+    }
+    /* 4. Parts that some rank cannot hold: K in panels, read later. */
+    if ((rc = decide_panels(d, o, ops)))
+        goto out;
+    if (d->panels) {
+        for (int i = 0; i < 2; i++) {
+            struct region g = region_for(d, i, cl->rank, 0, d->plan.k);
+            region_tensor(root[i], &g, 1, &in[i]);
+        }
+        *read_as = d->read_as;
+        return 0;
+    }
+    /* 5. The parts: by offset, or from rank 0. */
+    for (int i = 0; i < 2; i++) {
+        struct region g = region_for(d, i, cl->rank, 0, d->plan.k);
         if (root[i][D_BY_OFFSET]) {
-            memcpy(ops[i].desc, root[i], sizeof root[i]);
             if (!rc)
-                rc = read_region(o, &ops[i], &g, &in[i]);
+                rc = read_region(o, &ops[i], &g, NULL, "this rank's part", &in[i]);
         } else {
             /* Every rank takes part in the scatter, failed or not. */
-            int r2 = scatter_part(d, i, &ops[i], root[i], &in[i]);
+            int r2 = scatter_part(d, i, &ops[i], 0, d->plan.k, NULL, &in[i]);
             rc = rc ? rc : r2;
         }
         gc_tensor_free(&ops[i].whole);
     }
-    if ((rc = agree(d, rc)))
+    if ((rc = dist_agree(d, rc)))
         goto out;
     *read_as = d->read_as;
     return 0;
@@ -484,6 +637,60 @@ out:
     for (int i = 0; i < 2; i++) {
         gc_tensor_free(&ops[i].whole);
         gc_tensor_free(&in[i]);
+    }
+    return rc;
+}
+
+size_t dist_panel_room(const struct dist *d, int which)
+{
+    struct region g = region_for(d, which, d->cl.rank, 0, d->kb);
+    struct gc_tensor t;
+    size_t bytes = 0;
+    region_tensor(d->sources[which].desc, &g, 1, &t);
+    return gc_tensor_bytes(&t, &bytes) ? bytes : 0;
+}
+
+/* Panel q's part of operand `which` read by its owner in this rank's grid
+ * row (A) or column (B) and broadcast there, its status first. */
+static int broadcast_panel(struct dist *d, const struct gc_opts *o, int which, int64_t q,
+                           void *room, struct gc_tensor *t)
+{
+    struct gc_cluster *cl = &d->cl;
+    const struct dist_operand *op = &d->sources[which];
+    int64_t k0, kn;
+    dist_panel_range(d->plan.k, d->kb, q, &k0, &kn);
+    struct region g = region_for(d, which, cl->rank, k0, kn);
+    int owner = dist_panel_owner(&d->grid, which, q, cl->rank);
+    /* The owner's rank in the group: its grid column in a row, its grid
+     * row in a column. */
+    int root = which == 0 ? owner % d->grid.pc : owner / d->grid.pc;
+    void *group = which == 0 ? d->row : d->col;
+    char what[64];
+    snprintf(what, sizeof what, "panel %lld of %lld", (long long)q + 1, (long long)d->n_panels);
+    size_t bytes = 0;
+    region_room(op->desc, &g, 1, room, t, &bytes);   /* in the room given: cannot fail */
+    int64_t st = owner == cl->rank ? read_region(o, op, &g, room, what, t) : 0;
+    int rc = cluster_group_bcast(cl, group, &st, sizeof st, root);
+    if (!rc && !st && bytes)
+        rc = cluster_group_bcast(cl, group, t->data, bytes, root);
+    /* An owner's failure is its own to report; the others go on to the
+     * agreement that tells them. */
+    return owner == cl->rank && st ? (int)st : rc;
+}
+
+int dist_panel(struct dist *d, const struct gc_opts *o, int64_t q, void *room_a, void *room_b,
+               struct gc_tensor *a, struct gc_tensor *b)
+{
+    void *room[2] = { room_a, room_b };
+    struct gc_tensor *part[2] = { a, b };
+    int rc = 0;
+    for (int i = 0; i < 2; i++) {
+        int64_t k0, kn;
+        dist_panel_range(d->plan.k, d->kb, q, &k0, &kn);
+        /* Every rank takes part in both transfers, failed or not. */
+        int r2 = d->by_offset[i] ? broadcast_panel(d, o, i, q, room[i], part[i])
+                                 : scatter_part(d, i, &d->sources[i], k0, kn, room[i], part[i]);
+        rc = rc ? rc : r2;
     }
     return rc;
 }
@@ -779,7 +986,7 @@ int dist_finish(struct dist *d, struct job *j, struct gc_tensor *result, enum gc
     free(path);
     free(scratch);
     gc_tensor_free(&whole);
-    if ((rc = agree(d, rc)))
+    if ((rc = dist_agree(d, rc)))
         return rc;
     /* 5. Every block is written: rank 0 reports and renames, once. */
     int64_t done = 0;
@@ -813,7 +1020,13 @@ int dist_end(struct dist *d, int rc)
     if (rc && d->cl.rank == 0 && d->failed_rank > 0)
         gc_fail(rc, "rank %d of %d failed (its own message says why): nothing written",
                 d->failed_rank, d->cl.size);
+    cluster_group_free(&d->cl, &d->row);
+    cluster_group_free(&d->cl, &d->col);
     cluster_leave(&d->cl);
+    for (int i = 0; d->sources && i < 2; i++)
+        gc_tensor_free(&d->sources[i].whole);
+    free(d->sources);
+    d->sources = NULL;
     free(d->all);
     d->all = NULL;
     return rc;

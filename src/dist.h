@@ -31,8 +31,15 @@ struct dist {
     int read_as;                   /* the format A was read as */
     int joined;                    /* MPI is initialised */
     int settled;                   /* the outcome is agreed: no collective is left */
-    int failed_rank;
-    int64_t *all;                  /* room for what every rank tells every other */               /* the first rank that failed, once settled; -1: none */
+    int failed_rank;               /* the first rank that failed, once settled; -1: none */
+    int64_t *all;                  /* room for what every rank tells every other */
+    /* K in panels (src/summa.h), when some rank's parts do not fit the
+     * host memory it may use: */
+    int panels;
+    int64_t kb, n_panels;          /* the panels' width and number */
+    int by_offset[2];              /* A's, B's panels read by offset (else sent by rank 0) */
+    void *row, *col;               /* this rank's grid row and grid column, as groups */
+    struct dist_operand *sources;  /* A and B as found, for reading their panels */
 };
 
 /* 1 when this process is one of several that an MPI launcher started. */
@@ -47,9 +54,33 @@ int dist_begin(struct dist *d, const struct gc_opts *o, int on_host, struct gc_o
 
 /* Reads this rank's parts of A and B into in[0] and in[1] (as stored: a
  * Fortran-order file gives a Fortran-order part); *read_as is the format
- * A was read as. */
+ * A was read as.  When some rank's parts and block do not fit the host
+ * memory it may use (--host-memory, else its share of its host's), every
+ * rank sets d->panels alike and in[0] and in[1] get the parts' shapes
+ * alone: dist_panel reads them a panel at a time. */
 int dist_read(struct dist *d, const struct gc_opts *o, const char *const *paths,
               struct gc_tensor *in, int *read_as);
+
+/* With d->panels: the bytes, as read, of this rank's part of the widest
+ * panel of A (which 0) or B (1). */
+size_t dist_panel_room(const struct dist *d, int which);
+
+/* With d->panels: this rank's parts of panel q, of A into `a` and of B
+ * into `b` (as read: dtype and order), in the room given (at least
+ * dist_panel_room's bytes).  A part read by offset is read by the panel's
+ * owner in this rank's grid row (A) or column (B) and broadcast there; a
+ * part of an operand rank 0 parsed whole is sent by rank 0.  Collective
+ * over all ranks.  A status goes before every part, so that an owner that
+ * fails stops the others instead of leaving them waiting: returns this
+ * rank's own failure (said), or rank 0's where it could not send a part;
+ * else 0, also when a broadcast part did not come because its owner
+ * failed, which the next dist_agree tells every rank. */
+int dist_panel(struct dist *d, const struct gc_opts *o, int64_t q, void *room_a, void *room_b,
+               struct gc_tensor *a, struct gc_tensor *b);
+
+/* Every rank's status `rc` exchanged: the first failing rank's (which
+ * settles the job), or 0 when all succeeded. */
+int dist_agree(struct dist *d, int rc);
 
 /* In place of job_finish: the verifications of every block agreed into
  * one, the blocks written to the one output, one summary (rank 0's, with

@@ -41,3 +41,54 @@ struct dist_block dist_block_of(const struct dist_grid *g, int64_t m, int64_t n,
     dist_split(n, g->pc, r % g->pc, &b.c0, &b.cols);
     return b;
 }
+
+/* a * b, or UINT64_MAX where it would not fit: a need that large fits no
+ * budget. */
+static uint64_t product_or_max(uint64_t a, uint64_t b)
+{
+    return a && b > UINT64_MAX / a ? UINT64_MAX : a * b;
+}
+
+struct dist_need dist_need_of(int64_t a_rows, int64_t b_cols, int64_t c_elems, int sums,
+                              int copies)
+{
+    struct dist_need need;
+    need.fixed = product_or_max((uint64_t)c_elems, 8 * (uint64_t)(1 + sums));
+    need.per_k = product_or_max((uint64_t)(a_rows + b_cols), 8 * (uint64_t)copies);
+    return need;
+}
+
+int dist_fits_whole(const struct dist_need *need, int64_t k, uint64_t budget)
+{
+    return need->fixed <= budget &&
+           product_or_max(need->per_k, (uint64_t)k) <= budget - need->fixed;
+}
+
+int64_t dist_panel_width(const struct dist_need *need, int64_t k, uint64_t budget)
+{
+    if (need->fixed > budget)
+        return 0;
+    uint64_t pair = product_or_max(need->per_k, 2);
+    uint64_t widest = pair ? (budget - need->fixed) / pair : UINT64_MAX;
+    if (widest >= (uint64_t)k)
+        return k;
+    return (int64_t)(widest / DIST_PANEL_ALIGN * DIST_PANEL_ALIGN);
+}
+
+int64_t dist_panel_count(int64_t k, int64_t kb)
+{
+    return kb > 0 ? (k + kb - 1) / kb : 0;
+}
+
+void dist_panel_range(int64_t k, int64_t kb, int64_t q, int64_t *k0, int64_t *kn)
+{
+    *k0 = q * kb;
+    *kn = k - *k0 < kb ? k - *k0 : kb;
+}
+
+int dist_panel_owner(const struct dist_grid *g, int which, int64_t q, int r)
+{
+    if (which == 0)
+        return r / g->pc * g->pc + (int)(q % g->pc);
+    return (int)(q % g->pr) * g->pc + r % g->pc;
+}

@@ -18,7 +18,7 @@ enum {
     OPT_THREADS, OPT_DEVICE, OPT_FORMAT, OPT_IN_FORMAT, OPT_DTYPE, OPT_SHAPE,
     OPT_ORDER, OPT_DELIMITER, OPT_HEADER, OPT_PRECISION, OPT_LEVEL,
     OPT_OP, OPT_SIZES, OPT_BENCH_OUT, OPT_AUTO_TABLE, OPT_COMPUTE, OPT_SWEEP, OPT_SEED, OPT_FOR,
-    OPT_TUNE, OPT_SHOW, OPT_CLEAR, OPT_DEVICE_MEMORY, OPT_DEVICES,
+    OPT_TUNE, OPT_SHOW, OPT_CLEAR, OPT_DEVICE_MEMORY, OPT_DEVICES, OPT_HOST_MEMORY,
 };
 
 #define RUNS (CMD_MUL | CMD_TRANSPOSE)
@@ -62,6 +62,7 @@ static const struct opt_def opt_defs[] = {
     { "device", 0, OPT_DEVICE, "N", DEVICE_USERS, "CUDA device ordinal (default 0, or $GEMMCLI_DEVICE)" },
     { "device-memory", 0, OPT_DEVICE_MEMORY, "SIZE", CMD_MUL, "device memory mul may use on each GPU: 6G, 512M, 1.5GiB or bytes (default: what is free); a product that needs more is computed in tiles streamed from host memory" },
     { "devices", 0, OPT_DEVICES, "LIST", CMD_MUL, "share the product's tiles among these GPUs: 0,1 or all" },
+    { "host-memory", 0, OPT_HOST_MEMORY, "SIZE", CMD_MUL, "under an MPI launcher: host memory each rank may use for its parts of A and B and its block of C (default: 3/4 of the host's, shared among its ranks); parts that need more are read in panels along K, each read once and broadcast" },
     { "for", 0, OPT_FOR, "SHAPE", CMD_KERNELS, "the kernels that can compute MxNxK (or BxMxNxK), by auto's estimate, and auto's choice" },
     { "details", 0, OPT_DETAILS, NULL, CMD_KERNELS, "add registers, shared memory and occupancy on this device" },
     { "op", 0, OPT_OP, "OP", CMD_BENCH, "bench mul, transpose or all (default all)" },
@@ -223,6 +224,7 @@ static int apply(struct gc_opts *o, const struct opt_def *d, const char *arg)
         break;
     case OPT_DEVICE_MEMORY: rc = parse_size(d->name, arg, &o->device_memory); break;
     case OPT_DEVICES: rc = parse_devices(d->name, arg, o); break;
+    case OPT_HOST_MEMORY: rc = parse_size(d->name, arg, &o->host_memory); break;
     case OPT_PRECISION: rc = parse_int(d->name, arg, 1, 17, &o->write.precision); break;
     case OPT_LEVEL: rc = parse_int(d->name, arg, 0, 12, &o->write.level); break;
     case OPT_ALPHA: rc = parse_real(d->name, arg, &o->alpha); break;

@@ -69,6 +69,9 @@ struct gc_opts {
                                        use per GPU; 0: what is free */
     int devices[GC_MAX_DEVICES];    /* mul --devices: the GPUs to share the tiles */
     int n_devices;                  /* 0: --device's one; -1: all */
+    size_t host_memory;             /* mul --host-memory: bytes of host memory an MPI rank may
+                                       use for its operands and block; 0: its share of the
+                                       host's */
 
     int tune;                       /* mul --tune: tune auto's choice on a cache miss */
     int tune_show, tune_clear;      /* tune --show, --clear */

@@ -40,6 +40,8 @@ void report_print(FILE *f, const struct gc_report *r)
         fprintf(f, "  tiles: %s\n", r->tiles);
     if (r->ranks[0])
         fprintf(f, "  ranks: %s\n", r->ranks);
+    if (r->panels[0])
+        fprintf(f, "  panels: %s\n", r->panels);
     fprintf(f, "  %-13s %10.3f ms\n", "read", r->read_ms);
     if (r->start_ms > 0)
         fprintf(f, "  %-13s %10.3f ms\n", "GPU start", r->start_ms);
@@ -190,6 +192,8 @@ void report_json(FILE *f, const struct gc_report *r)
     json_string(f, r->tiles);
     fputs(", \"ranks\": ", f);
     json_string(f, r->ranks);
+    fputs(", \"panels\": ", f);
+    json_string(f, r->panels);
     fputs(", \"ms\": {", f);
     json_num(f, "read", r->read_ms, 1);
     json_num(f, "gpu_start", r->start_ms, 1);

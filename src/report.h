@@ -53,6 +53,7 @@ struct gc_report {
     int uploaded_while_read;  /* operands copied to the device as they were read */
     char tiles[512];          /* a product computed in tiles: how, and on which GPUs */
     char ranks[160];          /* a product shared by MPI ranks: how */
+    char panels[192];         /* their parts read in panels along K: how many, how moved */
     struct gc_verify_result verify;
 };
 

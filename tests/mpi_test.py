@@ -7,20 +7,30 @@ offset, CSV read by rank 0 and sent, text and stdout gathered on rank 0,
 vectors, integers, a verification merged over the blocks; and the
 failures: a rank that sees a different or truncated file, a rank that
 fails after reading or while writing, a failed verification.  Each leaves
-no output, no temporary file and an older output as it was.  Prints
-'mpi: N passed, M failed', or 'skipped: ...' without mpirun.
+no output, no temporary file and an older output as it was.  K in panels
+(--host-memory too small for a rank's parts): -np 2, 3 and 4 (a 2x2
+grid) against NumPy for floats, integers that wrap, f16, Fortran order,
+big-endian, raw, CSV, a vector and a ragged last panel, --verify, the
+summary's panels line only then; a file cut short under a rank mid-job
+(its owner's read fails, the broadcasts stop), a budget too small for a
+panel.  Prints 'mpi: N passed, M failed', or 'skipped: ...' without
+mpirun.
 
 usage: mpi_test.py [path/to/gemmcli] [--gpu]
   --gpu   the same jobs without --kernel cpu: every rank on a GPU (ranks
           share the GPUs there are)
 """
+import errno
+import io
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
 import sys
 import tempfile
+import time
 
 import numpy as np
 
@@ -44,12 +54,44 @@ def mpirun(np_, *a, cwd=None, stdout=subprocess.PIPE, env=ENV):
                           env=env, timeout=300)
 
 
-def mpmd(*parts, cwd=None, env=ENV):
+def mpmd_argv(parts):
     """mpirun with one program a rank: parts are (workdir, argv) pairs."""
     cmd = ["mpirun"]
     for i, (wdir, argv) in enumerate(parts):
         cmd += ([":"] if i else []) + ["-np", "1", "-wdir", wdir, *map(str, argv)]
-    return subprocess.run(cmd, capture_output=True, cwd=cwd, env=env, timeout=300)
+    return cmd
+
+
+def mpmd(*parts, cwd=None, env=ENV):
+    return subprocess.run(mpmd_argv(parts), capture_output=True, cwd=cwd, env=env, timeout=300)
+
+
+def mpmd_fed(parts, pipe, data, meanwhile):
+    """mpmd() with one operand a named pipe, which rank 0 reads whole: once
+    rank 0 is reading it, and every rank has looked at its own files (a
+    second later), meanwhile() runs; then the pipe gets `data`."""
+    cmd = mpmd_argv(parts)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
+    deadline = time.time() + 120
+    fd = -1
+    while fd < 0 and proc.poll() is None and time.time() < deadline:
+        try:
+            fd = os.open(pipe, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError as e:
+            if e.errno != errno.ENXIO:
+                raise
+            time.sleep(0.05)
+    if fd >= 0:
+        time.sleep(1)
+        meanwhile()
+        os.set_blocking(fd, True)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+        except BrokenPipeError:
+            pass
+    out, err = proc.communicate(timeout=300)
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
 def one(*a):
@@ -58,6 +100,21 @@ def one(*a):
 
 def err(r):
     return r.stderr.decode(errors="replace")[-600:]
+
+
+def like_numpy(name, a, b, tol, got):
+    """got is A @ B as NumPy makes it: its dtype and shape, and its values
+    within tol of the FP64 product (0: exactly NumPy's, wrapping)."""
+    want = np.matmul(a.astype(np.float64) if tol else a, b.astype(np.float64) if tol else b)
+    ok = got.dtype == np.matmul(a, b).dtype and got.shape == want.shape
+    check(f"{name}: NumPy's dtype and shape", ok, (got.dtype, got.shape))
+    if not ok:
+        return
+    if tol:
+        e = np.abs(got.astype(np.float64) - want).max() / max(1, np.abs(want).max())
+        check(f"{name} against NumPy", e < tol, e)
+    else:
+        check(f"{name} exactly NumPy's", np.array_equal(got, want))
 
 
 def leftovers(d, keep):
@@ -100,7 +157,6 @@ def main():
         for name, a, b, tol in cases:
             np.save(p("a.npy"), a)
             np.save(p("b.npy"), b)
-            want = np.matmul(a.astype(np.float64) if tol else a, b.astype(np.float64) if tol else b)
             r1 = one("mul", p("a.npy"), p("b.npy"), "-o", p("one.npy"), *KERNEL, "-q")
             for ranks in (2, 3):
                 r = mpirun(ranks, "mul", p("a.npy"), p("b.npy"), "-o", p("c.npy"), *KERNEL, "-q")
@@ -108,15 +164,7 @@ def main():
                 check(f"{name} -np {ranks}", ok, err(r))
                 if not ok:
                     continue
-                got = np.load(p("c.npy"))
-                check(f"{name} -np {ranks}: NumPy's dtype and shape",
-                      got.dtype == np.matmul(a, b).dtype and got.shape == want.shape,
-                      (got.dtype, got.shape))
-                if tol:
-                    e = np.abs(got.astype(np.float64) - want).max() / max(1, np.abs(want).max())
-                    check(f"{name} -np {ranks} against NumPy", e < tol, e)
-                else:
-                    check(f"{name} -np {ranks} exactly NumPy's", np.array_equal(got, want))
+                like_numpy(f"{name} -np {ranks}", a, b, tol, np.load(p("c.npy")))
                 # The CPU kernel sums each element in one order whatever the
                 # block; on a GPU auto may pick another kernel for a block.
                 if KERNEL:
@@ -243,6 +291,157 @@ def main():
         # A rank that never starts (its options are wrong).
         r = mpmd((p("r0"), [GEMMCLI, *job]), (p("r1"), [GEMMCLI, *job, "--kernel", "nosuch"]))
         untouched("a rank that stops before joining", r)
+
+        # K in panels (src/summa.c): a --host-memory too small for a rank's
+        # parts whole.  K = 1000 in 500 KiB: 4 panels of 256, the last 232,
+        # at 2, 3 and 4 ranks (4: a 2x2 grid, where both the row and the
+        # column broadcasts matter); a vector's K = 2000 in 300 KiB: 8, 4
+        # and 3 panels.
+        os.makedirs(p("panels"))
+        files.add("panels")
+        q = lambda name: os.path.join(p("panels"), name)
+        f32 = lambda *shape: rng.standard_normal(shape).astype(np.float32)
+        tight = ["--host-memory", "500K"]
+        panel_cases = [
+            ("f32", f32(40, 1000), f32(1000, 30), 1e-5, tight),
+            ("f64", rng.standard_normal((40, 1000)), rng.standard_normal((1000, 30)), 1e-12,
+             tight),
+            ("int32, wrapping", rng.integers(-2**20, 2**20, (40, 1000), dtype=np.int32),
+             rng.integers(-2**20, 2**20, (1000, 30), dtype=np.int32), 0, tight),
+            ("int64, wrapping", rng.integers(-2**40, 2**40, (40, 1000), dtype=np.int64),
+             rng.integers(-2**40, 2**40, (1000, 30), dtype=np.int64), 0, tight),
+            ("f16", f32(40, 1000).astype(np.float16), f32(1000, 30).astype(np.float16), 4e-3,
+             tight),
+            ("F-order A, big-endian B", np.asfortranarray(f32(40, 1000)),
+             f32(1000, 30).astype(">f4"), 1e-5, tight),
+            ("matrix @ vector", f32(40, 2000), f32(2000), 1e-5, ["--host-memory", "300K"]),
+        ]
+
+        for name, a, b, tol, budget in panel_cases:
+            np.save(q("a.npy"), a)
+            np.save(q("b.npy"), b)
+            for ranks in (2, 3, 4):
+                r = mpirun(ranks, "mul", q("a.npy"), q("b.npy"), "-o", q("c.npy"), *KERNEL,
+                           *budget, "--json")
+                what = f"panels: {name} -np {ranks}"
+                rep = json.loads(r.stdout) if r.returncode == 0 else {}
+                # Several panels of a multiple of 256, the last one shorter.
+                m = re.match(r"(\d+) of (\d+) along K, each read once and broadcast",
+                             rep.get("panels", ""))
+                k = a.shape[-1]
+                check(what, r.returncode == 0 and m and int(m[1]) > 1 and int(m[2]) % 256 == 0
+                      and int(m[1]) == -(-k // int(m[2])) and k % int(m[2]), (err(r), rep))
+                if r.returncode == 0:
+                    like_numpy(what, a, b, tol, np.load(q("c.npy")))
+                    os.remove(q("c.npy"))
+
+        # Raw in and out; CSV parsed by rank 0 and sent panel by panel.
+        a, b = f32(40, 1000), f32(1000, 30)
+        a.tofile(q("a.bin"))
+        b.tofile(q("b.bin"))
+        np.savetxt(q("a.csv"), a, delimiter=",")
+        np.save(q("b.npy"), b)
+        for ranks in (2, 3, 4):
+            r = mpirun(ranks, "mul", q("a.bin"), q("b.bin"), "--shape", "40x1000", "--shape",
+                       "1000x30", "-o", q("c.bin"), *KERNEL, *tight, "-q")
+            check(f"panels: raw -np {ranks}", r.returncode == 0, err(r))
+            if r.returncode == 0:
+                like_numpy(f"panels: raw -np {ranks}", a, b, 1e-5,
+                           np.fromfile(q("c.bin"), np.float32).reshape(40, 30))
+            r = mpirun(ranks, "mul", q("a.csv"), q("b.npy"), "-o", q("c.npy"), *KERNEL, *tight,
+                       "--json")
+            rep = json.loads(r.stdout) if r.returncode == 0 else {}
+            check(f"panels: CSV -np {ranks}, A's sent by rank 0", r.returncode == 0 and
+                  "A's sent by rank 0, B's read once" in rep.get("panels", ""), (err(r), rep))
+            if r.returncode == 0:
+                like_numpy(f"panels: CSV -np {ranks}", a, b, 1e-5, np.load(q("c.npy")))
+
+        # --verify: a reference summed panel by panel (more memory: 1 MiB).
+        ia = rng.integers(-2**40, 2**40, (40, 1000), dtype=np.int64)
+        ib = rng.integers(-2**40, 2**40, (1000, 30), dtype=np.int64)
+        np.save(q("ia.npy"), ia)
+        np.save(q("ib.npy"), ib)
+        for x, y in (("a.csv", "b.npy"), ("ia.npy", "ib.npy")):
+            for ranks in (2, 3, 4):
+                r = mpirun(ranks, "mul", q(x), q(y), "-o", q("c.npy"), *KERNEL, "--verify",
+                           "--host-memory", "1M", "--json")
+                rep = json.loads(r.stdout) if r.returncode == 0 else {}
+                v = rep.get("verify", {})
+                check(f"panels: --verify {x} @ {y} -np {ranks}", r.returncode == 0 and
+                      v.get("ok") and "panel by panel" in v.get("reference", "") and
+                      v.get("exact") == (x == "ia.npy") and rep.get("panels"), (err(r), rep))
+        check("panels: --verify's int64 wraps as NumPy's",
+              np.array_equal(np.load(q("c.npy")), ia @ ib))
+        r = mpirun(2, "mul", q("a.csv"), q("b.npy"), "-o", q("v.npy"), *KERNEL, "--verify",
+                   "--host-memory", "1M", "--tol", "1e-30")
+        check("panels: a failed verification -> 1, nothing written", r.returncode == 1 and
+              b"verification failed" in r.stderr and not os.path.exists(q("v.npy")), err(r))
+
+        # The summary's panels line, only when panels were needed.
+        r = mpirun(3, "mul", q("a.csv"), q("b.npy"), "-o", q("c.npy"), *KERNEL, *tight)
+        check("panels: the summary says so", r.returncode == 0 and b"  panels: 4 of 256 along K"
+              in r.stderr, err(r))
+        r = mpirun(3, "mul", q("a.csv"), q("b.npy"), "-o", q("c.npy"), *KERNEL)
+        check("panels: none where the parts fit", r.returncode == 0 and b"ranks:" in r.stderr
+              and b"panels" not in r.stderr, err(r))
+        r = mpirun(3, "mul", q("a.csv"), q("b.npy"), "-o", q("c.npy"), *KERNEL, "--json")
+        check("panels: none in --json either", r.returncode == 0 and
+              json.loads(r.stdout).get("panels") == "", err(r))
+
+        # A budget too small for panels of 256: said, nothing written.
+        r = mpirun(2, "mul", q("a.csv"), q("b.npy"), "-o", p("out.npy"), *KERNEL,
+                   "--host-memory", "100K")
+        untouched("panels: too little host memory -> 3", r, 3)
+        check("... and says how little", b"--host-memory 100 KiB is too little" in r.stderr and
+              r.stderr.count(b"too little") == 1, err(r))
+        r = one("mul", q("a.npy"), q("b.npy"), "-o", q("x.npy"), *KERNEL, *tight)
+        check("--host-memory as one process -> 2", r.returncode == 2 and b"MPI launcher" in
+              r.stderr and not os.path.exists(q("x.npy")), err(r))
+
+        # A rank's copy of an input cut short after every rank looked at
+        # it: the owner whose panel is gone fails mid-job, names itself,
+        # and the broadcasts it owes stop the others.  A or B comes through
+        # a pipe that rank 0 reads whole, so that the cut falls between
+        # the look and the reads.
+        os.mkfifo(q("pipe"))
+        for sub in ("p0", "p1", "p2", "p3"):
+            os.makedirs(q(sub))
+            np.save(q(f"{sub}/a.npy"), a)
+            np.save(q(f"{sub}/b.npy"), b)
+
+        def csv_bytes(x):
+            text = io.StringIO()
+            np.savetxt(text, x, delimiter=",")
+            return text.getvalue().encode()
+
+        def cut(path, share):
+            def now():
+                data = open(path, "rb").read()
+                with open(path, "wb") as f:
+                    f.write(data[:int(len(data) * share)])
+            return now
+
+        # 2 ranks, a 2x1 grid: rank 1 owns B's panels 2 and 4, and B ends
+        # within panel 4.  4 ranks, a 2x2 grid: rank 3 owns A's panels 2
+        # and 4 for grid row 1, and A ends within its rows of panel 2.
+        cuts = [
+            (2, q("pipe"), "b.npy", csv_bytes(a), "p1/b.npy", b, 0.6,
+             b"rank 1 of 2: b.npy: reading panel 4 of 4"),
+            (4, "a.npy", q("pipe"), csv_bytes(b), "p3/a.npy", a, 0.75,
+             b"rank 3 of 4: a.npy: reading panel 2 of 4"),
+        ]
+        for ranks, x, y, fed, victim, was, share, says in cuts:
+            job = ["mul", x, y, "-o", p("out.npy"), *KERNEL, *tight]
+            r = mpmd_fed([(q(f"p{i}"), [GEMMCLI, *job]) for i in range(ranks)], q("pipe"), fed,
+                         cut(q(victim), share))
+            untouched(f"panels: a file cut short under a rank of {ranks} -> 3", r, 3)
+            check(f"... its owner says which panel ({ranks} ranks)", says in r.stderr, err(r))
+            np.save(q(victim), was)
+        # A rank that cannot start its product: no panel moves.
+        job = ["mul", "a.npy", "b.npy", "-o", p("out.npy"), *KERNEL, *tight]
+        r = mpmd((q("p0"), [GEMMCLI, *job]), (q("p1"), [GEMMCLI, *job, "--kernel", "auto",
+                                                         "--device", "99"]))
+        untouched("panels: a rank whose GPU fails -> 5", r, 5)
 
         # What is not split is refused, by rank 0 alone, with status 2.
         np.save(p("s.npy"), rng.standard_normal((2, 4, 5)).astype(np.float32))

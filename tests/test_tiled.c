@@ -3,7 +3,10 @@
  * cover K once, and a product that fits whole is one tile of one step.
  * The MPI ranks' grid (src/dist_plan.c): the blocks of every rank count
  * cover C once, are as even as they go, and the grid reads no more than
- * any other factorisation.  Prints 'test_tiled: N passed, M failed'. */
+ * any other factorisation.  K in panels: the widest that fits a budget,
+ * two at a time; the panels cover K once; each panel's owner is in the
+ * grid row (A) or column (B) it serves, in the column or row whose turn
+ * it is.  Prints 'test_tiled: N passed, M failed'. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -241,6 +244,69 @@ int main(void)
               "%d ranks on %lldx%lld (%dx%d): blocks cover %lld of %lld cells, rows %lld..%lld",
               ranks, (long long)m, (long long)n, g.pr, g.pc, (long long)cells,
               (long long)(m * n), (long long)min_rows, (long long)max_rows);
+    }
+
+    /* Panels of K: the widest width that fits, a multiple of the alignment
+     * or K itself, covering K once. */
+    int widths = 0;
+    for (int i = 0; i < 20000; i++) {
+        int64_t k = 1 + (int64_t)(next() % (next() % 2 ? 600 : 200000));
+        int64_t rows = (int64_t)(next() % 3000), cols = (int64_t)(next() % 3000);
+        struct dist_need need = dist_need_of(rows, cols, rows * cols, (int)(next() % 4),
+                                             2 + (int)(next() % 3));
+        uint64_t whole = need.fixed + need.per_k * (uint64_t)k;
+        uint64_t budget = need.fixed / 2 + next() % (whole + whole / 2 + 1);
+        CHECK(dist_fits_whole(&need, k, budget) == (whole <= budget),
+              "k %lld, budget %llu: whole %llu", (long long)k, (unsigned long long)budget,
+              (unsigned long long)whole);
+        int64_t kb = dist_panel_width(&need, k, budget);
+        int64_t least = k < DIST_PANEL_ALIGN ? k : DIST_PANEL_ALIGN;
+        uint64_t with_least = need.fixed + 2 * need.per_k * (uint64_t)least;
+        if (kb == 0) {
+            CHECK(with_least > budget, "k %lld, budget %llu: no width, though %lld fits",
+                  (long long)k, (unsigned long long)budget, (long long)least);
+            continue;
+        }
+        widths++;
+        CHECK(kb == k || (kb % DIST_PANEL_ALIGN == 0 && kb < k), "k %lld: width %lld",
+              (long long)k, (long long)kb);
+        CHECK(need.fixed + 2 * need.per_k * (uint64_t)kb <= budget,
+              "k %lld, width %lld: two panels pass the budget %llu", (long long)k,
+              (long long)kb, (unsigned long long)budget);
+        int64_t wider = kb + DIST_PANEL_ALIGN < k ? kb + DIST_PANEL_ALIGN : k;
+        CHECK(kb == k || need.fixed + 2 * need.per_k * (uint64_t)wider > budget,
+              "k %lld: width %lld, but %lld fits the budget %llu", (long long)k, (long long)kb,
+              (long long)wider, (unsigned long long)budget);
+        int64_t count = dist_panel_count(k, kb), at = 0;
+        int ok = count == (k + kb - 1) / kb;
+        for (int64_t q = 0; q < count; q++) {
+            int64_t k0, kn;
+            dist_panel_range(k, kb, q, &k0, &kn);
+            ok &= k0 == at && kn > 0 && kn <= kb && (kn == kb || q == count - 1);
+            at = k0 + kn;
+        }
+        CHECK(ok && at == k, "k %lld in %lld panels of %lld: covered to %lld", (long long)k,
+              (long long)count, (long long)kb, (long long)at);
+    }
+    CHECK(widths > 5000, "only %d of 20000 budgets gave a panel width", widths);
+
+    /* Owners: in the grid row (A) or column (B) they serve, the column or
+     * row of the panel's turn; every rank of a row (column) has the same
+     * owner for a panel, so that it is read once there. */
+    for (int i = 0; i < 500; i++) {
+        g.pr = 1 + (int)(next() % 8);
+        g.pc = 1 + (int)(next() % 8);
+        int ok = 1;
+        for (int r = 0; r < g.pr * g.pc; r++)
+            for (int64_t q = 0; q < 20; q++) {
+                int a = dist_panel_owner(&g, 0, q, r), b = dist_panel_owner(&g, 1, q, r);
+                ok &= a / g.pc == r / g.pc && a % g.pc == q % g.pc;
+                ok &= b % g.pc == r % g.pc && b / g.pc == q % g.pr;
+                ok &= a == dist_panel_owner(&g, 0, q, r / g.pc * g.pc);
+                ok &= b == dist_panel_owner(&g, 1, q, r % g.pc);
+            }
+        CHECK(ok, "%dx%d grid: a panel's owner is outside its row or column, or not its turn's",
+              g.pr, g.pc);
     }
     printf("test_tiled: %d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;

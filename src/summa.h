@@ -1,0 +1,37 @@
+/* An MPI rank's block of C when its rows of A and columns of B do not fit
+ * the host memory it may use (src/dist.h decides, alike on every rank):
+ * K in panels, SUMMA style.
+ *
+ * The main thread moves panel q + 1 (read once by its owner and broadcast
+ * along the grid row or column, or sent by rank 0: dist_panel) and
+ * converts it to the kernel's operand type while a second thread
+ * multiplies panel q into the block: two panels' buffers, every MPI call
+ * on the main thread.  Each panel ends in an agreement of all ranks, so
+ * that a failure on any stops every rank before the next product.
+ *
+ * C_block = alpha * sum_q A_q @ B_q: on the GPU each panel through
+ * tiled_run (src/tiled_run.h), summed into the host block (c_in after the
+ * first panel); with --kernel cpu the cpu kernel with beta = 1 after the
+ * first.  Integer products are exact in int64 modulo 2^64 whatever their
+ * size (the FP64 shortcut needs a bound over all of A and B, which is not
+ * known before the last panel), each panel's product added into the
+ * block on the host (the int64 kernels take no beta); alpha and the
+ * result's dtype come after, as in core.  --verify sums a reference
+ * alike: FP64 (tiled_run's, or on the host each panel's
+ * verify_host_reference) or exact int64. */
+#ifndef GC_SUMMA_H
+#define GC_SUMMA_H
+
+#include "dist.h"
+#include "job.h"
+
+/* This rank's block of `pl` (the block's product, as planned from
+ * dist_read's shapes) into `result`, the plan's result dtype, C order;
+ * the signature it ran in into *sig; the report's kernel, compute,
+ * phases, panels and verification (but its tolerance) filled in.
+ * Collective over all ranks: each calls it when d->panels, with an empty
+ * block too. */
+int summa_mul(struct dist *d, struct job *j, const struct matmul_plan *pl, enum gemm_sig *sig,
+              struct gc_tensor *result);
+
+#endif

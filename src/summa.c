@@ -34,11 +34,12 @@ struct summa {
     struct panel panel[2];
     size_t count;                  /* the block's elements */
     void *c;                       /* the block's sum, the signature's C type */
-    void *panel_c;                 /* integers: a panel's product, added into c */
     void *ref;                     /* --verify: the reference so far (doubles, or int64) */
     void *ref_panel;               /* on the host: a panel's reference, added into ref */
     void *locked[8];               /* page-locked for the GPU's copies */
     int n_locked;
+    unsigned pinned[2];            /* each panel's TILED_PINNED_*: what tiled_run copies
+                                      straight from */
     size_t device_budget;
     double flops;                  /* the kernel's expected rate on a panel; 0: unknown */
     struct tiled_job tj;           /* the last panel's tiles, for the summary */
@@ -72,7 +73,9 @@ static int on_host_panel(struct summa *s, const struct panel *p, void *c)
     struct matmul_plan pp = panel_plan(s, p->kn);
     struct gemm_problem gp;
     /* Floats sum in C itself; integers each panel apart. */
-    matmul_problem(&pp, s->sig, pp.exact ? 1 : s->o->alpha, pp.exact || !s->q ? 0 : 1, &gp);
+    /* Each panel after the first sums into C (integers too: int64 kernels
+     * take a nonzero beta as "add"). */
+    matmul_problem(&pp, s->sig, pp.exact ? 1 : s->o->alpha, s->q ? 1 : 0, &gp);
     gp.a = p->op[0].data;
     gp.b = p->op[1].data;
     gp.c = c;
@@ -91,7 +94,8 @@ static int on_gpu_panel(struct summa *s, const struct panel *p, void *c)
     tj->kernel = s->o->kernel;
     tj->alpha = pp.exact ? 1 : s->o->alpha;
     tj->beta = 1;
-    tj->c_in = s->q > 0 && !pp.exact;
+    tj->c_in = s->q > 0;
+    tj->pinned = s->pinned[s->q % 2];
     tj->a = p->op[0].data;
     tj->b = p->op[1].data;
     tj->c = c;
@@ -128,7 +132,7 @@ static void *multiply(void *arg)
     struct summa *s = arg;
     const struct panel *p = &s->panel[s->q % 2];
     int exact = s->pl->exact;
-    void *c = exact && s->q ? s->panel_c : s->c;
+    void *c = s->c;
     if (!s->count) {
         s->status = 0;
         return NULL;
@@ -136,8 +140,6 @@ static void *multiply(void *arg)
     double t = now_ms();
     s->status = s->host ? on_host_panel(s, p, c) : on_gpu_panel(s, p, c);
     s->product_ms += now_ms() - t;
-    if (!s->status && exact && s->q)
-        add_into(s->c, s->panel_c, s->count, 1);
     if (!s->status && s->ref && (s->host || exact))
         s->status = host_reference(s, p);
     return NULL;
@@ -226,25 +228,25 @@ static int run_panels(struct summa *s)
     }
 }
 
-/* A buffer of `bytes`, unless an earlier one failed (*rc said why). */
+/* A buffer of `bytes`, unless an earlier one failed (*rc said why); a
+ * large one on huge pages, as tensors are (locked the faster). */
 static void *take(size_t bytes, int *rc)
 {
-    void *p = *rc ? NULL : malloc(bytes ? bytes : 1);
+    void *p = *rc ? NULL : gc_alloc_malloc.alloc(gc_alloc_malloc.ctx, bytes);
     if (!p && !*rc)
         *rc = gc_fail(GC_EXIT_INPUT, "out of host memory for the panels (%zu bytes)", bytes);
     return p;
 }
 
-/* Page-locks a buffer the GPU copies from or to; one it cannot lock is
- * copied from pageable memory. */
-static void lock_for_gpu(struct summa *s, void *p, size_t bytes)
+/* Page-locks a buffer the GPU copies from or to: 1 when it did; one it
+ * cannot lock goes through tiled_run's slots. */
+static int lock_for_gpu(struct summa *s, void *p, size_t bytes)
 {
-    if (!p || !bytes || s->n_locked == (int)(sizeof s->locked / sizeof s->locked[0]))
-        return;
-    if (cudaHostRegister(p, bytes, cudaHostRegisterPortable) == cudaSuccess)
-        s->locked[s->n_locked++] = p;
-    else
-        cudaGetLastError();
+    if (!p || !bytes || s->n_locked == (int)(sizeof s->locked / sizeof s->locked[0]) ||
+        !device_pin(p, bytes))
+        return 0;
+    s->locked[s->n_locked++] = p;
+    return 1;
 }
 
 /* The buffers: two panels as they come and converted, the block's sum
@@ -263,19 +265,20 @@ static int take_buffers(struct summa *s)
             p->conv[i] = take(p->conv_bytes[i], &rc);
         }
     s->c = take(s->count * out_es, &rc);
-    if (exact)
-        s->panel_c = take(s->count * sizeof(int64_t), &rc);
     if (s->o->verify)
         s->ref = take(s->count * sizeof(double), &rc);
     if (host_ref)
         s->ref_panel = take(s->count * sizeof(double), &rc);
     if (rc || s->host || !s->count)
         return rc;
-    for (int x = 0; x < 2; x++)
+    static const unsigned operand[2] = { TILED_PINNED_A, TILED_PINNED_B };
+    int c_locked = lock_for_gpu(s, s->c, s->count * out_es);
+    for (int x = 0; x < 2; x++) {
         for (int i = 0; i < 2; i++)
-            lock_for_gpu(s, s->panel[x].conv[i], s->panel[x].conv_bytes[i]);
-    lock_for_gpu(s, s->c, s->count * out_es);
-    lock_for_gpu(s, exact ? s->panel_c : s->ref, s->count * sizeof(double));
+            if (lock_for_gpu(s, s->panel[x].conv[i], s->panel[x].conv_bytes[i]))
+                s->pinned[x] |= operand[i];
+        s->pinned[x] |= c_locked ? TILED_PINNED_C : 0;
+    }
     return 0;
 }
 
@@ -289,7 +292,6 @@ static void release(struct summa *s)
             free(s->panel[x].conv[i]);
         }
     free(s->c);
-    free(s->panel_c);
     free(s->ref);
     free(s->ref_panel);
 }

@@ -53,6 +53,9 @@ step memcheck-tune    "$SAN" --tool memcheck --error-exitcode 9 ./gemmcli tune 2
 # Operands copied to the device while read: page-locked slots filled by
 # several reading threads, float32 C order and a Fortran-order B.
 step memcheck-upload  sh -c 'python3 -c "import numpy as np; r = np.random.default_rng(1); np.save(\"$1/ua.npy\", r.standard_normal((2900, 3100), np.float32)); np.save(\"$1/ub.npy\", np.asfortranarray(r.standard_normal((3100, 2950), np.float32)))" && "$0" --tool memcheck --error-exitcode 9 ./gemmcli mul "$1/ua.npy" "$1/ub.npy" -o "$1/uc.npy" --verify' "$SAN" /tmp
+# Tiles: small operands through the slots (C0, --verify), large ones
+# locked in place and written to the file tile by tile.
+step memcheck-tiles   sh -c 'python3 -c "import numpy as np; r = np.random.default_rng(2); [np.save(\"$1/t%s.npy\" % n, r.standard_normal(s, np.float32)) for n, s in ((\"a\", (700, 900)), (\"b\", (900, 650)), (\"c\", (700, 650)), (\"la\", (4200, 4300)), (\"lb\", (4300, 4100)))]" && "$0" --tool memcheck --error-exitcode 9 ./gemmcli mul "$1/ta.npy" "$1/tb.npy" -o "$1/tx.npy" -c "$1/tc.npy" --beta 0.5 --verify --device-memory 4M && "$0" --tool memcheck --error-exitcode 9 ./gemmcli mul "$1/tla.npy" "$1/tlb.npy" -o "$1/ty.npy" --device-memory 40M' "$SAN" /tmp
 step samples          sh -c 'sh samples/run.sh ./gemmcli && sh samples/pipeline.sh ./gemmcli'
 step bench            ./gemmcli bench --bench-out "$LOGS/bench" --auto-table "$LOGS/auto_table.c"
 # auto against cuBLAS over 200 random shapes and the edge families.

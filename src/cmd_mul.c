@@ -171,6 +171,33 @@ static struct gc_tensor result_shape(const struct matmul_plan *p, enum gc_dtype 
     return t;
 }
 
+/* The result in its dtype from C in the signature's C type, on the host:
+ * an integer one through its epilogue (alpha, beta and C0 applied modulo
+ * 2^64), a float one converted, or C itself, taken over, where the types
+ * agree. */
+static int host_result(struct mul_job *j, struct gc_tensor *c)
+{
+    const struct matmul_plan *pl = &j->plan;
+    if (pl->exact) {
+        j->result = result_shape(pl, pl->result);
+        if (gc_tensor_alloc(&j->result, NULL))
+            return gc_fail(GC_EXIT_INPUT, "out of host memory for the result");
+        matmul_integer_result(c->data, c->dtype, j->alpha_i, j->beta_i,
+                              j->c0.data ? &j->c0 : NULL, result_count(pl), j->result.data,
+                              pl->result);
+        return 0;
+    }
+    if (c->dtype == pl->result) {
+        j->result = *c;
+        c->data = NULL;
+        c->alloc = NULL;
+        return 0;
+    }
+    if (gc_tensor_convert(c, pl->result, NULL, &j->result))
+        return gc_fail(GC_EXIT_INPUT, "out of host memory for the result");
+    return 0;
+}
+
 /* ---- the host ---- */
 
 /* Largest |x| of an integer tensor, for the exact path's bound: each
@@ -263,20 +290,8 @@ static int mul_host(struct mul_job *j)
                        &j->job.rep.kernel_ms)))
         goto out;
 
-    /* The result's dtype. */
-    if (pl->exact) {
-        j->result = result_shape(pl, pl->result);
-        if (gc_tensor_alloc(&j->result, NULL)) {
-            rc = gc_fail(GC_EXIT_INPUT, "out of host memory for the result");
-            goto out;
-        }
-        matmul_integer_result(c.data, si->out, j->alpha_i, j->beta_i,
-                              j->c0.data ? &j->c0 : NULL, result_count(pl), j->result.data,
-                              pl->result);
-    } else if ((rc = gc_tensor_convert(&c, pl->result, NULL, &j->result)) != 0) {
-        rc = gc_fail(GC_EXIT_INPUT, "out of host memory for the result");
+    if ((rc = host_result(j, &c)))
         goto out;
-    }
 
     if (o->verify) {
         struct gc_verify_result *v = &j->job.rep.verify;
@@ -628,6 +643,11 @@ static int mul_tiled(struct mul_job *j, int *done)
                                           : "running in tiles", gc_display_name(o->output, 1));
     t = now_ms();
     rc = tiled_run(&tj);
+    /* Unlocked now: C may become the result, freed as any tensor. */
+    for (int i = 0; i < 3; i++)
+        if (pinned[i])
+            cudaHostUnregister(i == 0 ? ha->data : i == 1 ? hb->data : c.data);
+    memset(pinned, 0, sizeof pinned);
     /* The tiles' phase ends when the last tile is in host memory; writing
      * the file went on beside it, and only what outlasted it counts as
      * writing. */
@@ -653,24 +673,8 @@ static int mul_tiled(struct mul_job *j, int *done)
         goto out;
     j->sig = sig;
     jb->streamed = begun;
-    if (to_file)
+    if (to_file || (rc = host_result(j, &c)))
         goto out;
-    if (pl->exact) {
-        j->result = result_shape(pl, pl->result);
-        if (gc_tensor_alloc(&j->result, NULL)) {
-            rc = gc_fail(GC_EXIT_INPUT, "out of host memory for the result");
-            goto out;
-        }
-        matmul_integer_result(c.data, si->out, j->alpha_i, j->beta_i, j->c0.data ? &j->c0 : NULL,
-                              nc, j->result.data, pl->result);
-    } else if (si->out == pl->result) {
-        j->result = c;
-        c.data = NULL;
-        c.alloc = NULL;
-    } else if (gc_tensor_convert(&c, pl->result, NULL, &j->result)) {
-        rc = gc_fail(GC_EXIT_INPUT, "out of host memory for the result");
-        goto out;
-    }
     if (o->verify) {
         struct gc_verify_result *v = &jb->rep.verify;
         v->tol = o->tol >= 0 ? o->tol : default_tol(j);

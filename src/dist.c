@@ -853,21 +853,15 @@ static int begin_output(struct dist *d, struct job *j, enum gc_dtype dtype, int6
     whole->ndim = d->plan.out_ndim;
     memcpy(whole->shape, d->plan.out_shape, sizeof whole->shape);
     whole->dtype = dtype;
-    size_t bytes;
-    if (!gc_tensor_bytes(whole, &bytes))
-        return gc_fail(GC_EXIT_INPUT, "the result is too large");
-    const struct gc_format *f = &gc_formats[j->fmt];
-    if (j->out.tmp_path && f->write_header && (j->fmt == GC_FMT_NPY || j->fmt == GC_FMT_RAW)) {
-        if ((rc = f->write_header(j->out.f, j->out.name, whole)))
-            return rc;
-        off_t header = fflush(j->out.f) == 0 ? ftello(j->out.f) : -1;
-        if (header < 0 || ftruncate(fileno(j->out.f), header + (off_t)bytes) != 0)
-            return gc_fail(GC_EXIT_OUTPUT, "%s: %s", j->out.name, strerror(errno));
+    struct io_offsets at;
+    if ((rc = io_offsets_begin(&j->out, j->fmt, whole, &at)) == 0) {
         w[W_MODE] = MODE_OFFSETS;
-        w[W_HEADER] = header;
+        w[W_HEADER] = at.payload;
         w[W_PATH] = (int64_t)strlen(j->out.tmp_path) + 1;
         return 0;
     }
+    if (rc != 1)
+        return rc;
     w[W_MODE] = MODE_GATHER;
     /* The largest block of another rank, for receiving it. */
     size_t most_bytes = 1;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../core/error.h"
+#include "../kernels/convert.h"
 #include "device.h"
 #include "model.h"
 #include "select.h"
@@ -43,6 +44,12 @@ struct summa {
     size_t device_budget;
     double flops;                  /* the kernel's expected rate on a panel; 0: unknown */
     struct tiled_job tj;           /* the last panel's tiles, for the summary */
+    /* The block kept on the GPU across panels (see resident_begin): */
+    int resident;
+    void *d_c, *d_a, *d_b;         /* the sum, a panel's operands */
+    double *d_ref, *d_a64, *d_b64; /* --verify: the FP64 sum, the panel in doubles */
+    int64_t kern_k[2];             /* the panel widths kernels were chosen for */
+    const struct gemm_kernel *kern[2];
     /* The product of panel q, on its own thread: */
     int64_t q;
     int status;
@@ -110,6 +117,120 @@ static int on_gpu_panel(struct summa *s, const struct panel *p, void *c)
     return rc;
 }
 
+/* ---- the block kept on the GPU ---- */
+
+/* Device memory for the block's sum and one panel (and their FP64 twins
+ * with --verify), when it fits the budget beside the kernels' own; else
+ * the panels go through tiled_run. */
+static int resident_begin(struct summa *s, const struct gemm_kernel *kern)
+{
+    const struct gemm_sig_info *si = &gemm_sigs[s->sig];
+    size_t in_es = gc_dtypes[si->in].size, out_es = gc_dtypes[si->out].size;
+    size_t rows = (size_t)(s->pl->batch * s->pl->m), kb = (size_t)s->d->kb;
+    size_t na = rows * kb, nb = kb * (size_t)s->pl->n;
+    int ref = s->o->verify && !s->pl->exact;
+    struct matmul_plan pp = panel_plan(s, s->d->kb);
+    struct gemm_problem gp;
+    matmul_problem(&pp, s->sig, 1, 1, &gp);
+    size_t need = s->count * out_es + (na + nb) * in_es + gemm_workspace_bytes(kern, &gp) +
+                  (ref ? (s->count + na + nb) * sizeof(double) : 0);
+    if (need > s->device_budget)
+        return 0;
+    if ((ref && device_cublas(&s->j->dev)) || (CUDA_CALL(cudaMalloc(&s->d_c, s->count * out_es))) ||
+        (CUDA_CALL(cudaMalloc(&s->d_a, na * in_es))) || (CUDA_CALL(cudaMalloc(&s->d_b, nb * in_es))) ||
+        (ref && ((CUDA_CALL(cudaMalloc((void **)&s->d_ref, s->count * sizeof(double)))) ||
+                 (CUDA_CALL(cudaMalloc((void **)&s->d_a64, na * sizeof(double)))) ||
+                 (CUDA_CALL(cudaMalloc((void **)&s->d_b64, nb * sizeof(double)))))))
+        return -1;
+    return 1;
+}
+
+static void resident_end(struct summa *s)
+{
+    void *ps[] = { s->d_c, s->d_a, s->d_b, s->d_ref, s->d_a64, s->d_b64 };
+    for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++)
+        if (ps[i])
+            cudaFree(ps[i]);
+}
+
+/* The kernel for a panel of width kn (two widths at most: the full one
+ * and the last), auto's or the one named. */
+static const struct gemm_kernel *resident_kernel(struct summa *s, int64_t kn)
+{
+    for (int i = 0; i < 2; i++)
+        if (s->kern[i] && s->kern_k[i] == kn)
+            return s->kern[i];
+    struct matmul_plan pp = panel_plan(s, kn);
+    pp.sigs[0] = s->sig;
+    pp.n_sigs = 1;
+    enum gemm_sig sig;
+    int is_auto, rc = 0;
+    const struct gemm_kernel *k = select_gemm(s->o->kernel, &pp, s->j->dev.cc_major * 10 +
+                                              s->j->dev.cc_minor, s->j->dev.sm_count, 0, &sig,
+                                              &is_auto, &rc);
+    int slot = s->kern[0] ? 1 : 0;
+    s->kern[slot] = k;
+    s->kern_k[slot] = kn;
+    return k;
+}
+
+/* Panel q into the block on the GPU: its operands copied in (from
+ * page-locked buffers where they could be locked), the product summed
+ * into the block, and with --verify the same in FP64 beside it. */
+static int resident_panel(struct summa *s, const struct panel *p)
+{
+    struct gc_device *dev = &s->j->dev;
+    const struct gemm_sig_info *si = &gemm_sigs[s->sig];
+    size_t in_es = gc_dtypes[si->in].size;
+    size_t na = gc_tensor_count(&p->op[0]), nb = gc_tensor_count(&p->op[1]);
+    const struct gemm_kernel *kern = resident_kernel(s, p->kn);
+    if (!kern)
+        return GC_EXIT_GPU;
+    int rc;
+    if ((rc = CUDA_CALL(cudaMemcpyAsync(s->d_a, p->op[0].data, na * in_es,
+                                        cudaMemcpyHostToDevice, dev->stream))) ||
+        (rc = CUDA_CALL(cudaMemcpyAsync(s->d_b, p->op[1].data, nb * in_es,
+                                        cudaMemcpyHostToDevice, dev->stream))))
+        return rc;
+    struct matmul_plan pp = panel_plan(s, p->kn);
+    struct gemm_problem gp;
+    matmul_problem(&pp, s->sig, pp.exact ? 1 : s->o->alpha, s->q ? 1 : 0, &gp);
+    gp.a = s->d_a;
+    gp.b = s->d_b;
+    gp.c = s->d_c;
+    struct launch_env env = device_launch_env(dev);
+    gp.cc = env.cc;
+    cudaError_t err = gemm_run(kern, &gp, &env, s->o->threads);
+    if (err != cudaSuccess)
+        return device_cuda_fail(err, kern->name, __FILE__, __LINE__);
+    if (s->d_ref) {
+        if ((rc = CUDA_CALL(convert_operand_launch(s->d_a, si->in, 0, 0, 0, na, s->d_a64, GC_F64,
+                                                   dev->stream))) ||
+            (rc = CUDA_CALL(convert_operand_launch(s->d_b, si->in, 0, 0, 0, nb, s->d_b64, GC_F64,
+                                                   dev->stream))))
+            return rc;
+        struct gemm_problem f = gp;
+        f.sig = GEMM_F64;
+        f.a = s->d_a64;
+        f.b = s->d_b64;
+        f.c = s->d_ref;
+        if ((err = gemm_run(gemm_kernel_find("cublas"), &f, &env, s->o->threads)) != cudaSuccess)
+            return device_cuda_fail(err, "the FP64 reference", __FILE__, __LINE__);
+    }
+    /* The panel's host buffers are refilled once this returns. */
+    return CUDA_CALL(cudaStreamSynchronize(dev->stream));
+}
+
+/* The block (and its reference) back to host memory, once. */
+static int resident_fetch(struct summa *s)
+{
+    size_t out_es = gc_dtypes[gemm_sigs[s->sig].out].size;
+    int rc = device_download(&s->j->dev, s->c, s->d_c, s->count * out_es);
+    if (!rc && s->d_ref)
+        rc = device_download(&s->j->dev, s->ref, s->d_ref, s->count * sizeof(double));
+    return rc;
+}
+
 /* --verify on the host: the panel's reference from its parts as read,
  * summed into the reference so far. */
 static int host_reference(struct summa *s, const struct panel *p)
@@ -138,7 +259,13 @@ static void *multiply(void *arg)
         return NULL;
     }
     double t = now_ms();
-    s->status = s->host ? on_host_panel(s, p, c) : on_gpu_panel(s, p, c);
+    /* A new thread starts on device 0: this rank's GPU first. */
+    if (!s->host && (s->status = CUDA_CALL(cudaSetDevice(s->j->dev.ordinal))))
+        return NULL;
+    s->status = s->host ? on_host_panel(s, p, c) : s->resident ? resident_panel(s, p)
+                                                               : on_gpu_panel(s, p, c);
+    if (!s->status && s->resident && s->q + 1 == s->d->n_panels)
+        s->status = resident_fetch(s);
     s->product_ms += now_ms() - t;
     if (!s->status && s->ref && (s->host || exact))
         s->status = host_reference(s, p);
@@ -337,6 +464,8 @@ static int begin(struct summa *s)
         struct model_estimate e = model_estimate(kern, &gp, sm);
         if (isfinite(e.ms) && e.ms > 0)
             s->flops = 2.0 * (double)pp.m * (double)pp.n * (double)pp.k / (e.ms / 1000);
+        if ((s->resident = resident_begin(s, kern)) < 0)
+            return GC_EXIT_GPU;
     }
     return take_buffers(s);
 }
@@ -357,7 +486,12 @@ static int finish(struct summa *s, struct gc_tensor *result)
     int64_t alpha_i = (int64_t)s->o->alpha;
     snprintf(rep->panels, sizeof rep->panels, "%lld of %lld along K, %s", (long long)d->n_panels,
              (long long)d->kb, moved_words[d->by_offset[0]][d->by_offset[1]]);
-    if (!s->host && s->count)
+    if (s->resident)
+        snprintf(rep->tiles, sizeof rep->tiles, "none: the block's sum stays on the GPU across "
+                 "the panels, kernels %s%s%s", s->kern[0] ? s->kern[0]->name : "",
+                 s->kern[1] && s->kern[1] != s->kern[0] ? ", " : "",
+                 s->kern[1] && s->kern[1] != s->kern[0] ? s->kern[1]->name : "");
+    else if (!s->host && s->count)
         snprintf(rep->tiles, sizeof rep->tiles, "the last panel's: %lld of %lldx%lld, K in steps "
                  "of %lld, %.2f GiB on the GPU, kernels %s",
                  (long long)(s->tj.tp.tiles_m * s->tj.tp.tiles_n), (long long)s->tj.tp.tm,
@@ -412,6 +546,7 @@ int summa_mul(struct dist *d, struct job *j, const struct matmul_plan *pl, enum 
         rc = finish(s, result);
     if (s) {
         *sig = s->sig;
+        resident_end(s);
         release(s);
         free(s);
     }

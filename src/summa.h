@@ -9,16 +9,18 @@
  * on the main thread.  Each panel ends in an agreement of all ranks, so
  * that a failure on any stops every rank before the next product.
  *
- * C_block = alpha * sum_q A_q @ B_q: on the GPU each panel through
- * tiled_run (src/tiled_run.h), summed into the host block (c_in after the
- * first panel); with --kernel cpu the cpu kernel with beta = 1 after the
- * first.  Integer products are exact in int64 modulo 2^64 whatever their
- * size (the FP64 shortcut needs a bound over all of A and B, which is not
- * known before the last panel), each panel's product added into the
- * block on the host (the int64 kernels take no beta); alpha and the
- * result's dtype come after, as in core.  --verify sums a reference
- * alike: FP64 (tiled_run's, or on the host each panel's
- * verify_host_reference) or exact int64. */
+ * C_block = alpha * sum_q A_q @ B_q.  On the GPU the block's sum stays in
+ * device memory from the first panel to the last when it fits beside a
+ * panel: each panel is copied in and multiplied into it with beta = 1, and
+ * the block comes back once.  A block too large for that takes each panel
+ * through tiled_run (src/tiled_run.h), summed into the host block (c_in
+ * after the first panel).  With --kernel cpu, the cpu kernel with beta = 1
+ * after the first.  Integer products are exact in int64 modulo 2^64
+ * whatever their size (the FP64 shortcut needs a bound over all of A and
+ * B, which is not known before the last panel; the int64 kernels take a
+ * nonzero beta as "add"); alpha and the result's dtype come after, as in
+ * core.  --verify sums a reference alike: FP64 (DGEMM beside the product,
+ * or on the host each panel's verify_host_reference) or exact int64. */
 #ifndef GC_SUMMA_H
 #define GC_SUMMA_H
 

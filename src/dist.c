@@ -426,14 +426,14 @@ static uint64_t host_budget(const struct dist *d, const struct gc_opts *o)
 /* This rank's need: its rows of A and columns of B (a vector operand is
  * one row or column) as read and converted, and with --verify widened for
  * the host's reference (long double: two copies' worth); its block, and
- * beside it an integer panel's product and, with --verify, the reference
- * and its panel's. */
+ * beside it, with --verify, the reference and its panel's (every panel,
+ * integers too, sums into the block itself). */
 static struct dist_need rank_need(const struct dist *d, const struct gc_opts *o)
 {
     int64_t a_rows = d->whole[0].ndim == 1 ? 1 : d->blk.rows;
     int64_t b_cols = d->whole[1].ndim == 1 ? 1 : d->blk.cols;
     return dist_need_of(a_rows, b_cols, d->blk.rows * d->blk.cols,
-                        d->plan.exact + (o->verify ? 2 : 0), o->verify ? 4 : 2);
+                        o->verify ? 2 : 0, o->verify ? 4 : 2);
 }
 
 static int64_t at_most_int64(uint64_t x)

@@ -49,8 +49,8 @@ struct dist_need {
 };
 
 /* The need of `a_rows` rows of A, `b_cols` columns of B and a block of
- * `c_elems` elements with `sums` more blocks beside it (an integer
- * panel's product, a reference), each element of the parts held in
+ * `c_elems` elements with `sums` more blocks beside it (a reference and
+ * a panel's), each element of the parts held in
  * `copies` copies (as read, converted for the kernel, widened for a
  * reference): 8 bytes an element throughout, the widest dtype's, so that
  * the decision does not depend on the dtypes. */

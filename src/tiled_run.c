@@ -365,12 +365,21 @@ static int drain(struct worker *w, cudaStream_t stream, const void *dev, size_t 
 
 /* ---- the copying-out thread ---- */
 
-static void writer_mark_enqueued(struct writer *wr)
+/* One more tile counted in *count (enqueued, retired or sunk), and a
+ * failure `rc` kept if it is the first; the waiting threads told. */
+static void writer_count(struct writer *wr, int64_t *count, int rc)
 {
     pthread_mutex_lock(&wr->lock);
-    wr->enqueued++;
+    (*count)++;
+    if (rc && !wr->status)
+        wr->status = rc;
     pthread_cond_broadcast(&wr->cond);
     pthread_mutex_unlock(&wr->lock);
+}
+
+static void writer_mark_enqueued(struct writer *wr)
+{
+    writer_count(wr, &wr->enqueued, 0);
 }
 
 /* A computed tile to host memory: straight into a page-locked C, else
@@ -423,14 +432,11 @@ static void *write_out(void *arg)
         struct out_tile ot = wr->queue[wr->retired % OUT_QUEUE];
         pthread_mutex_unlock(&wr->lock);
         int rc = copy_out_tile(w, &ot);
-        pthread_mutex_lock(&wr->lock);
+        /* Stored before the count that shows it to the sink's thread
+         * (only this thread moves `retired`). */
         if (wr->landed)
             wr->landed[wr->retired] = ot;
-        wr->retired++;
-        if (rc && !wr->status)
-            wr->status = rc;
-        pthread_cond_broadcast(&wr->cond);
-        pthread_mutex_unlock(&wr->lock);
+        writer_count(wr, &wr->retired, rc);
     }
     return NULL;
 }
@@ -455,12 +461,7 @@ static void *sink_out(void *arg)
         pthread_mutex_unlock(&wr->lock);
         int rc = sink->put(sink->arg, ot.first, ot.r.rows, ot.r.cols, n,
                            (const char *)w->tj->c + ot.first * out_es);
-        pthread_mutex_lock(&wr->lock);
-        wr->sunk++;
-        if (rc && !wr->status)
-            wr->status = rc;
-        pthread_cond_broadcast(&wr->cond);
-        pthread_mutex_unlock(&wr->lock);
+        writer_count(wr, &wr->sunk, rc);
     }
     return NULL;
 }

@@ -160,7 +160,7 @@ cudaError_t gemm_run_igemm(const struct gemm_kernel *k, const struct gemm_proble
 /* ---- transpose ---- */
 
 /* out = in with the last two axes swapped, for each of `batch` matrices
- * of rows x cols elements of elem_size bytes (2, 4 or 8), moved bit for
+ * of rows x cols elements of elem_size bytes (1, 2, 4 or 8), moved bit for
  * bit.  Launchers see batch == 1; the dispatcher loops. */
 struct transpose_problem {
     int rows, cols;
@@ -179,7 +179,7 @@ struct transpose_kernel {
     const char *source;
     const char *file;
     unsigned flags;
-    unsigned elem_sizes;       /* bit mask: 1<<2 | 1<<4 | 1<<8 */
+    unsigned elem_sizes;       /* bit mask: 1<<1 | 1<<2 | 1<<4 | 1<<8 */
     transpose_launch_fn launch;
     transpose_host_fn host;
     kernel_attr_fn attr;

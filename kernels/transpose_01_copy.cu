@@ -65,7 +65,7 @@ extern "C" cudaError_t transpose_copy_launch(const struct transpose_problem *p,
                                              const struct launch_env *env)
 {
     size_t es = p->elem_size;
-    if (es != 2 && es != 4 && es != 8)
+    if (es != 1 && es != 2 && es != 4 && es != 8)
         return cudaErrorInvalidValue;
     size_t bytes = (size_t)p->rows * (size_t)p->cols * es;
     /* 16-byte vectors over the aligned bulk, then the few trailing elements
@@ -80,12 +80,14 @@ extern "C" cudaError_t transpose_copy_launch(const struct transpose_problem *p,
         char *out = (char *)p->out + done;
         size_t rest = (bytes - done) / es;
         switch (es) {
+        case 1: return copy_run<unsigned char>(in, out, rest, env);
         case 2: return copy_run<unsigned short>(in, out, rest, env);
         case 4: return copy_run<unsigned int>(in, out, rest, env);
         default: return copy_run<unsigned long long>(in, out, rest, env);
         }
     }
     switch (es) {
+    case 1: return copy_run<unsigned char>(p->in, p->out, bytes, env);
     case 2: return copy_run<unsigned short>(p->in, p->out, bytes / 2, env);
     case 4: return copy_run<unsigned int>(p->in, p->out, bytes / 4, env);
     default: return copy_run<unsigned long long>(p->in, p->out, bytes / 8, env);

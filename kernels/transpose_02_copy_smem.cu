@@ -58,6 +58,7 @@ extern "C" cudaError_t transpose_copy_smem_launch(const struct transpose_problem
                                                   const struct launch_env *env)
 {
     switch (p->elem_size) {
+    case 1: return copy_smem_run<unsigned char>(p, env);
     case 2: return copy_smem_run<unsigned short>(p, env);
     case 4: return copy_smem_run<unsigned int>(p, env);
     case 8: return copy_smem_run<unsigned long long>(p, env);

@@ -44,6 +44,7 @@ extern "C" cudaError_t transpose_naive_launch(const struct transpose_problem *p,
                                               const struct launch_env *env)
 {
     switch (p->elem_size) {
+    case 1: return naive_run<unsigned char>(p, env);
     case 2: return naive_run<unsigned short>(p, env);
     case 4: return naive_run<unsigned int>(p, env);
     case 8: return naive_run<unsigned long long>(p, env);

@@ -56,6 +56,7 @@ extern "C" cudaError_t transpose_smem_launch(const struct transpose_problem *p,
                                              const struct launch_env *env)
 {
     switch (p->elem_size) {
+    case 1: return smem_run<unsigned char>(p, env);
     case 2: return smem_run<unsigned short>(p, env);
     case 4: return smem_run<unsigned int>(p, env);
     case 8: return smem_run<unsigned long long>(p, env);

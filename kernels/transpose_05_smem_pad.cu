@@ -4,8 +4,9 @@
  * (33 i + j) mod 32, so the 32 lanes reading one column land in 32
  * different banks: the column read that was a 32-way conflict in smem is
  * conflict-free (for 8-byte elements each pair of banks is hit once per
- * half-warp; 2-byte elements share words, which costs nothing).  Everything
- * else is as in smem.  Seed 001, matrixTranspos_3.
+ * half-warp; 1- and 2-byte elements share words, and a column read meets
+ * at most two words in one bank).  Everything else is as in smem.
+ * Seed 001, matrixTranspos_3.
  *
  * Figures (NVIDIA H200, 2026-11-21, float32, GB/s read + written, same
  * process): 4096^2 3226 (101.2% of cublasSgeam), 8192^2 3491 (85.9% of
@@ -59,6 +60,7 @@ extern "C" cudaError_t transpose_smem_pad_launch(const struct transpose_problem 
                                                  const struct launch_env *env)
 {
     switch (p->elem_size) {
+    case 1: return smem_pad_run<unsigned char>(p, env);
     case 2: return smem_pad_run<unsigned short>(p, env);
     case 4: return smem_pad_run<unsigned int>(p, env);
     case 8: return smem_pad_run<unsigned long long>(p, env);

@@ -63,6 +63,7 @@ extern "C" cudaError_t transpose_diagonal_launch(const struct transpose_problem 
                                                  const struct launch_env *env)
 {
     switch (p->elem_size) {
+    case 1: return diagonal_run<unsigned char>(p, env);
     case 2: return diagonal_run<unsigned short>(p, env);
     case 4: return diagonal_run<unsigned int>(p, env);
     case 8: return diagonal_run<unsigned long long>(p, env);

@@ -35,7 +35,21 @@
  *    elements store single elements there, a warp along 32 consecutive
  *    elements of an output row.  Partial tiles at the edges take a guarded
  *    copy of the same code.
+ *  - 1-byte elements (int8, uint8, bool) take a path of their own: a 16 x 16
+ *    micro-block of bytes would need a 64 KB tile and a 16-way turn in
+ *    registers.  A thread loads 4 input rows of 16 bytes (LDG.E.128), turns
+ *    its four 4 x 4 blocks of bytes around with 8 byte permutes each
+ *    (PRMT), and stores the 16 words, 4 bytes of 16 output rows, into a
+ *    128 x 128-byte transposed tile: one tile per block, 16 KB, 64 bytes
+ *    per thread, as for 4-byte elements.  The tile is
+ *    swizzled by 16-byte chunks, so that these 4-byte stores and the
+ *    16-byte reads of tile rows on the way out are both free of bank
+ *    conflicts; it leaves in 16-byte stores (STG.E.128).  Rows that do not
+ *    start on 16-byte boundaries move single bytes, a warp along 32
+ *    consecutive bytes of a row.
  * Not in seed 001, which stops at diagonal.
+ * Run and checked by:
+ *   gemmcli transpose x.npy -o y.npy --kernel vec --verify --repeat 20
  *
  * Figures, NVIDIA H200, 2026-11-21, float32, GB/s read + written, mean of
  * two passes, against cudaMemcpy device-to-device, the `copy` kernel and
@@ -303,10 +317,178 @@ static cudaError_t vec_run(const struct transpose_problem *p, const struct launc
     return vec_out ? vec_launch<T, false, true>(p, env) : vec_launch<T, false, false>(p, env);
 }
 
+/* 1-byte elements.  A 16 x 16 micro-block of bytes would make a
+ * 256 x 256-byte tile (64 KB of shared memory) and a 16-way turn in
+ * registers; instead a thread turns four 4 x 4-byte blocks around with
+ * byte permutes and writes them to the transposed tile as 4-byte words. */
+static constexpr int byte_tile = 128;                  /* 128 x 128 bytes, 16 KB */
+static constexpr int byte_chunks = byte_tile / 16;     /* 16-byte chunks per tile row */
+static_assert(byte_tile * byte_tile == vec_threads * 4 * 16,
+              "each thread loads 4 input rows of 16 bytes");
+static_assert(byte_chunks == 8, "the swizzle permutes the 8 chunks (all 32 banks) of a tile row");
+static_assert(vec_threads % byte_tile == 0, "the byte paths move whole tile rows per pass");
+
+/* Where chunk `chunk` of transposed-tile row `row` lives, in 16-byte units.
+ * The XOR mixes the row's low three bits with the three above bit 4, so
+ * that 8 lanes storing to rows 16 apart (byte_tile_in's vector path) land
+ * in 8 different chunks, and so do 8 consecutive rows (its byte path). */
+static __device__ __forceinline__ int byte_swizzle(int row, int chunk)
+{
+    return row * byte_chunks + (chunk ^ ((row ^ (row >> 4)) & 7));
+}
+
+/* Rows a[0..3] of a 4 x 4 block of bytes (byte e of word k: row k,
+ * column e) turned around: byte k of o[e] is row k of column e. */
+static __device__ __forceinline__ void turn_4x4_bytes(const unsigned a[4], unsigned o[4])
+{
+    const unsigned lo01 = __byte_perm(a[0], a[1], 0x5140);   /* a0.0 a1.0 a0.1 a1.1 */
+    const unsigned hi01 = __byte_perm(a[0], a[1], 0x7362);   /* a0.2 a1.2 a0.3 a1.3 */
+    const unsigned lo23 = __byte_perm(a[2], a[3], 0x5140);   /* a2.0 a3.0 a2.1 a3.1 */
+    const unsigned hi23 = __byte_perm(a[2], a[3], 0x7362);   /* a2.2 a3.2 a2.3 a3.3 */
+    o[0] = __byte_perm(lo01, lo23, 0x5410);                  /* a0.0 a1.0 a2.0 a3.0 */
+    o[1] = __byte_perm(lo01, lo23, 0x7632);                  /* a0.1 a1.1 a2.1 a3.1 */
+    o[2] = __byte_perm(hi01, hi23, 0x5410);                  /* a0.2 a1.2 a2.2 a3.2 */
+    o[3] = __byte_perm(hi01, hi23, 0x7632);                  /* a0.3 a1.3 a2.3 a3.3 */
+}
+
+/* Input tile (r0, c0) of bytes into the transposed tile s.  VEC_IN: thread
+ * (g, q) loads input rows 4g .. 4g + 3 of the tile, 16 bytes each from
+ * column 16q (8 lanes take a 128-byte piece of a row, a warp 4 rows per
+ * load), turns the four 4 x 4 blocks around, and stores each of the 16
+ * resulting words, 4 bytes of one transposed row, as word g of that row.
+ * Otherwise a warp reads 32 consecutive bytes of an input row (their
+ * stores into s meet a 4-way bank conflict, as the wider elements' do).
+ * GUARD: the tile crosses the matrix's edge; rows past it load zeros whose
+ * slots are never written out, and cols % 16 == 0 keeps every chunk
+ * inside or outside. */
+template <bool VEC_IN, bool GUARD>
+static __device__ __forceinline__ void
+byte_tile_in(const uint8_t *__restrict__ in, uint4 *s, int rows, int cols, int r0, int c0)
+{
+    if constexpr (VEC_IN) {
+        const int q = threadIdx.x % byte_chunks, g = threadIdx.x / byte_chunks;
+        const int c = c0 + 16 * q;
+        unsigned w[4][4];   /* w[x][k]: bytes 4x .. 4x + 3 of the chunk of row 4g + k */
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            const int r = r0 + 4 * g + k;
+            uint4 v = make_uint4(0, 0, 0, 0);
+            if (!GUARD || (r < rows && c < cols))
+                v = __ldcs((const uint4 *)(in + (size_t)r * cols + c));
+            w[0][k] = v.x;
+            w[1][k] = v.y;
+            w[2][k] = v.z;
+            w[3][k] = v.w;
+        }
+        unsigned *sw = (unsigned *)s;
+#pragma unroll
+        for (int x = 0; x < 4; x++) {
+            unsigned o[4];
+            turn_4x4_bytes(w[x], o);
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                sw[byte_swizzle(16 * q + 4 * x + e, g / 4) * 4 + g % 4] = o[e];
+        }
+    } else {
+        constexpr int rows_per_pass = vec_threads / byte_tile;
+        const int cl = threadIdx.x % byte_tile;
+        const int c = c0 + cl;
+        uint8_t *sb = (uint8_t *)s;
+#pragma unroll 8
+        for (int rl = threadIdx.x / byte_tile; rl < byte_tile; rl += rows_per_pass) {
+            const int r = r0 + rl;
+            if (!GUARD || (r < rows && c < cols))
+                sb[byte_swizzle(cl, rl / 16) * 16 + rl % 16] = __ldcs(in + (size_t)r * cols + c);
+        }
+    }
+}
+
+/* The transposed tile s out to rows c0.. and columns r0.. of `out`.
+ * VEC_OUT: every output row starts 16-byte aligned; 8 lanes store a
+ * 128-byte piece of one output row, one chunk each (rows % 16 == 0 keeps
+ * every chunk inside or outside).  Otherwise a warp writes 32 consecutive
+ * bytes of an output row. */
+template <bool VEC_OUT, bool GUARD>
+static __device__ __forceinline__ void
+byte_tile_out(const uint4 *s, uint8_t *__restrict__ out, int rows, int cols, int r0, int c0)
+{
+    if constexpr (VEC_OUT) {
+#pragma unroll
+        for (int m = 0; m < byte_tile * byte_chunks / vec_threads; m++) {
+            const int v = threadIdx.x + vec_threads * m;
+            const int j = v / byte_chunks, p = v % byte_chunks;
+            const int orow = c0 + j, ocol = r0 + 16 * p;
+            if (!GUARD || (orow < cols && ocol < rows))
+                __stcs((uint4 *)(out + (size_t)orow * rows + ocol), s[byte_swizzle(j, p)]);
+        }
+    } else {
+        constexpr int rows_per_pass = vec_threads / byte_tile;
+        const int i = threadIdx.x % byte_tile;
+        const int ocol = r0 + i;
+        const uint8_t *sb = (const uint8_t *)s;
+#pragma unroll 8
+        for (int j = threadIdx.x / byte_tile; j < byte_tile; j += rows_per_pass) {
+            const int orow = c0 + j;
+            if (!GUARD || (orow < cols && ocol < rows))
+                __stcs(out + (size_t)orow * rows + ocol, sb[byte_swizzle(j, i / 16) * 16 + i % 16]);
+        }
+    }
+}
+
+template <bool VEC_IN, bool VEC_OUT>
+__global__ void __launch_bounds__(vec_threads, vec_min_blocks<uint8_t>())
+vec_bytes_kernel(const uint8_t *__restrict__ in, uint8_t *__restrict__ out, int rows, int cols,
+                 int tiles_y, long long tiles)
+{
+    __shared__ uint4 s[byte_tile * byte_chunks];
+
+    /* One tile per block, numbered down the input's columns, as above. */
+    for (long long t = blockIdx.x; t < tiles; t += gridDim.x) {
+        const int r0 = (int)(t % tiles_y) * byte_tile;
+        const int c0 = (int)(t / tiles_y) * byte_tile;
+        const bool full = rows - r0 >= byte_tile && cols - c0 >= byte_tile;
+        if (full)
+            byte_tile_in<VEC_IN, false>(in, s, rows, cols, r0, c0);
+        else
+            byte_tile_in<VEC_IN, true>(in, s, rows, cols, r0, c0);
+        __syncthreads();
+        if (full)
+            byte_tile_out<VEC_OUT, false>(s, out, rows, cols, r0, c0);
+        else
+            byte_tile_out<VEC_OUT, true>(s, out, rows, cols, r0, c0);
+        __syncthreads();
+    }
+}
+
+template <bool VEC_IN, bool VEC_OUT>
+static cudaError_t vec_bytes_launch(const struct transpose_problem *p,
+                                    const struct launch_env *env)
+{
+    const int tiles_x = ceil_div(p->cols, byte_tile);
+    const int tiles_y = ceil_div(p->rows, byte_tile);
+    const long long tiles = (long long)tiles_x * tiles_y;
+    const unsigned grid = (unsigned)(tiles < INT_MAX ? tiles : INT_MAX);
+    vec_bytes_kernel<VEC_IN, VEC_OUT><<<grid, vec_threads, 0, env->stream>>>(
+        (const uint8_t *)p->in, (uint8_t *)p->out, p->rows, p->cols, tiles_y, tiles);
+    return launch_result();
+}
+
+static cudaError_t vec_bytes_run(const struct transpose_problem *p, const struct launch_env *env)
+{
+    const bool vec_in = p->cols % 16 == 0 && (uintptr_t)p->in % 16 == 0;
+    const bool vec_out = p->rows % 16 == 0 && (uintptr_t)p->out % 16 == 0;
+    if (vec_in)
+        return vec_out ? vec_bytes_launch<true, true>(p, env)
+                       : vec_bytes_launch<true, false>(p, env);
+    return vec_out ? vec_bytes_launch<false, true>(p, env)
+                   : vec_bytes_launch<false, false>(p, env);
+}
+
 extern "C" cudaError_t transpose_vec_launch(const struct transpose_problem *p,
                                             const struct launch_env *env)
 {
     switch (p->elem_size) {
+    case 1: return vec_bytes_run(p, env);
     case 2: return vec_run<unsigned short>(p, env);
     case 4: return vec_run<unsigned int>(p, env);
     case 8: return vec_run<unsigned long long>(p, env);

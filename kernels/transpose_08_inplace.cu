@@ -73,6 +73,7 @@ extern "C" cudaError_t transpose_inplace_square_launch(void *data, int n, size_t
     if (n < 1)
         return cudaErrorInvalidValue;
     switch (elem_size) {
+    case 1: return inplace_run<unsigned char>(data, n, env);
     case 2: return inplace_run<unsigned short>(data, n, env);
     case 4: return inplace_run<unsigned int>(data, n, env);
     case 8: return inplace_run<unsigned long long>(data, n, env);

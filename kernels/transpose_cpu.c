@@ -1,6 +1,6 @@
 /* cpu: the host transpose, for machines without a GPU and as a test oracle.
  *
- * Cache blocking: a 64 x 64 block of `in` (8 to 32 KB) is read row by row
+ * Cache blocking: a 64 x 64 block of `in` (4 to 32 KB) is read row by row
  * and written column by column while both stay in L1, instead of striding
  * through memory a whole output row apart for every element.  Large
  * matrices are split by bands of output rows over one thread per core, so
@@ -42,6 +42,7 @@ struct cpu_band {
         }                                                                        \
     }
 
+CPU_BAND_FN(cpu_band_u8, uint8_t)
 CPU_BAND_FN(cpu_band_u16, uint16_t)
 CPU_BAND_FN(cpu_band_u32, uint32_t)
 CPU_BAND_FN(cpu_band_u64, uint64_t)
@@ -49,6 +50,7 @@ CPU_BAND_FN(cpu_band_u64, uint64_t)
 static void cpu_band_run(const struct transpose_problem *p, int c_begin, int c_end)
 {
     switch (p->elem_size) {
+    case 1: cpu_band_u8(p, c_begin, c_end); break;
     case 2: cpu_band_u16(p, c_begin, c_end); break;
     case 4: cpu_band_u32(p, c_begin, c_end); break;
     case 8: cpu_band_u64(p, c_begin, c_end); break;

@@ -8,7 +8,7 @@
 #include "transpose.h"
 
 enum {
-    sizes_all = 1u << 2 | 1u << 4 | 1u << 8,
+    sizes_all = 1u << 1 | 1u << 2 | 1u << 4 | 1u << 8,
     sizes_float = 1u << 4 | 1u << 8,
 };
 
@@ -32,7 +32,8 @@ enum {
       "smem_pad with blocks taken along diagonals (partition camping)",                      \
       "seed 001 matrixTranspos_4", "transpose_06_diagonal.cu")                               \
     X(vec, 0, sizes_all,                                                                     \
-      "16-byte loads and stores via a swizzled tile, shifted for unaligned rows",            \
+      "16-byte loads and stores via a swizzled tile, shifted for unaligned rows; "           \
+      "bytes by 4x4 permutes",                                                               \
       "beyond seed 001", "transpose_07_vec.cu")
 
 #define DECLARE(id, flags, sizes, idea, source, file)                                        \

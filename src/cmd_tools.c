@@ -149,7 +149,7 @@ static struct kernel_row transpose_row(size_t i)
     struct kernel_row r = { k->name, k->flags & KERNEL_BENCH_ONLY ? "copy" : "transpose", k->idea,
                             k->source, k->file, "", "", k->flags, 0, k->attr };
     size_t used = 0;
-    for (unsigned es = 2; es <= 8; es *= 2)
+    for (unsigned es = 1; es <= 8; es *= 2)
         if (k->elem_sizes & (1u << es))
             used += (size_t)snprintf(r.types + used, sizeof r.types - used, "%s%u", used ? "," : "",
                                      es);

@@ -79,7 +79,8 @@ def uploads_while_read(p):
           np.array_equal(np.load(p("unc.npy")), n.astype(np.int64) @ n), r.stderr.decode()[-300:])
     # transpose: any dtype, without --verify (which checks on the host).
     for x in (rng.standard_normal((4500, 4000)).astype(np.float32),
-              rng.integers(-9, 9, (8000, 2500), dtype=np.int16)):
+              rng.integers(-9, 9, (8000, 2500), dtype=np.int16),
+              rng.integers(-128, 128, (6000, 7001), dtype=np.int8)):
         np.save(p("ux.npy"), x)
         for verify in ([], ["--verify"]):
             r = run("transpose", p("ux.npy"), p("uy.npy"), "--json", *verify)
@@ -253,19 +254,31 @@ def main():
                     rep = json.loads(r.stdout)
                     check(label + " on the tensor cores or a memory-bound stage",
                           rep["kernel"] in tensor | memory_bound, rep["kernel"])
-        for dtype in (np.float32, np.float64, np.float16):
-            x = rng.standard_normal((301, 77)).astype(dtype)
-            np.save(p("x.npy"), x)
-            for kern in tra + ["auto"]:
-                r = run("transpose", p("x.npy"), p("y.npy"), "--kernel", kern, "--verify")
-                if r.returncode == 2 and b"cannot move" in r.stderr:
-                    continue      # the kernel does not take this element size
-                check(f"transpose {kern} {np.dtype(dtype).name}", r.returncode == 0,
-                      r.stderr.decode()[-300:])
-                if r.returncode == 0:
-                    y = np.load(p("y.npy"))
-                    check(f"transpose {kern} {np.dtype(dtype).name} values",
-                          y.dtype == x.dtype and np.array_equal(y, x.T))
+        # Every dtype, ragged (301 x 77) and with rows and columns multiples
+        # of 16 (the vector stage's 16-byte paths, partial tiles too); a
+        # kernel may refuse only the element sizes its row leaves out.
+        sizes = {k["name"]: {int(v) for v in k["types"][:-5].split(",")}
+                 for k in kernels if k["operation"] == "transpose"}
+        for dtype in (np.float32, np.float64, np.float16, np.int16, np.int8, np.uint8, np.bool_):
+            for shape in ((301, 77), (400, 272)):
+                if dtype == np.bool_:
+                    x = rng.integers(0, 2, shape).astype(bool)
+                else:
+                    x = (rng.standard_normal(shape) * 30).astype(dtype)
+                np.save(p("x.npy"), x)
+                name = f"{np.dtype(dtype).name} {shape[0]}x{shape[1]}"
+                for kern in tra + ["auto"]:
+                    r = run("transpose", p("x.npy"), p("y.npy"), "--kernel", kern, "--verify")
+                    if kern != "auto" and x.dtype.itemsize not in sizes[kern]:
+                        check(f"transpose {kern} {name} refused", r.returncode == 2 and
+                              b"cannot move" in r.stderr, r.stderr.decode()[-300:])
+                        continue
+                    check(f"transpose {kern} {name}", r.returncode == 0,
+                          r.stderr.decode()[-300:])
+                    if r.returncode == 0:
+                        y = np.load(p("y.npy"))
+                        check(f"transpose {kern} {name} values",
+                              y.dtype == x.dtype and np.array_equal(y, x.T))
         # without --verify, results stream from the device to the file in
         # 8 MiB chunks: several chunks, a ragged last one, npy, raw, stdout
         a = rng.standard_normal((1777, 300)).astype(np.float32)
@@ -287,8 +300,8 @@ def main():
                 got = np.load(p(out))
             err = np.linalg.norm(got - ref) / np.linalg.norm(ref)
             check(f"streamed mul to {out} values", got.shape == (1777, 2001) and err < 1e-5, err)
-        for dtype in (np.float64, np.int16):
-            x = (rng.standard_normal((2100, 1300)) * 100).astype(dtype)
+        for dtype in (np.float64, np.int16, np.int8):
+            x = (rng.standard_normal((2100, 1300)) * 30).astype(dtype)
             np.save(p("x.npy"), x)
             r = run("transpose", p("x.npy"), p("y.npy"))
             check(f"streamed transpose {np.dtype(dtype).name}", r.returncode == 0

@@ -5,6 +5,8 @@ stdin/stdout, and that failed runs leave no output file behind.
 
 usage: cli_test.py [path/to/gemmcli]     (prints 'cli: N passed, M failed')
 """
+import io
+import json
 import os
 import subprocess
 import sys
@@ -179,6 +181,94 @@ def test_transpose(d):
     p = run("transpose", tmp(d, "inplace.npy"), "-o", tmp(d, "inplace.npy"), "--kernel", "cpu")
     expect_status("transpose x.npy -o x.npy", p, 0)
     check("transpose x.npy -o x.npy values", np.array_equal(np.load(tmp(d, "inplace.npy")), x.T))
+
+
+
+ALL_DTYPES = ("bool", "int8", "uint8", "int16", "uint16", "float16", "int32", "uint32",
+              "float32", "int64", "uint64", "float64")
+
+
+def random_array(dtype, shape):
+    """Random bit patterns of dtype (NaNs and all), or 0/1 for bool."""
+    if dtype == "bool":
+        return rng.integers(0, 2, shape).astype(bool)
+    count = int(np.prod(shape, dtype=np.int64))
+    return np.frombuffer(rng.bytes(count * np.dtype(dtype).itemsize), dtype).reshape(shape)
+
+
+def same_bits(got, want):
+    return (got.dtype == want.dtype and got.shape == want.shape and
+            np.ascontiguousarray(got).tobytes() == np.ascontiguousarray(want).tobytes())
+
+
+def test_transpose_dtypes(d):
+    """Every dtype NumPy writes to .npy is transposed by the host kernel bit
+    for bit as NumPy's .mT: matrices, stacks, a 1-D row, Fortran order, one
+    large enough for the threaded path; every kernel row says which element
+    sizes it moves, a kernel named for another size is refused (2), and the
+    default kernel finds one for every dtype (without a GPU: status 5, as
+    for float32, never 3)."""
+    for dt in ALL_DTYPES:
+        for shape, order in [((37, 11), "C"), ((37, 11), "F"), ((3, 5, 7), "C"),
+                             ((2, 3, 4, 5), "F"), ((9,), "C")]:
+            x = random_array(dt, shape)
+            x = np.asfortranarray(x) if order == "F" else x
+            want = x.reshape(-1, 1) if x.ndim == 1 else np.swapaxes(x, -1, -2)
+            np.save(tmp(d, "tx.npy"), x)
+            p = run("transpose", tmp(d, "tx.npy"), "-o", tmp(d, "ty.npy"), "--kernel", "cpu",
+                    "--verify", "-q")
+            label = f"transpose --kernel cpu {dt} {shape} {order}"
+            expect_status(label, p, 0)
+            if p.returncode == 0:
+                got = np.load(tmp(d, "ty.npy"))
+                check(label + " matches NumPy bit for bit", same_bits(got, want),
+                      (got.dtype, got.shape))
+    for dt in ("int8", "bool", "uint16"):
+        x = random_array(dt, (2500, 2100))          # past the host kernel's threads threshold
+        np.save(tmp(d, "tx.npy"), x)
+        p = run("transpose", tmp(d, "tx.npy"), "-o", "-", "--format", "npy", "--kernel", "cpu")
+        expect_status(f"transpose --kernel cpu {dt} 2500x2100 to stdout", p, 0)
+        if p.returncode == 0:
+            check(f"transpose --kernel cpu {dt} 2500x2100 values",
+                  same_bits(np.load(io.BytesIO(p.stdout)), x.T))
+
+    kernels = json.loads(run("kernels", "--json").stdout)
+    rows = [k for k in kernels if k["operation"] in ("transpose", "copy")]
+    sizes = {}
+    for k in rows:
+        ok = k["types"].endswith("-byte")
+        check(f"kernels: {k['name']} lists its element sizes", ok, k["types"])
+        sizes[k["name"]] = {int(v) for v in k["types"][:-5].split(",")} if ok else set()
+    check("kernels: the host transpose moves 1, 2, 4 and 8-byte elements",
+          sizes.get("cpu") == {1, 2, 4, 8}, sizes.get("cpu"))
+    for es in (1, 2, 4, 8):
+        check(f"kernels: a GPU transpose of our own moves {es}-byte elements",
+              any(es in sizes[k["name"]] for k in rows if k["operation"] == "transpose"
+                  and k["runs_on"] == "gpu" and k["source"] != "cuBLAS"), sizes)
+    f32 = random_array("float32", (5, 3))
+    np.save(tmp(d, "tf.npy"), f32)
+    base = run("transpose", tmp(d, "tf.npy"), "-o", tmp(d, "ty.npy")).returncode
+    for dt in ALL_DTYPES:
+        x = random_array(dt, (5, 3))
+        np.save(tmp(d, "tx.npy"), x)
+        es = x.dtype.itemsize
+        p = run("transpose", tmp(d, "tx.npy"), "-o", tmp(d, "ty.npy"))
+        check(f"transpose {dt}, default kernel: status as float32's ({base})",
+              p.returncode == base and b"moves" not in p.stderr,
+              (p.returncode, p.stderr.decode()[-200:]))
+        for k in rows:
+            if k["operation"] != "transpose" or k["runs_on"] != "gpu":
+                continue
+            p = run("transpose", tmp(d, "tx.npy"), "-o", tmp(d, "ty.npy"), "--kernel", k["name"])
+            label = f"transpose {dt} --kernel {k['name']}"
+            if es in sizes[k["name"]]:
+                # Taken: 0 on a GPU, 5 without one.
+                check(label + " is taken", p.returncode == base and b"cannot move" not in p.stderr,
+                      (p.returncode, p.stderr.decode()[-200:]))
+                if p.returncode == 0:
+                    check(label + " values", same_bits(np.load(tmp(d, "ty.npy")), x.T))
+            else:
+                expect_status(label + " is refused", p, 2, [f"cannot move {es}-byte"])
 
 
 def test_pipelines(d):
@@ -591,6 +681,7 @@ def main():
         test_mul(d)
         test_compute_modes(d)
         test_transpose(d)
+        test_transpose_dtypes(d)
         test_pipelines(d)
         test_large_binary(d)
         test_errors(d)

@@ -19,9 +19,13 @@
  * cuBLAS's error.  Such a result, within SEQ_SCALE * sqrt(K) * 2^-24 (times
  * the terms' spread, for few outputs: terms_spread), is reported as
  * "ok-seq" and counted as passed, separately.  i64 must match
- * bit for bit.  transpose: every kernel that takes the element size, on
- * random bits, compared bit for bit with the host's transpose (the copy
- * kernels with the input, and cuBLAS geam up to NaN payloads).
+ * bit for bit.  transpose: every kernel that takes the element size (1,
+ * 2, 4 and 8 bytes), on random bits, with `in` and `out` on 16-byte
+ * boundaries and off them, compared bit for bit with the host's transpose
+ * (the copy kernels with the input, and cuBLAS geam up to NaN payloads),
+ * the device output poisoned first; a GPU kernel must refuse a size its
+ * row does not list; and the in-place square transpose (--kernel inplace
+ * runs it alone).
  *
  *   gpu_kernels [--small] [--kernel NAME]... [--shape [BATCHx]MxNxK]... [--op mul|transpose]
  *               [--type f32|f16|bf16|f64|i64|tf32|tf32x3]
@@ -40,6 +44,7 @@
 
 #include "kernels/convert.h"
 #include "kernels/gemm.h"
+#include "kernels/transpose.h"
 #include "kernels/ref_dgemm.h"
 
 #define TINY 1e-7
@@ -255,14 +260,31 @@ static const struct mul_case gemv_cases[] = {
 };
 
 
+/* Transposes, each run for every element size (1, 2, 4 and 8 bytes).
+ * in_shift and out_shift (elements) move `in` and `out` off their 16-byte
+ * boundaries.  Rows and columns multiples of 16 take the vector stage's
+ * 16-byte paths for every element size, on whole tiles (256 x 384) and
+ * with partial ones (272 x 400); then one side vectorised and the other
+ * not, the same shapes shifted, and tiles ragged both ways. */
 struct xpose_case {
     int rows, cols;
     int small;
+    int in_shift, out_shift;
 };
 
 static const struct xpose_case xpose_cases[] = {
     { 1, 1, 1 }, { 1, 1000, 1 }, { 1000, 1, 1 }, { 33, 65, 1 },
-    { 7001, 3000, 0 }, { 4096, 4096, 0 },
+    { 256, 384, 1 }, { 272, 400, 1 }, { 1000, 48, 1 }, { 48, 1000, 1 },
+    { 272, 400, 1, 1, 0 }, { 272, 400, 1, 0, 3 }, { 256, 384, 1, 3, 1 },
+    { 129, 127, 1 }, { 3, 16, 1 }, { 16, 3, 1 },
+    { 7001, 3000, 0 }, { 3000, 7001, 0 }, { 4096, 4096, 0 }, { 4112, 2064, 0 },
+    { 4112, 2064, 0, 1, 1 },
+};
+
+/* Square matrices transposed in place (transpose_inplace_square_launch):
+ * one tile, ragged tiles, and (full run) many. */
+static const struct { int n, small; } inplace_cases[] = {
+    { 1, 1 }, { 32, 1 }, { 33, 1 }, { 100, 1 }, { 1000, 0 }, { 4097, 0 },
 };
 
 struct options {
@@ -689,6 +711,21 @@ static int same_element(const unsigned char *a, const unsigned char *b, size_t e
     return 0;
 }
 
+/* A GPU launcher asked for an element size its row does not list must
+ * refuse it (cudaErrorInvalidValue) without running. */
+static void test_xpose_refusal(struct ctx *x, const struct transpose_kernel *kern,
+                               const struct transpose_problem *p, const char *shape)
+{
+    cudaError_t err = kern->launch(p, &x->env);
+    if (err == cudaSuccess)
+        err = cudaStreamSynchronize(x->stream);
+    char detail[160];
+    snprintf(detail, sizeof detail, "element size not in its row: %s",
+             err == cudaErrorInvalidValue ? "refused" : cudaGetErrorString(err));
+    report(x, err == cudaErrorInvalidValue, kern->name, shape, detail);
+    cudaGetLastError();
+}
+
 static void test_xpose_case(struct ctx *x, const struct options *o, const struct xpose_case *tc,
                             size_t es)
 {
@@ -699,14 +736,24 @@ static void test_xpose_case(struct ctx *x, const struct options *o, const struct
     for (size_t r = 0; r < (size_t)tc->rows; r++)
         for (size_t c = 0; c < (size_t)tc->cols; c++)
             memcpy(want + (c * tc->rows + r) * es, hin + (r * tc->cols + c) * es, es);
-    void *din = dev_alloc(bytes), *dout = dev_alloc(bytes);
+    /* cudaMalloc's 256-byte alignment, then the case's shifts. */
+    char *din_base = dev_alloc(bytes + 4 * es), *dout_base = dev_alloc(bytes + 4 * es);
+    void *din = din_base + (size_t)tc->in_shift * es, *dout = dout_base + (size_t)tc->out_shift * es;
     CHECK(cudaMemcpy(din, hin, bytes, cudaMemcpyHostToDevice));
     char shape[64];
-    snprintf(shape, sizeof shape, "%dx%d e%zu", tc->rows, tc->cols, es);
+    snprintf(shape, sizeof shape, "%dx%d e%zu%s", tc->rows, tc->cols, es,
+             tc->in_shift || tc->out_shift ? " shifted" : "");
     for (size_t i = 0; i < transpose_kernel_count; i++) {
         const struct transpose_kernel *kern = &transpose_kernels[i];
-        if (!picked(o, kern->name) || !(kern->elem_sizes & (1u << es)))
+        if (!picked(o, kern->name))
             continue;
+        if (!(kern->elem_sizes & (1u << es))) {
+            if (!(kern->flags & KERNEL_HOST)) {
+                struct transpose_problem p = { tc->rows, tc->cols, es, din, dout };
+                test_xpose_refusal(x, kern, &p, shape);
+            }
+            continue;
+        }
         /* The bandwidth references copy; they are checked as copies. */
         const unsigned char *expect = (kern->flags & KERNEL_BENCH_ONLY) ? hin : want;
         /* cuBLAS's geam computes 1*x + 0, which may rewrite a NaN's payload:
@@ -738,8 +785,46 @@ static void test_xpose_case(struct ctx *x, const struct options *o, const struct
                  : nan_any ? "bit-exact but NaN payloads" : "bit-exact", bad);
         report(x, bad == 0, kern->name, shape, detail);
     }
-    cudaFree(din);
-    cudaFree(dout);
+    cudaFree(din_base);
+    cudaFree(dout_base);
+    free(hin);
+    free(hout);
+    free(want);
+}
+
+/* The in-place square transpose on random bits against the host's
+ * transpose, bit for bit: an element it fails to move keeps its own bits,
+ * which differ from those it should hold. */
+static void test_inplace_case(struct ctx *x, const struct options *o, int n, size_t es)
+{
+    if (!picked(o, "inplace"))
+        return;
+    size_t count = (size_t)n * n, bytes = count * es;
+    unsigned char *hin = host_alloc(bytes), *hout = host_alloc(bytes), *want = host_alloc(bytes);
+    for (size_t i = 0; i < bytes; i++)
+        hin[i] = (unsigned char)rng_next(&x->rng);
+    for (size_t r = 0; r < (size_t)n; r++)
+        for (size_t c = 0; c < (size_t)n; c++)
+            memcpy(want + (c * n + r) * es, hin + (r * n + c) * es, es);
+    void *d = dev_alloc(bytes);
+    CHECK(cudaMemcpy(d, hin, bytes, cudaMemcpyHostToDevice));
+    char shape[64], detail[160];
+    snprintf(shape, sizeof shape, "%dx%d e%zu in place", n, n, es);
+    cudaError_t err = transpose_inplace_square_launch(d, n, es, &x->env);
+    if (err == cudaSuccess)
+        err = cudaStreamSynchronize(x->stream);
+    if (err != cudaSuccess) {
+        snprintf(detail, sizeof detail, "launch failed: %s", cudaGetErrorString(err));
+        report(x, 0, "inplace", shape, detail);
+    } else {
+        CHECK(cudaMemcpy(hout, d, bytes, cudaMemcpyDeviceToHost));
+        size_t bad = 0;
+        for (size_t e = 0; e < count; e++)
+            bad += memcmp(hout + e * es, want + e * es, es) != 0;
+        snprintf(detail, sizeof detail, bad ? "%zu elements differ" : "bit-exact", bad);
+        report(x, bad == 0, "inplace", shape, detail);
+    }
+    cudaFree(d);
     free(hin);
     free(hout);
     free(want);
@@ -858,9 +943,13 @@ int main(int argc, char **argv)
     }
     if (o.do_xpose && !o.nshapes) {
         for (size_t i = 0; i < sizeof xpose_cases / sizeof xpose_cases[0]; i++)
-            for (size_t es = 2; es <= 8; es *= 2)
+            for (size_t es = 1; es <= 8; es *= 2)
                 if (!o.small || xpose_cases[i].small)
                     test_xpose_case(&x, &o, &xpose_cases[i], es);
+        for (size_t i = 0; i < sizeof inplace_cases / sizeof inplace_cases[0]; i++)
+            for (size_t es = 1; es <= 8; es *= 2)
+                if (!o.small || inplace_cases[i].small)
+                    test_inplace_case(&x, &o, inplace_cases[i].n, es);
     }
     cublasDestroy(x.cublas);
     cudaStreamDestroy(x.stream);

@@ -4,7 +4,8 @@
 # FP32 ladder, the CUDA-core 16-bit stages and the 16-bit gemv, DFMA for
 # the CUDA-core FP64 stages and the FP64 gemv, DMMA for the FP64
 # tensor-core stage, HMMA for the mma.sync stage,
-# HGMMA for every stage built on kernels/hgemm_hopper.cuh),
+# HGMMA for every stage built on kernels/hgemm_hopper.cuh; the vector
+# transpose's 1-byte path: 16-byte accesses and PRMT),
 # and ptxas reported no register spills for any kernel of the tables
 # (build/kernels/*.o.ptxas, written by the Makefile).
 #   tests/sass_check.sh          (prints 'sass: N passed, M failed')
@@ -63,5 +64,27 @@ for obj in build/kernels/*.o; do
         fi
     fi
 done
+# The vector transpose's 1-byte path with both sides on 16-byte rows
+# (vec_bytes_kernel<true, true>): 16-byte global loads and stores, the
+# 4 x 4-byte turns as PRMT, 4-byte stores into the tile and 16-byte reads
+# out of it, nothing in local memory.
+obj=build/kernels/transpose_07_vec.o
+if [ -f "$obj" ]; then
+    sass=$("$dump" --dump-sass "$obj" 2>/dev/null |
+           awk '/Function :/ { on = ($0 ~ /vec_bytes_kernelILb1ELb1E/) } on')
+    missing=""
+    for op in 'LDG\.E[.A-Z]*\.128' 'STG\.E[.A-Z]*\.128' 'PRMT' 'STS ' 'LDS\.128'; do
+        printf '%s\n' "$sass" | grep -qE "[[:space:]]$op" || missing="$missing '$op'"
+    done
+    printf '%s\n' "$sass" | grep -qE "[[:space:]](LDL|STL)" && missing="$missing (local memory)"
+    if [ -z "$missing" ]; then
+        passed=$((passed + 1))
+        echo "sass: kernels/transpose_07_vec.cu 1-byte path:" \
+             "$(printf '%s\n' "$sass" | grep -c '[[:space:]]PRMT') PRMT, 16-byte loads and stores"
+    else
+        failed=$((failed + 1))
+        echo "sass: FAIL kernels/transpose_07_vec.cu 1-byte path: missing$missing" >&2
+    fi
+fi
 echo "sass: $passed passed, $failed failed ($dump)"
 [ "$failed" -eq 0 ]

@@ -588,9 +588,9 @@ int dist_read(struct dist *d, const struct gc_opts *o, const char *const *paths,
         else
             w->ndim = 0;
     }
-    if (!rc)
-        rc = matmul_plan(&d->whole[0], &d->whole[1], o->compute, ops[0].name, ops[1].name,
-                         &d->plan);
+    if (!rc && !(rc = matmul_plan(&d->whole[0], &d->whole[1], o->compute, ops[0].name,
+                                  ops[1].name, &d->plan)))
+        rc = matmul_integer_scalars(&d->plan, o->alpha_text, o->beta_text);
     gc_capture_set(NULL);
     if (rc) {
         /* Alike on every rank: no agreement needed. */

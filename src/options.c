@@ -48,8 +48,8 @@ static const struct opt_def opt_defs[] = {
     { "precision", 0, OPT_PRECISION, "N", WRITES, "CSV output: N significant digits (default: shortest exact)" },
     { "level", 0, OPT_LEVEL, "N", WRITES, "gzip level for .csv.gz output, 0 (stored) to 12; default 1" },
     { "c0", 'c', OPT_C0, "FILE", CMD_MUL, "C0 for C = alpha*A*B + beta*C0" },
-    { "alpha", 0, OPT_ALPHA, "X", CMD_MUL, "scale of A*B (default 1)" },
-    { "beta", 0, OPT_BETA, "X", CMD_MUL, "scale of C0 (default 0)" },
+    { "alpha", 0, OPT_ALPHA, "X", CMD_MUL, "scale of A*B (default 1): a finite number for a float result; for an integer one an integer in its dtype's range, exact (bool: 0 or 1)" },
+    { "beta", 0, OPT_BETA, "X", CMD_MUL, "scale of C0 (default 0), the same values as --alpha" },
     { "kernel", 'k', OPT_KERNEL, "NAME", RUNS, "kernel to run (default auto; see 'gemmcli kernels')" },
     { "compute", 0, OPT_COMPUTE, "MODE", CMD_MUL | CMD_TUNE | CMD_KERNELS, "arithmetic: auto (the result dtype's own), fp32, fp64, exact (integers), f16, bf16, tf32 (lossy), tf32x3 (float on tensor cores, FP32-class)" },
     { "tune", 0, OPT_TUNE, NULL, CMD_MUL, "with --kernel auto: on a miss in the tune cache, time auto's candidates on this product, cache the fastest and run it" },
@@ -227,8 +227,14 @@ static int apply(struct gc_opts *o, const struct opt_def *d, const char *arg)
     case OPT_HOST_MEMORY: rc = parse_size(d->name, arg, &o->host_memory); break;
     case OPT_PRECISION: rc = parse_int(d->name, arg, 1, 17, &o->write.precision); break;
     case OPT_LEVEL: rc = parse_int(d->name, arg, 0, 12, &o->write.level); break;
-    case OPT_ALPHA: rc = parse_real(d->name, arg, &o->alpha); break;
-    case OPT_BETA: rc = parse_real(d->name, arg, &o->beta); break;
+    case OPT_ALPHA:
+        rc = parse_real(d->name, arg, &o->alpha);
+        o->alpha_text = arg;
+        break;
+    case OPT_BETA:
+        rc = parse_real(d->name, arg, &o->beta);
+        o->beta_text = arg;
+        break;
     case OPT_TOL:
         if (!(rc = parse_real(d->name, arg, &x)) && x < 0)
             rc = gc_fail(GC_EXIT_USAGE, "--tol: must not be negative");

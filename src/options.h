@@ -35,7 +35,10 @@ struct gc_opts {
 
     const char *output;             /* -o; NULL: none given */
     const char *c0_path;            /* -c: C0 for beta */
-    double alpha, beta;             /* checked against the compute precision by mul */
+    double alpha, beta;             /* a float result's; checked against the compute
+                                       precision by mul */
+    const char *alpha_text, *beta_text;  /* as given (NULL: 1 and 0): an integer result
+                                       takes them exactly (matmul_integer_scalars) */
     const char *kernel;             /* --kernel; "auto" by default */
     int verify;
     double tol;                     /* relative Frobenius error allowed; < 0: by dtype */

@@ -139,6 +139,81 @@ def test_c0(d):
           err(p))
 
 
+def numpy_scalars(alpha, beta, ab, c0):
+    """alpha * (A@B) + beta * C0 as NumPy 2 computes it with Python ints:
+    in the product's dtype, wrapping; None where NumPy refuses them."""
+    try:
+        with np.errstate(all="ignore"):
+            return alpha * ab + beta * c0
+    except OverflowError:
+        return None
+
+
+def test_integer_scalars(d):
+    """--alpha and --beta of an integer result: exact integers (not through
+    a double), in the result dtype's range as NumPy 2 takes a Python int,
+    wrapping when applied; out of range refused, saying the range."""
+    for dt in ["int8", "uint8", "int16", "uint32", "int64", "uint64"]:
+        info = np.iinfo(dt)
+        a, b, c0 = sample(dt, (4, 3), True), sample(dt, (3, 2), True), sample(dt, (4, 2), True)
+        np.save(os.path.join(d, "c0.npy"), c0)
+        for alpha, beta in [(info.max, info.min), (info.min, info.max), (info.max - 1, 3),
+                            (-1 if info.min else 2, info.max)]:
+            want = numpy_scalars(alpha, beta, a @ b, c0)
+            p, got = mul(d, a, b, "-c", "c0.npy", "--alpha", alpha, "--beta", beta, "--verify")
+            check(f"{dt} --alpha {alpha} --beta {beta}: NumPy's, exactly", want is not None and
+                  got is not None and got.dtype == want.dtype and np.array_equal(got, want),
+                  err(p))
+        for opt, bad in [("--alpha", info.max + 1), ("--beta", info.min - 1)]:
+            refused = numpy_scalars(bad, bad, a @ b, c0) is None
+            p, _ = mul(d, a, b, "-c", "c0.npy", "--beta", "1", opt, bad)
+            check(f"{dt} {opt} {bad}: refused (NumPy: OverflowError) -> 2, saying the range",
+                  refused and p.returncode == 2 and opt in err(p) and
+                  f"from {info.min} to {info.max}" in err(p), err(p))
+    # Beyond 2^53: a double would round 2^53 + 1 to 2^53.
+    a, b = sample("int64", (5, 4), True), sample("int64", (4, 3), True)
+    for alpha in (9007199254740993, -9007199254740993, 2**62 + 1):
+        p, got = mul(d, a, b, "--alpha", alpha, "--verify")
+        with np.errstate(all="ignore"):
+            want = alpha * (a @ b)
+        check(f"int64 --alpha {alpha}: exactly NumPy's", got is not None and
+              np.array_equal(got, want), err(p))
+    small_a, small_b = sample("int64", (5, 4)), sample("int64", (4, 3))
+    p, got = mul(d, small_a, small_b, "--alpha", 9007199254740993, "--verify")
+    check("int64 below 2^53 (FP64 arithmetic), --alpha 2^53 + 1: exact", got is not None and
+          np.array_equal(got, 9007199254740993 * (small_a @ small_b)), err(p))
+    # An empty product: C0 alone, scaled exactly.
+    c0 = sample("int64", (5, 3), True)
+    np.save(os.path.join(d, "c0.npy"), c0)
+    p, got = mul(d, sample("int64", (5, 0)), sample("int64", (0, 3)), "-c", "c0.npy", "--beta",
+                 9007199254740993)
+    with np.errstate(all="ignore"):
+        want = 9007199254740993 * c0
+    check("empty int64 product, --beta 2^53 + 1: C0 scaled exactly", got is not None and
+          np.array_equal(got, want), err(p))
+    # bool: True and False keep a bool product bool; another integer would
+    # make NumPy's int64.
+    x, y, c0 = sample("bool", (4, 3)), sample("bool", (3, 2)), sample("bool", (4, 2))
+    np.save(os.path.join(d, "c0.npy"), c0)
+    p, got = mul(d, x, y, "-c", "c0.npy", "--alpha", 1, "--beta", 1)
+    want = np.True_ * (x @ y) + np.True_ * c0
+    check("bool --alpha 1 --beta 1: NumPy's True * A@B + True * C0", got is not None and
+          got.dtype == np.bool_ and np.array_equal(got, want), err(p))
+    p, _ = mul(d, x, y, "--alpha", 2)
+    check("bool --alpha 2: refused -> 2, saying 0 to 1", p.returncode == 2 and
+          "from 0 to 1" in err(p), err(p))
+    # A float scalar would make NumPy's product float64: refused, as 2.5 is.
+    for text in ("2.0", "1e3", "0x10", "two"):
+        p, _ = mul(d, a, b, "--alpha", text)
+        check(f"int64 --alpha {text}: refused -> 2", p.returncode == 2 and "--alpha" in err(p),
+              err(p))
+    # A float result takes the scalar as NumPy converts a Python int: rounded.
+    f, g = sample("float64", (4, 3)), sample("float64", (3, 2))
+    p, got = mul(d, f, g, "--alpha", 9007199254740993, "--beta", 0)
+    check("float64 --alpha 2^53 + 1: NumPy's float64 product", got is not None and
+          same(got, 9007199254740993 * (f @ g)), err(p))
+
+
 def test_compute(d):
     a, b = sample("float64", (30, 40)), sample("float64", (40, 20))
     want = a @ b
@@ -262,7 +337,7 @@ def test_transpose_and_formats(d):
 
 
 def main():
-    for t in (test_dtype_pairs, test_shapes, test_c0, test_compute, test_16bit, test_errors,
+    for t in (test_dtype_pairs, test_shapes, test_c0, test_integer_scalars, test_compute, test_16bit, test_errors,
               test_transpose_and_formats):
         with tempfile.TemporaryDirectory(prefix="gemmcli-matmul.") as d:
             t(d)

@@ -278,6 +278,11 @@ int cmd_transpose(const struct gc_opts *o)
         goto out;
     j.job.fmt = io_stdout_format(o, read_as, j.job.fmt);
     const char *name = gc_display_name(o->operands[0], 0);
+    if (j.in.ndim < 1) {
+        rc = gc_fail(GC_EXIT_INPUT, "%s: a 0-d array (a scalar) has no axes to transpose "
+                     "(NumPy's .mT: matrix transpose with ndim < 2 is undefined)", name);
+        goto out;
+    }
     char shape_in[96];
     gc_shape_text(j.in.ndim, j.in.shape, shape_in, sizeof shape_in);
     j.rows = j.in.ndim == 1 ? 1 : j.in.shape[j.in.ndim - 2];

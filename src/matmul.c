@@ -132,8 +132,10 @@ int matmul_plan(const struct gc_tensor *a, const struct gc_tensor *b, int comput
     shape_text(a, sa, sizeof sa);
     shape_text(b, sb, sizeof sb);
     if (a->ndim < 1 || b->ndim < 1)
-        return gc_fail(GC_EXIT_INPUT, "%s: matmul needs at least one dimension; %s is a scalar",
-                       a->ndim < 1 ? a_name : b_name, a->ndim < 1 ? sa : sb);
+        return gc_fail(GC_EXIT_INPUT, "%s: matmul: input operand %d does not have enough "
+                       "dimensions (has 0, needs at least 1): a 0-d array is a scalar, which "
+                       "NumPy's matmul refuses too", a->ndim < 1 ? a_name : b_name,
+                       a->ndim < 1 ? 0 : 1);
     struct operand_view va, vb;
     view_of(a, 0, &va);
     view_of(b, 1, &vb);

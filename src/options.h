@@ -89,7 +89,7 @@ int options_parse(struct gc_opts *o, unsigned command, const char *usage,
 void options_print_help(FILE *f, unsigned command);
 
 /* "5", "96x64", "4x8x5" -> a shape of up to GC_MAX_DIMS dimensions, each
- * at most 2^63 - 1; returns 0 or -1. */
+ * at most 2^63 - 1, "scalar" -> none (0-d); returns 0 or -1. */
 int options_parse_shape(const char *s, struct gc_shape_opt *shape);
 
 #endif

@@ -2,11 +2,13 @@
 """NumPy's matmul as the oracle for `gemmcli mul` (with --kernel cpu, so no
 GPU is needed): the result dtype of every dtype pair, integer results bit
 for bit (wrap-around included), 1-D operands, stacks and broadcasting, C0
-broadcasting, the compute modes, and the errors; `transpose` of stacks
-against .mT; N-D .npy and raw round trips.
+broadcasting, the compute modes, --alpha and --beta of integer results
+as NumPy 2's Python ints, and the errors; `transpose` of stacks against
+.mT; N-D .npy and raw round trips; 0-d arrays.
 
     matmul_test.py [path/to/gemmcli]      (prints 'matmul: N passed, M failed')
 """
+import io
 import os
 import subprocess
 import sys
@@ -336,9 +338,95 @@ def test_transpose_and_formats(d):
           np.array_equal(got, v), err(p))
 
 
+def numpy_refuses(f):
+    try:
+        f()
+        return False
+    except ValueError:
+        return True
+
+
+def test_zero_d(d):
+    """0-d arrays (np.save of a NumPy scalar, vector @ vector): read and
+    written where NumPy has them (info, convert to .npy and raw, C0, a
+    result read back), refused where NumPy refuses them (matmul operands,
+    .mT, np.savetxt)."""
+    import json
+    at = lambda name: os.path.join(d, name)
+    for x in (np.float64(2.5), np.float32(-1.5), np.int8(-3), np.uint64(2**64 - 1),
+              np.bool_(True), np.array(2.5, ">f8"), np.float16(0.5)):
+        np.save(at("s.npy"), x)
+        what = f"0-d {np.asarray(x).dtype.str}"
+        p = run("info", "s.npy", cwd=d)
+        check(f"{what}: info says scalar", p.returncode == 0 and b"scalar" in p.stdout, err(p))
+        p = run("info", "--json", "s.npy", cwd=d)
+        info = json.loads(p.stdout) if p.returncode == 0 else [{}]
+        check(f"{what}: info --json shape []", info[0].get("shape") == [], (err(p), p.stdout))
+        p = run("convert", "-q", "s.npy", "-o", "t.npy", cwd=d)
+        got = np.load(at("t.npy")) if p.returncode == 0 else None
+        np.save(at("want.npy"), np.asarray(x).astype(np.asarray(x).dtype.newbyteorder("=")))
+        check(f"{what}: convert to .npy: np.save's bytes", got is not None and got.shape == ()
+              and open(at("t.npy"), "rb").read() == open(at("want.npy"), "rb").read(), err(p))
+        dt = np.asarray(x).dtype.newbyteorder("=").name
+        p = run("convert", "-q", "s.npy", "-o", "t.bin", cwd=d)
+        q = run("convert", "-q", "t.bin", "--shape", "scalar", "--dtype", dt, "-o", "u.npy",
+                cwd=d)
+        ok = p.returncode == 0 and q.returncode == 0 and np.load(at("u.npy")).shape == () and \
+            np.array_equal(np.load(at("u.npy")), x)
+        check(f"{what}: .npy -> raw -> .npy (--shape scalar)", ok, err(p) + err(q))
+    # np.savetxt refuses a 0-d array: so does CSV output, writing nothing.
+    np.save(at("s.npy"), np.float64(2.5))
+    check("np.savetxt refuses 0-d", numpy_refuses(lambda: np.savetxt(io.StringIO(),
+                                                                      np.array(2.5))))
+    for out in ("s.csv", "s.csv.gz"):
+        p = run("convert", "s.npy", "-o", out, cwd=d)
+        check(f"0-d to {out}: exit 2, nothing written", p.returncode == 2 and "scalar" in err(p)
+              and not os.path.exists(at(out)), err(p))
+    # vector @ vector is 0-d, as NumPy's; gemmcli reads its own result back.
+    v, w = sample("float64", (7,)), sample("float64", (7,))
+    p, got = mul(d, v, w, "--verify", out="r.npy")
+    check("vector @ vector: a 0-d result", got is not None and got.shape == () and
+          same(got, v @ w), err(p))
+    p = run("info", "r.npy", cwd=d)
+    check("info reads the 0-d result", p.returncode == 0 and b"scalar" in p.stdout, err(p))
+    p = run("convert", "-q", "r.npy", "-o", "r2.npy", cwd=d)
+    check("convert reads the 0-d result", p.returncode == 0 and
+          np.array_equal(np.load(at("r2.npy")), np.load(at("r.npy"))), err(p))
+    iv = sample("int16", (9,), True)
+    p, got = mul(d, iv, iv, out="ir.npy")
+    check("int16 vector @ vector: 0-d, wrapping", got is not None and got.shape == () and
+          got.dtype == np.int16 and got == iv @ iv, err(p))
+    # C0 of shape () broadcasts to any result, as in NumPy.
+    a, b = sample("float64", (3, 4)), sample("float64", (4, 2))
+    np.save(at("c0.npy"), np.float64(-1.25))
+    p, got = mul(d, a, b, "-c", "c0.npy", "--alpha", "0.5", "--beta", "2", "--verify")
+    check("0-d C0 broadcasts", got is not None and same(got, 0.5 * (a @ b) + 2 * np.float64(-1.25)),
+          err(p))
+    ia, ib = sample("int16", (3, 4), True), sample("int16", (4, 2), True)
+    p, got = mul(d, ia, ib, "-c", "ir.npy", "--beta", "-3", "--verify")
+    with np.errstate(all="ignore"):
+        want = ia @ ib + (-3) * np.load(at("ir.npy"))
+    check("a 0-d integer result as C0, exact", got is not None and got.dtype == want.dtype and
+          np.array_equal(got, want), err(p))
+    # matmul refuses 0-d operands, naming the operand as NumPy does.
+    s = np.float64(2.5)
+    for i, (x, y) in enumerate(((s, a), (a, s))):
+        refused = numpy_refuses(lambda: np.matmul(x, y))
+        p, _ = mul(d, x, y)
+        check(f"0-d operand {i}: refused as NumPy's matmul (exit 3)", refused and
+              p.returncode == 3 and f"input operand {i} does not have enough dimensions" in err(p),
+              err(p))
+    # .mT needs two axes; a 0-d array has none.
+    check("NumPy's .mT refuses 0-d", numpy_refuses(lambda: np.array(2.5).mT))
+    os.remove(at("t.npy"))
+    p = run("transpose", "s.npy", "-o", "t.npy", "--kernel", "cpu", cwd=d)
+    check("transpose of 0-d: exit 3, nothing written", p.returncode == 3 and "0-d" in err(p) and
+          not os.path.exists(at("t.npy")), err(p))
+
+
 def main():
     for t in (test_dtype_pairs, test_shapes, test_c0, test_integer_scalars, test_compute, test_16bit, test_errors,
-              test_transpose_and_formats):
+              test_transpose_and_formats, test_zero_d):
         with tempfile.TemporaryDirectory(prefix="gemmcli-matmul.") as d:
             t(d)
     print(f"matmul: {passed} passed, {failed} failed")

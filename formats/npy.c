@@ -305,10 +305,12 @@ static int npy_read_header(struct gc_input *in, struct npy_header *h)
 
 static void npy_describe(const struct npy_header *h, char *buf, size_t n)
 {
-    char shape[64];
-    gc_shape_text(h->ndim, h->shape, shape, sizeof shape);
-    snprintf(buf, n, "shape %s of %s%s", shape, h->big_endian ? ">" : "",
-             gc_dtypes[h->dtype].name);
+    char shape[64] = "a scalar (shape ())";
+    if (h->ndim > 0) {
+        memcpy(shape, "shape ", 6);
+        gc_shape_text(h->ndim, h->shape, shape + 6, sizeof shape - 6);
+    }
+    snprintf(buf, n, "%s of %s%s", shape, h->big_endian ? ">" : "", gc_dtypes[h->dtype].name);
 }
 
 static void npy_to_tensor(const struct npy_header *h, struct gc_tensor *t)

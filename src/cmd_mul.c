@@ -87,11 +87,6 @@ static const char *compute_words(const struct matmul_plan *pl, enum gemm_sig sig
     return gemm_sigs[sig].arith;
 }
 
-static void shape_text_into(int ndim, const size_t *shape, char *buf, size_t n)
-{
-    gc_shape_text(ndim, shape, buf, n);
-}
-
 /* ---- one run of the product, device or host ---- */
 
 struct run_arg {
@@ -1073,9 +1068,9 @@ int cmd_mul(const struct gc_opts *o)
     struct gc_report *rep = &j.job.rep;
     rep->read_ms = now_ms() - j.job.t0;
     rep->dtype = gc_dtypes[out_dtype].name;
-    shape_text_into(j.a.ndim, j.a.shape, rep->shape_a, sizeof rep->shape_a);
-    shape_text_into(j.b.ndim, j.b.shape, rep->shape_b, sizeof rep->shape_b);
-    shape_text_into(pl->out_ndim, pl->out_shape, rep->shape_out, sizeof rep->shape_out);
+    report_shape(&rep->shape_a, j.a.ndim, j.a.shape);
+    report_shape(&rep->shape_b, j.b.ndim, j.b.shape);
+    report_shape(&rep->shape_out, pl->out_ndim, pl->out_shape);
     rep->m = (size_t)pl->m;
     rep->n = (size_t)pl->n;
     rep->k = (size_t)pl->k;

@@ -300,8 +300,8 @@ int cmd_transpose(const struct gc_opts *o)
                             o->out_dtype >= 0 ? o->out_dtype : (int)j.in.dtype)))
         goto out;
     rep->read_ms = now_ms() - j.job.t0;
-    snprintf(rep->shape_a, sizeof rep->shape_a, "%s", shape_in);
-    gc_shape_text(out_shape.ndim, out_shape.shape, rep->shape_out, sizeof rep->shape_out);
+    report_shape(&rep->shape_a, j.in.ndim, j.in.shape);
+    report_shape(&rep->shape_out, out_shape.ndim, out_shape.shape);
     rep->m = j.rows;
     rep->n = j.cols;
     rep->batch = j.batch;

@@ -753,9 +753,9 @@ static void merge_report(const struct dist *d, struct job *j, const int64_t *all
 {
     struct gc_report *rep = &j->rep;
     int size = d->cl.size, slowest = 0;
-    gc_shape_text(d->whole[0].ndim, d->whole[0].shape, rep->shape_a, sizeof rep->shape_a);
-    gc_shape_text(d->whole[1].ndim, d->whole[1].shape, rep->shape_b, sizeof rep->shape_b);
-    gc_shape_text(d->plan.out_ndim, d->plan.out_shape, rep->shape_out, sizeof rep->shape_out);
+    report_shape(&rep->shape_a, d->whole[0].ndim, d->whole[0].shape);
+    report_shape(&rep->shape_b, d->whole[1].ndim, d->whole[1].shape);
+    report_shape(&rep->shape_out, d->plan.out_ndim, d->plan.out_shape);
     rep->m = (size_t)d->plan.m;
     rep->n = (size_t)d->plan.n;
     rep->k = (size_t)d->plan.k;

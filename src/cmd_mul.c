@@ -966,7 +966,7 @@ static int mul_empty(struct mul_job *j)
     return rc;
 }
 
-int cmd_mul(const struct gc_opts *o)
+int mul_check_usage(const struct gc_opts *o)
 {
     if (o->n_operands != 2)
         return gc_fail(GC_EXIT_USAGE, "mul takes two operands, A and B (see 'gemmcli mul --help')");
@@ -984,15 +984,19 @@ int cmd_mul(const struct gc_opts *o)
     if (o->host_memory && !dist_wanted())
         return gc_fail(GC_EXIT_USAGE, "--host-memory applies to mul under an MPI launcher of "
                        "several processes: it bounds what each rank holds");
+    if (!gemm_kernel_find(o->kernel) && strcmp(o->kernel, "auto") != 0)
+        return gc_fail(GC_EXIT_USAGE, "unknown mul kernel '%s' (see 'gemmcli kernels')",
+                       o->kernel);
+    return 0;
+}
 
+int cmd_mul(const struct gc_opts *o)
+{
     struct mul_job j;
     struct gc_tensor in[3];
     memset(&j, 0, sizeof j);
     memset(in, 0, sizeof in);
     const struct gemm_kernel *named = gemm_kernel_find(o->kernel);
-    if (!named && strcmp(o->kernel, "auto") != 0)
-        return gc_fail(GC_EXIT_USAGE, "unknown mul kernel '%s' (see 'gemmcli kernels')",
-                       o->kernel);
     int on_host = named && (named->flags & KERNEL_HOST);
     /* One of several processes an MPI launcher started: this one computes
      * its block of C (src/dist.h), with the options it gives. */

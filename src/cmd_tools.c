@@ -115,10 +115,15 @@ static int info_one(const struct gc_opts *o, const char *path, struct json *j)
     return rc;
 }
 
-int cmd_info(const struct gc_opts *o)
+int info_check_usage(const struct gc_opts *o)
 {
     if (o->n_operands < 1)
         return gc_fail(GC_EXIT_USAGE, "info takes one or more files (see 'gemmcli info --help')");
+    return 0;
+}
+
+int cmd_info(const struct gc_opts *o)
+{
     int worst = 0;
     struct json j;
     json_begin(&j, stdout);
@@ -345,10 +350,15 @@ static int kernels_for(const struct gc_opts *o)
     return 0;
 }
 
-int cmd_kernels(const struct gc_opts *o)
+int kernels_check_usage(const struct gc_opts *o)
 {
     if (o->n_operands)
         return gc_fail(GC_EXIT_USAGE, "kernels takes no operands");
+    return 0;
+}
+
+int cmd_kernels(const struct gc_opts *o)
+{
     if (o->kernels_for_given)
         return kernels_for(o);
     int dev_ok = 0;

@@ -402,9 +402,8 @@ void matmul_integer_result(const void *acc, enum gc_dtype acc_type, int64_t alph
             v = ((const uint64_t *)acc)[i];
         }
         v *= (uint64_t)alpha;
-        if (beta != 0 && c0) {
+        if (beta != 0 && c0)
             v += (uint64_t)beta * matmul_int_at(c0, i);
-        }
         if (result == GC_BOOL)
             v = v != 0;
         /* The low bytes of a little-endian integer are its truncation. */

@@ -6,9 +6,10 @@
  * pattern matching, so that keys in any order, either quote style, trailing
  * commas and Python 2's "3L" integers all read as NumPy reads them.
  *
- * Shapes: any number of dimensions from 1 to GC_MAX_DIMS, as NumPy writes
- * them; a 0-d array (a scalar) is refused, since nothing gemmcli does
- * takes one.  Each dimension is at most 2^63 - 1, NumPy's limit.
+ * Shapes: any number of dimensions from 0 (a scalar, np.save of a NumPy
+ * scalar or of vector @ vector) to GC_MAX_DIMS, as NumPy writes them; the
+ * commands say what they do with a scalar.  Each dimension is at most
+ * 2^63 - 1, NumPy's limit.
  *
  * Data is kept in the file's dtype, byte-swapped in place when big-endian,
  * and kept column-major when fortran_order is True, so that np.save(a.T)
@@ -182,9 +183,6 @@ static int npy_parse_shape(struct npy_parser *ps, struct npy_header *h)
         return npy_bad(ps, "'shape' is not a tuple of integers");
     }
     ps->p++;
-    if (ndim == 0)
-        return gc_fail(GC_EXIT_INPUT, "%s: 0-d array (shape ()) is a scalar, not a vector or "
-                       "matrix", ps->name);
     h->ndim = ndim;
     return 0;
 }
@@ -307,10 +305,12 @@ static int npy_read_header(struct gc_input *in, struct npy_header *h)
 
 static void npy_describe(const struct npy_header *h, char *buf, size_t n)
 {
-    char shape[64];
-    gc_shape_text(h->ndim, h->shape, shape, sizeof shape);
-    snprintf(buf, n, "shape %s of %s%s", shape, h->big_endian ? ">" : "",
-             gc_dtypes[h->dtype].name);
+    char shape[64] = "a scalar (shape ())";
+    if (h->ndim > 0) {
+        memcpy(shape, "shape ", 6);
+        gc_shape_text(h->ndim, h->shape, shape + 6, sizeof shape - 6);
+    }
+    snprintf(buf, n, "%s of %s%s", shape, h->big_endian ? ">" : "", gc_dtypes[h->dtype].name);
 }
 
 static void npy_to_tensor(const struct npy_header *h, struct gc_tensor *t)

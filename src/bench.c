@@ -18,6 +18,7 @@
 #include "output.h"
 #include "model.h"
 #include "plot.h"
+#include "json.h"
 #include "report.h"
 #include "select.h"
 #include "sweep.h"
@@ -417,30 +418,45 @@ static int write_files(const struct bench *b, const char *prefix)
     FILE *csv = out.csv.f, *json = out.json.f, *svg = out.svg.f;
     fprintf(csv, "op,type,device,date,kernel,shape,batch,m,n,k,ms,%s,pct_of_reference,pct_of_peak\n",
             unit);
-    fprintf(json, "{\"op\": \"%s\", \"type\": \"%s\", \"device\": ", b->is_mul ? "mul" : "transpose",
-            type);
-    json_string(json, b->dev.name);
-    fprintf(json, ", \"date\": \"%s\", \"results\": [", b->date);
-    int first = 1;
+    struct json j;
+    json_begin(&j, json);
+    json_object(&j, NULL);
+    json_string(&j, "op", b->is_mul ? "mul" : "transpose");
+    json_string(&j, "type", type);
+    json_string(&j, "device", b->dev.name);
+    json_string(&j, "date", b->date);
+    json_list(&j, "results", 1);
     for (size_t i = 0; i < b->n_kernels; i++)
-        for (int j = 0; j < b->n_shapes; j++) {
-            double v = rate(b, i, j);
+        for (int k = 0; k < b->n_shapes; k++) {
+            double v = rate(b, i, k);
             if (!isfinite(v))
                 continue;
-            const struct shape *s = &b->shapes[j];
-            double pct_ref = ref >= 0 ? 100 * v / rate(b, (size_t)ref, j) : NAN;
+            const struct shape *s = &b->shapes[k];
+            double pct_ref = ref >= 0 ? 100 * v / rate(b, (size_t)ref, k) : NAN;
             double pct_peak = b->is_mul ? 100 * v / (b->sig == GEMM_F64 ? peak / 2 : peak) : NAN;
             fprintf(csv, "%s,%s,\"%s\",%s,%s,%s,%zu,%zu,%zu,%zu,%.5f,%.3f,%.1f,%.1f\n",
                     b->is_mul ? "mul" : "transpose", type, b->dev.name, b->date,
                     kernel_name(b, i), s->label, s->batch, s->m, s->n, s->k,
-                    b->ms[i * b->n_shapes + j], v, pct_ref, pct_peak);
-            fprintf(json, "%s\n  {\"kernel\": \"%s\", \"shape\": \"%s\", \"batch\": %zu, \"m\": %zu, "
-                    "\"n\": %zu, \"k\": %zu, \"ms\": %.5f, \"%s\": %.3f, \"pct_of_reference\": %.1f}",
-                    first ? "" : ",", kernel_name(b, i), s->label, s->batch, s->m, s->n, s->k,
-                    b->ms[i * b->n_shapes + j], unit, v, isfinite(pct_ref) ? pct_ref : -1);
-            first = 0;
+                    b->ms[i * b->n_shapes + k], v, pct_ref, pct_peak);
+            /* mul: BATCHxMxNxK; transpose: rows x columns. */
+            size_t dims[4] = { s->batch, s->m, s->n, s->k };
+            json_object(&j, NULL);
+            json_string(&j, "kernel", kernel_name(b, i));
+            if (b->is_mul)
+                json_shape(&j, "shape", 4, dims);
+            else
+                json_shape(&j, "shape", 2, dims + 1);
+            json_count(&j, "batch", s->batch);
+            json_count(&j, "m", s->m);
+            json_count(&j, "n", s->n);
+            json_count(&j, "k", s->k);
+            json_number(&j, "ms", b->ms[i * b->n_shapes + k]);
+            json_number(&j, unit, v);
+            json_number(&j, "pct_of_reference", pct_ref);
+            json_end(&j);
         }
-    fputs("\n]}\n", json);
+    json_end(&j);
+    json_end(&j);
 
     /* The heatmap: each GPU kernel that ran against the reference row. */
     const char *names[256];

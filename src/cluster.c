@@ -1,10 +1,12 @@
 #include "cluster.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../core/error.h"
@@ -37,6 +39,21 @@ int cluster_launched_rank(void)
                                         "MV2_COMM_WORLD_RANK" };
     int r = launcher_number(vars, sizeof vars / sizeof vars[0]);
     return r > 0 ? r : 0;
+}
+
+int cluster_one_command_line(void)
+{
+    static const char *const vars[] = { "OMPI_NUM_APP_CTX" };
+    return launcher_number(vars, 1) <= 1;
+}
+
+void cluster_defer_to_rank_0(const struct gc_capture *unsaid)
+{
+    struct timespec left = { CLUSTER_DEFER_S, 0 };
+    while (nanosleep(&left, &left) != 0 && errno == EINTR)
+        ;
+    if (unsaid)
+        gc_capture_emit(unsaid);
 }
 
 /* dlopen one candidate; *why keeps the first failure's text. */

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../core/error.h"
 #include "cluster_ops.h"
 
 struct gc_cluster {
@@ -25,6 +26,22 @@ int cluster_launched_size(void);
 /* This process's rank, from the same environment, before MPI starts (for
  * saying things once, from rank 0); 0 outside a launcher. */
 int cluster_launched_rank(void);
+
+/* 0 when the launcher started the ranks from several command lines
+ * (Open MPI's `mpirun -np 1 A : -np 1 B`), which may differ; else 1, also
+ * where the launcher does not tell: every rank then has rank 0's options
+ * and finds the same faults in them. */
+int cluster_one_command_line(void);
+
+/* A rank other than 0 that leaves a fault every rank finds to rank 0 to
+ * say, before any rank has joined: it waits for the launcher to end the
+ * job, which Open MPI does as soon as rank 0 exits with its status, so
+ * that this rank's own early exit does not end rank 0 before it has
+ * spoken.  A launcher that ends nothing gets the fault from this rank too,
+ * from `unsaid` (gc_capture), after CLUSTER_DEFER_S seconds; then it
+ * returns. */
+#define CLUSTER_DEFER_S 5
+void cluster_defer_to_rank_0(const struct gc_capture *unsaid);
 
 /* Loads gemmcli-mpi.so ($GEMMCLI_MPI_LIBRARY, else beside the executable,
  * else ../lib/gemmcli/ from it) and joins the job: 0, or GC_EXIT_USAGE

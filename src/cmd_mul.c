@@ -41,7 +41,6 @@ struct mul_job {
     const struct gemm_kernel *kern;
     enum gemm_sig sig;
     struct gc_tensor result;        /* host, the result's dtype */
-    int64_t alpha_i, beta_i;        /* the scalars of an integer result */
     struct upload up[2];            /* A and B uploaded as they are read */
     /* --devices: the other GPUs that will take tiles, started while the
      * operands are read. */
@@ -86,11 +85,6 @@ static const char *compute_words(const struct matmul_plan *pl, enum gemm_sig sig
     if (pl->exact && pl->needs_bound)
         return sig == GEMM_F64 ? "exact: FP64, below 2^53" : "exact: int64 modulo 2^64";
     return gemm_sigs[sig].arith;
-}
-
-static void shape_text_into(int ndim, const size_t *shape, char *buf, size_t n)
-{
-    gc_shape_text(ndim, shape, buf, n);
 }
 
 /* ---- one run of the product, device or host ---- */
@@ -182,7 +176,7 @@ static int host_result(struct mul_job *j, struct gc_tensor *c)
         j->result = result_shape(pl, pl->result);
         if (gc_tensor_alloc(&j->result, NULL))
             return gc_fail(GC_EXIT_INPUT, "out of host memory for the result");
-        matmul_integer_result(c->data, c->dtype, j->alpha_i, j->beta_i,
+        matmul_integer_result(c->data, c->dtype, pl->alpha_i, pl->beta_i,
                               j->c0.data ? &j->c0 : NULL, result_count(pl), j->result.data,
                               pl->result);
         return 0;
@@ -691,7 +685,7 @@ static int mul_tiled(struct mul_job *j, int *done)
                                            o->alpha, o->beta, o->threads, exact);
             } else {
                 v->reference = "exact (cuBLAS DGEMM below 2^53, tile by tile)";
-                matmul_integer_result(ref.data, GC_F64, j->alpha_i, j->beta_i,
+                matmul_integer_result(ref.data, GC_F64, pl->alpha_i, pl->beta_i,
                                       j->c0.data ? &j->c0 : NULL, nc, exact, pl->result);
             }
             if (!rc)
@@ -823,7 +817,7 @@ static int mul_device(struct mul_job *j)
     void *res = d.c;
     if (pl->exact) {
         if ((rc = CUDA_CALL(cudaMalloc(&d.res, (nc ? nc : 1) * gc_dtypes[pl->result].size))) ||
-            (rc = CUDA_CALL(convert_integer_result_launch(d.c, si->out, j->alpha_i, j->beta_i,
+            (rc = CUDA_CALL(convert_integer_result_launch(d.c, si->out, pl->alpha_i, pl->beta_i,
                                                           with_c0 ? d.c0 : NULL, nc, d.res,
                                                           pl->result, jb->dev.stream))))
             goto out;
@@ -918,7 +912,7 @@ static int mul_device(struct mul_job *j)
                     rc = gc_fail(GC_EXIT_INPUT, "out of host memory for the reference");
                     goto verify_out;
                 }
-                matmul_integer_result(ref, GC_F64, j->alpha_i, j->beta_i,
+                matmul_integer_result(ref, GC_F64, pl->alpha_i, pl->beta_i,
                                       with_c0 ? &j->c0 : NULL, nc, exact, pl->result);
                 v->reference = "exact (cuBLAS DGEMM below 2^53)";
                 verify_compare_exact(&j->result, exact, v);
@@ -956,7 +950,7 @@ static int mul_empty(struct mul_job *j)
     if (gc_tensor_alloc(&j->result, NULL)) {
         rc = gc_fail(GC_EXIT_INPUT, "out of host memory for the result");
     } else if (pl->exact) {
-        matmul_integer_result(zero, GC_F64, j->alpha_i, j->beta_i, j->c0.data ? &j->c0 : NULL,
+        matmul_integer_result(zero, GC_F64, pl->alpha_i, pl->beta_i, j->c0.data ? &j->c0 : NULL,
                               n, j->result.data, pl->result);
     } else {
         struct gc_tensor d = result_shape(pl, GC_F64);
@@ -972,7 +966,7 @@ static int mul_empty(struct mul_job *j)
     return rc;
 }
 
-int cmd_mul(const struct gc_opts *o)
+int mul_check_usage(const struct gc_opts *o)
 {
     if (o->n_operands != 2)
         return gc_fail(GC_EXIT_USAGE, "mul takes two operands, A and B (see 'gemmcli mul --help')");
@@ -990,15 +984,19 @@ int cmd_mul(const struct gc_opts *o)
     if (o->host_memory && !dist_wanted())
         return gc_fail(GC_EXIT_USAGE, "--host-memory applies to mul under an MPI launcher of "
                        "several processes: it bounds what each rank holds");
+    if (!gemm_kernel_find(o->kernel) && strcmp(o->kernel, "auto") != 0)
+        return gc_fail(GC_EXIT_USAGE, "unknown mul kernel '%s' (see 'gemmcli kernels')",
+                       o->kernel);
+    return 0;
+}
 
+int cmd_mul(const struct gc_opts *o)
+{
     struct mul_job j;
     struct gc_tensor in[3];
     memset(&j, 0, sizeof j);
     memset(in, 0, sizeof in);
     const struct gemm_kernel *named = gemm_kernel_find(o->kernel);
-    if (!named && strcmp(o->kernel, "auto") != 0)
-        return gc_fail(GC_EXIT_USAGE, "unknown mul kernel '%s' (see 'gemmcli kernels')",
-                       o->kernel);
     int on_host = named && (named->flags & KERNEL_HOST);
     /* One of several processes an MPI launcher started: this one computes
      * its block of C (src/dist.h), with the options it gives. */
@@ -1047,7 +1045,8 @@ int cmd_mul(const struct gc_opts *o)
         (j.b.ndim > 2 && (rc = io_to_c_order(&j.b, -1))))
         goto out;
     if ((rc = matmul_plan(&j.a, &j.b, o->compute, gc_display_name(o->operands[0], 0),
-                          gc_display_name(o->operands[1], 0), &j.plan)))
+                          gc_display_name(o->operands[1], 0), &j.plan)) ||
+        (rc = matmul_integer_scalars(&j.plan, o->alpha_text, o->beta_text)))
         goto out;
     const struct matmul_plan *pl = &j.plan;
     int out_dtype = o->out_dtype >= 0 ? o->out_dtype : (int)pl->result;
@@ -1069,15 +1068,13 @@ int cmd_mul(const struct gc_opts *o)
         if (o->beta != 0 && (rc = matmul_c0_expand(pl, &in[2], &j.c0)))
             goto out;
     }
-    j.alpha_i = (int64_t)o->alpha;
-    j.beta_i = (int64_t)o->beta;
 
     struct gc_report *rep = &j.job.rep;
     rep->read_ms = now_ms() - j.job.t0;
     rep->dtype = gc_dtypes[out_dtype].name;
-    shape_text_into(j.a.ndim, j.a.shape, rep->shape_a, sizeof rep->shape_a);
-    shape_text_into(j.b.ndim, j.b.shape, rep->shape_b, sizeof rep->shape_b);
-    shape_text_into(pl->out_ndim, pl->out_shape, rep->shape_out, sizeof rep->shape_out);
+    report_shape(&rep->shape_a, j.a.ndim, j.a.shape);
+    report_shape(&rep->shape_b, j.b.ndim, j.b.shape);
+    report_shape(&rep->shape_out, pl->out_ndim, pl->out_shape);
     rep->m = (size_t)pl->m;
     rep->n = (size_t)pl->n;
     rep->k = (size_t)pl->k;

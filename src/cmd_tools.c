@@ -9,6 +9,7 @@
 #include "device.h"
 #include "../core/error.h"
 #include "io.h"
+#include "json.h"
 #include "matmul.h"
 #include "model.h"
 #include "select.h"
@@ -55,7 +56,31 @@ int cmd_convert(const struct gc_opts *o)
     return rc;
 }
 
-static int info_one(const struct gc_opts *o, const char *path, int first)
+static void info_json(struct json *j, const char *path, int fmt, const struct gc_info *info)
+{
+    char version[16];
+    snprintf(version, sizeof version, "%u.%u", info->version_major, info->version_minor);
+    json_object(j, NULL);
+    json_string(j, "file", path);
+    json_string(j, "format", gc_formats[fmt].name);
+    json_string(j, "dtype", gc_dtypes[info->dtype].name);
+    json_shape(j, "shape", info->ndim, info->shape);
+    json_string(j, "order", info->fortran_order ? "F" : "C");
+    json_bool(j, "big_endian", info->big_endian);
+    json_string(j, "npy_version", fmt == GC_FMT_NPY ? version : NULL);
+    if (fmt == GC_FMT_NPY)
+        json_count(j, "header_bytes", info->header_bytes);
+    else
+        json_null(j, "header_bytes");
+    if (info->file_bytes >= 0)
+        json_int(j, "file_bytes", info->file_bytes);
+    else
+        json_null(j, "file_bytes");
+    json_end(j);
+}
+
+/* One file's line, or with --json its object in the list `j`. */
+static int info_one(const struct gc_opts *o, const char *path, struct json *j)
 {
     struct gc_input in;
     int rc = input_open(&in, path);
@@ -71,31 +96,16 @@ static int info_one(const struct gc_opts *o, const char *path, int first)
     rc = fmt < 0 ? GC_EXIT_INPUT : gc_formats[fmt].info(&in, &ro, &info);
     if (!rc) {
         info.format = fmt;
-        const char *order = info.fortran_order ? "F" : "C";
         char shape[GC_MAX_DIMS * 22];
         gc_shape_text(info.ndim, info.shape, shape, sizeof shape);
         if (o->json) {
-            fputs(first ? "" : ",\n", stdout);
-            fputs("  {\"file\": ", stdout);
-            json_string(stdout, path);
-            fprintf(stdout, ", \"format\": \"%s\", \"dtype\": \"%s\", \"shape\": [",
-                    gc_formats[fmt].name, gc_dtypes[info.dtype].name);
-            for (int d = 0; d < info.ndim; d++)
-                fprintf(stdout, "%s%zu", d ? ", " : "", info.shape[d]);
-            fprintf(stdout, "], \"order\": \"%s\", \"big_endian\": %s", order,
-                    info.big_endian ? "true" : "false");
-            if (fmt == GC_FMT_NPY)
-                fprintf(stdout, ", \"npy_version\": \"%u.%u\", \"header_bytes\": %zu",
-                        info.version_major, info.version_minor, info.header_bytes);
-            if (info.file_bytes >= 0)
-                fprintf(stdout, ", \"file_bytes\": %lld", (long long)info.file_bytes);
-            fputs("}", stdout);
+            info_json(j, path, fmt, &info);
         } else {
             printf("%s: %s", path, gc_formats[fmt].name);
             if (fmt == GC_FMT_NPY)
                 printf(" v%u.%u", info.version_major, info.version_minor);
             printf(", %s%s, %s, %s order", gc_dtypes[info.dtype].name,
-                   info.big_endian ? " big-endian" : "", shape, order);
+                   info.big_endian ? " big-endian" : "", shape, info.fortran_order ? "F" : "C");
             if (info.file_bytes >= 0)
                 printf(", %lld bytes", (long long)info.file_bytes);
             putchar('\n');
@@ -105,22 +115,27 @@ static int info_one(const struct gc_opts *o, const char *path, int first)
     return rc;
 }
 
-int cmd_info(const struct gc_opts *o)
+int info_check_usage(const struct gc_opts *o)
 {
     if (o->n_operands < 1)
         return gc_fail(GC_EXIT_USAGE, "info takes one or more files (see 'gemmcli info --help')");
-    int worst = 0, first = 1;
+    return 0;
+}
+
+int cmd_info(const struct gc_opts *o)
+{
+    int worst = 0;
+    struct json j;
+    json_begin(&j, stdout);
     if (o->json)
-        fputs("[\n", stdout);
+        json_list(&j, NULL, 1);
     for (int i = 0; i < o->n_operands; i++) {
-        int rc = info_one(o, o->operands[i], first);
-        if (!rc)
-            first = 0;
-        else if (!worst)
+        int rc = info_one(o, o->operands[i], &j);
+        if (rc && !worst)
             worst = rc;
     }
     if (o->json)
-        fputs("\n]\n", stdout);
+        json_end(&j);
     if (fflush(stdout) != 0 || ferror(stdout))
         return gc_fail(GC_EXIT_OUTPUT, "<stdout>: write error");
     return worst;
@@ -183,7 +198,7 @@ static void widen(struct widths *w, const struct kernel_row *r)
 }
 
 static void print_row(const struct gc_opts *o, const struct kernel_row *r, const struct widths *w,
-                      const struct gc_device *dev, int first)
+                      const struct gc_device *dev, struct json *j)
 {
     struct kernel_attr a;
     int dev_cc = dev ? dev->cc_major * 10 + dev->cc_minor : 0;
@@ -193,23 +208,27 @@ static void print_row(const struct gc_opts *o, const struct kernel_row *r, const
     if (o->details && usable && r->attr && !have_attr)
         cudaGetLastError();
     if (o->json) {
-        printf("%s  {\"name\": ", first ? "" : ",\n");
-        json_string(stdout, r->name);
-        printf(", \"operation\": \"%s\", \"types\": \"%s\", \"runs_on\": \"%s\", "
-               "\"min_compute_capability\": \"%d.%d\", \"idea\": ", r->op, r->types,
-               r->flags & KERNEL_HOST ? "cpu" : "gpu", r->cc_min / 10, r->cc_min % 10);
-        json_string(stdout, r->idea);
-        fputs(", \"source\": ", stdout);
-        json_string(stdout, r->source);
-        fputs(", \"file\": ", stdout);
-        json_string(stdout, r->file);
+        json_object(j, NULL);
+        json_string(j, "name", r->name);
+        json_string(j, "operation", r->op);
+        json_string(j, "types", r->types);
+        json_string(j, "runs_on", r->flags & KERNEL_HOST ? "cpu" : "gpu");
+        char cc[16];
+        snprintf(cc, sizeof cc, "%d.%d", r->cc_min / 10, r->cc_min % 10);
+        json_string(j, "min_compute_capability", r->cc_min ? cc : NULL);
+        json_string(j, "idea", r->idea);
+        json_string(j, "source", r->source);
+        json_string(j, "file", r->file);
         if (dev && !(r->flags & KERNEL_HOST))
-            printf(", \"available\": %s", usable ? "true" : "false");
-        if (have_attr)
-            printf(", \"registers\": %d, \"smem_bytes\": %zu, \"local_bytes\": %zu, "
-                   "\"threads\": %d, \"blocks_per_sm\": %d", a.regs,
-                   a.smem_static + a.smem_dynamic, a.local_bytes, a.threads, a.blocks_per_sm);
-        fputs("}", stdout);
+            json_bool(j, "available", usable);
+        if (have_attr) {
+            json_int(j, "registers", a.regs);
+            json_count(j, "smem_bytes", a.smem_static + a.smem_dynamic);
+            json_count(j, "local_bytes", a.local_bytes);
+            json_int(j, "threads", a.threads);
+            json_int(j, "blocks_per_sm", a.blocks_per_sm);
+        }
+        json_end(j);
         return;
     }
     printf("%-*s  %-*s  %-*s  %-*s  %-*s  %s", w->name, r->name, w->op, r->op, w->types,
@@ -286,17 +305,29 @@ static int kernels_for(const struct gc_opts *o)
     qsort(rows, (size_t)n, sizeof rows[0], cmp_estimate);
     double gflop = 2.0 * (double)plan.batch * (double)plan.m * (double)plan.n * (double)plan.k / 1e9;
     if (o->json) {
-        printf("{\"shape\": \"%zux%zux%zux%zu\", \"device\": ", batch, d[0], d[1], d[2]);
-        json_string(stdout, where);
-        printf(", \"auto\": \"%s\", \"auto_sig\": \"%s\", \"candidates\": [", pick->name,
-               gemm_sigs[pick_sig].name);
-        for (int i = 0; i < n; i++)
-            printf("%s\n  {\"kernel\": \"%s\", \"sig\": \"%s\", \"ms\": %.6g, \"compute_ms\": "
-                   "%.6g, \"memory_ms\": %.6g, \"overhead_ms\": %.6g, \"util\": %.4f, "
-                   "\"slices\": %d}", i ? "," : "", rows[i].k->name, gemm_sigs[rows[i].sig].name,
-                   isfinite(rows[i].e.ms) ? rows[i].e.ms : -1, rows[i].e.compute_ms,
-                   rows[i].e.memory_ms, rows[i].e.overhead_ms, rows[i].e.util, rows[i].e.slices);
-        printf("\n]}\n");
+        size_t shape[4] = { batch, d[0], d[1], d[2] };
+        struct json j;
+        json_begin(&j, stdout);
+        json_object(&j, NULL);
+        json_shape(&j, "shape", 4, shape);
+        json_string(&j, "device", where);
+        json_string(&j, "auto", pick->name);
+        json_string(&j, "auto_sig", gemm_sigs[pick_sig].name);
+        json_list(&j, "candidates", 1);
+        for (int i = 0; i < n; i++) {
+            json_object(&j, NULL);
+            json_string(&j, "kernel", rows[i].k->name);
+            json_string(&j, "sig", gemm_sigs[rows[i].sig].name);
+            json_number(&j, "ms", rows[i].e.ms);
+            json_number(&j, "compute_ms", rows[i].e.compute_ms);
+            json_number(&j, "memory_ms", rows[i].e.memory_ms);
+            json_number(&j, "overhead_ms", rows[i].e.overhead_ms);
+            json_number(&j, "util", rows[i].e.util);
+            json_int(&j, "slices", rows[i].e.slices);
+            json_end(&j);
+        }
+        json_end(&j);
+        json_end(&j);
     } else {
         printf("%zu x %zu x %zu x %zu (%.4g GFLOP) on %s\n", batch, d[0], d[1], d[2], gflop, where);
         printf("%-18s %-7s %11s %11s %11s %6s %6s\n", "KERNEL", "SIG", "EST. MS", "COMPUTE",
@@ -319,10 +350,15 @@ static int kernels_for(const struct gc_opts *o)
     return 0;
 }
 
-int cmd_kernels(const struct gc_opts *o)
+int kernels_check_usage(const struct gc_opts *o)
 {
     if (o->n_operands)
         return gc_fail(GC_EXIT_USAGE, "kernels takes no operands");
+    return 0;
+}
+
+int cmd_kernels(const struct gc_opts *o)
+{
     if (o->kernels_for_given)
         return kernels_for(o);
     int dev_ok = 0;
@@ -343,16 +379,18 @@ int cmd_kernels(const struct gc_opts *o)
         fill_runs_on(&rows[i]);
         widen(&w, &rows[i]);
     }
+    struct json j;
+    json_begin(&j, stdout);
     if (o->json)
-        fputs("[\n", stdout);
+        json_list(&j, NULL, 1);
     else
         printf("%-*s  %-*s  %-*s  %-*s  %-*s  %s\n", w.name, "NAME", w.op, "OP", w.types, "TYPES",
                w.runs, "RUNS ON", w.idea, "IDEA", "SOURCE");
     for (size_t i = 0; i < n; i++)
-        print_row(o, &rows[i], &w, dev_ok ? &dev : NULL, i == 0);
+        print_row(o, &rows[i], &w, dev_ok ? &dev : NULL, &j);
     free(rows);
     if (o->json)
-        fputs("\n]\n", stdout);
+        json_end(&j);
     else if (o->details && dev_ok)
         printf("\n(on %s, compute capability %d.%d, %d SMs)\n", dev.name, dev.cc_major,
                dev.cc_minor, dev.sm_count);

@@ -278,6 +278,11 @@ int cmd_transpose(const struct gc_opts *o)
         goto out;
     j.job.fmt = io_stdout_format(o, read_as, j.job.fmt);
     const char *name = gc_display_name(o->operands[0], 0);
+    if (j.in.ndim < 1) {
+        rc = gc_fail(GC_EXIT_INPUT, "%s: a 0-d array (a scalar) has no axes to transpose "
+                     "(NumPy's .mT: matrix transpose with ndim < 2 is undefined)", name);
+        goto out;
+    }
     char shape_in[96];
     gc_shape_text(j.in.ndim, j.in.shape, shape_in, sizeof shape_in);
     j.rows = j.in.ndim == 1 ? 1 : j.in.shape[j.in.ndim - 2];
@@ -295,8 +300,8 @@ int cmd_transpose(const struct gc_opts *o)
                             o->out_dtype >= 0 ? o->out_dtype : (int)j.in.dtype)))
         goto out;
     rep->read_ms = now_ms() - j.job.t0;
-    snprintf(rep->shape_a, sizeof rep->shape_a, "%s", shape_in);
-    gc_shape_text(out_shape.ndim, out_shape.shape, rep->shape_out, sizeof rep->shape_out);
+    report_shape(&rep->shape_a, j.in.ndim, j.in.shape);
+    report_shape(&rep->shape_out, out_shape.ndim, out_shape.shape);
     rep->m = j.rows;
     rep->n = j.cols;
     rep->batch = j.batch;

@@ -4,6 +4,14 @@
 
 #include "options.h"
 
+/* What the command line alone makes wrong (operands, options that do not
+ * go together), checked by main before the command runs, so that under
+ * an MPI launcher one rank can say it for all: 0 or GC_EXIT_USAGE after
+ * saying why.  The commands run only after it passed. */
+int mul_check_usage(const struct gc_opts *o);
+int info_check_usage(const struct gc_opts *o);
+int kernels_check_usage(const struct gc_opts *o);
+
 int cmd_mul(const struct gc_opts *o);
 int cmd_transpose(const struct gc_opts *o);
 int cmd_convert(const struct gc_opts *o);

@@ -19,8 +19,8 @@
 #include "verify.h"
 
 /* What a rank finds an operand to be, as numbers all ranks exchange. */
-enum { D_STATUS, D_BY_OFFSET, D_FORMAT, D_DTYPE, D_NDIM, D_FORTRAN, D_SWAP, D_ROWS, D_COLS,
-       D_HEADER, D_N };
+enum { D_STATUS, D_MISSING, D_BY_OFFSET, D_FORMAT, D_DTYPE, D_NDIM, D_FORTRAN, D_SWAP, D_ROWS,
+       D_COLS, D_HEADER, D_N };
 
 /* What each rank tells the others at the end: its status, its block's
  * verification and its phases' times (doubles as their bits). */
@@ -50,9 +50,15 @@ int dist_begin(struct dist *d, const struct gc_opts *o, int on_host, struct gc_o
               "start one rank a GPU instead";
     if (why) {
         /* Every rank finds the same: rank 0 says it. */
-        if (cluster_launched_rank() == 0)
-            gc_fail(GC_EXIT_USAGE, "mul under an MPI launcher (%d ranks): %s",
-                    cluster_launched_size(), why);
+        struct gc_capture unsaid;
+        int rank = cluster_launched_rank();
+        if (rank)
+            gc_capture_set(&unsaid);
+        gc_fail(GC_EXIT_USAGE, "mul under an MPI launcher (%d ranks): %s",
+                cluster_launched_size(), why);
+        gc_capture_set(NULL);
+        if (rank)
+            cluster_defer_to_rank_0(&unsaid);
         return GC_EXIT_USAGE;
     }
     int rc = cluster_join(&d->cl);
@@ -83,17 +89,25 @@ struct dist_operand {
 };
 
 static const char *const desc_words[D_N] = {
-    "status", "way of reading", "format", "dtype", "number of dimensions", "order",
+    "status", "presence", "way of reading", "format", "dtype", "number of dimensions", "order",
     "byte order", "number of rows", "number of columns", "header length",
 };
 
 /* The operand as its format's header tells it, when it is a regular .npy
- * or raw file that each rank can read its part of; else D_BY_OFFSET 0. */
+ * or raw file that each rank can read its part of; else D_BY_OFFSET 0,
+ * and D_MISSING stat's errno where there is no such file here, -1 where
+ * it is not a regular file. */
 static int describe(const struct gc_opts *o, int index, struct dist_operand *op)
 {
     struct stat st;
-    if (stat(op->path, &st) != 0 || !S_ISREG(st.st_mode))
+    if (stat(op->path, &st) != 0) {
+        op->desc[D_MISSING] = errno ? errno : ENOENT;
         return 0;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        op->desc[D_MISSING] = -1;
+        return 0;
+    }
     struct gc_input in;
     int rc = input_open(&in, op->path);
     if (rc)
@@ -124,6 +138,22 @@ static int describe(const struct gc_opts *o, int index, struct dist_operand *op)
     }
     input_close(&in);
     return rc;
+}
+
+/* An operand this rank cannot find (desc[D_MISSING]), said with the rank
+ * (in every message's prefix), its host and the path it looked at. */
+static int missing_here(const struct dist_operand *op, const char *why)
+{
+    char host[256] = "?", cwd[4096] = "";
+    if (gethostname(host, sizeof host) != 0)
+        snprintf(host, sizeof host, "?");
+    host[sizeof host - 1] = '\0';
+    if (op->path[0] != '/' && !getcwd(cwd, sizeof cwd))
+        cwd[0] = '\0';
+    int missing = (int)op->desc[D_MISSING];
+    return gc_fail(GC_EXIT_INPUT, "%s: %s on this rank (host %s%s%s): %s", op->name,
+                   missing > 0 ? strerror(missing) : "not a regular file", host,
+                   cwd[0] ? ", in " : "", cwd, why);
 }
 
 /* Rank 0 reads an operand that is not split by offset whole, through its
@@ -538,8 +568,12 @@ int dist_read(struct dist *d, const struct gc_opts *o, const char *const *paths,
     for (int i = 0; i < 2 && !rc; i++) {
         ops[i].path = paths[i];
         ops[i].name = gc_display_name(paths[i], 0);
-        if (!(rc = describe(o, i, &ops[i])) && !ops[i].desc[D_BY_OFFSET] && cl->rank == 0)
-            rc = read_whole(o, i, &ops[i]);
+        if ((rc = describe(o, i, &ops[i])) || ops[i].desc[D_BY_OFFSET] || cl->rank != 0)
+            continue;
+        rc = ops[i].desc[D_MISSING] > 0
+                 ? missing_here(&ops[i], "rank 0's inputs decide the job, and every rank "
+                                "reads the same paths")
+                 : read_whole(o, i, &ops[i]);
     }
     int64_t mine[2 * D_N];
     for (int i = 0; i < 2; i++)
@@ -561,6 +595,12 @@ int dist_read(struct dist *d, const struct gc_opts *o, const char *const *paths,
     for (int i = 0; i < 2 && !rc; i++) {
         if (!ops[i].desc[D_BY_OFFSET] && !root[i][D_BY_OFFSET])
             continue;
+        if (root[i][D_BY_OFFSET] && ops[i].desc[D_MISSING]) {
+            rc = missing_here(&ops[i], "rank 0 finds a regular .npy or raw file there, of "
+                              "which every rank reads its own part: each needs the same file "
+                              "at this path");
+            break;
+        }
         for (int f = D_BY_OFFSET; f < D_N && !rc; f++)
             if (ops[i].desc[f] != root[i][f])
                 rc = gc_fail(GC_EXIT_INPUT, "%s: this rank does not see the file rank 0 sees "
@@ -588,9 +628,9 @@ int dist_read(struct dist *d, const struct gc_opts *o, const char *const *paths,
         else
             w->ndim = 0;
     }
-    if (!rc)
-        rc = matmul_plan(&d->whole[0], &d->whole[1], o->compute, ops[0].name, ops[1].name,
-                         &d->plan);
+    if (!rc && !(rc = matmul_plan(&d->whole[0], &d->whole[1], o->compute, ops[0].name,
+                                  ops[1].name, &d->plan)))
+        rc = matmul_integer_scalars(&d->plan, o->alpha_text, o->beta_text);
     gc_capture_set(NULL);
     if (rc) {
         /* Alike on every rank: no agreement needed. */
@@ -753,9 +793,9 @@ static void merge_report(const struct dist *d, struct job *j, const int64_t *all
 {
     struct gc_report *rep = &j->rep;
     int size = d->cl.size, slowest = 0;
-    gc_shape_text(d->whole[0].ndim, d->whole[0].shape, rep->shape_a, sizeof rep->shape_a);
-    gc_shape_text(d->whole[1].ndim, d->whole[1].shape, rep->shape_b, sizeof rep->shape_b);
-    gc_shape_text(d->plan.out_ndim, d->plan.out_shape, rep->shape_out, sizeof rep->shape_out);
+    report_shape(&rep->shape_a, d->whole[0].ndim, d->whole[0].shape);
+    report_shape(&rep->shape_b, d->whole[1].ndim, d->whole[1].shape);
+    report_shape(&rep->shape_out, d->plan.out_ndim, d->plan.out_shape);
     rep->m = (size_t)d->plan.m;
     rep->n = (size_t)d->plan.n;
     rep->k = (size_t)d->plan.k;

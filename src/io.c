@@ -101,10 +101,11 @@ int io_check_ndim(const struct gc_opts *o, int format, int ndim, const size_t *s
     /* A scalar (vector @ vector) goes to .npy or raw, not to CSV. */
     if (ndim <= max && (ndim >= 1 || max > 2))
         return 0;
-    char text[64];
-    gc_shape_text(ndim, shape, text, sizeof text);
-    return gc_fail(GC_EXIT_USAGE, "%s: %s holds a matrix or a vector; the result is %s (write "
-                   ".npy or raw)", gc_display_name(o->output, 1), gc_formats[format].name, text);
+    char text[64] = "a scalar (a 0-d array, which np.savetxt refuses too)";
+    if (ndim > 0)
+        gc_shape_text(ndim, shape, text, sizeof text);
+    return gc_fail(GC_EXIT_USAGE, "%s: %s holds a matrix or a vector, not %s: write .npy or "
+                   "raw", gc_display_name(o->output, 1), gc_formats[format].name, text);
 }
 
 int io_format_is_binary(int format)

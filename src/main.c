@@ -28,21 +28,26 @@ struct command {
     const char *summary;
     int (*run)(const struct gc_opts *o);
     enum ranks_rule ranks;
+    /* What the command line alone makes wrong (commands.h); NULL: checked
+     * as it runs, by a command that several ranks never run. */
+    int (*check_usage)(const struct gc_opts *o);
 };
 
 static const struct command commands[] = {
     { "mul", CMD_MUL, "A B -o C", "C = alpha*A@B + beta*C0 on the GPU, as NumPy's matmul", cmd_mul,
-      RANKS_SPLIT },
+      RANKS_SPLIT, mul_check_usage },
     { "transpose", CMD_TRANSPOSE, "IN OUT | IN -o OUT", "write the transpose of a matrix",
-      cmd_transpose, RANKS_REFUSE },
+      cmd_transpose, RANKS_REFUSE, NULL },
     { "convert", CMD_CONVERT, "IN -o OUT", "change a matrix's file format (no GPU)", cmd_convert,
-      RANKS_REFUSE },
+      RANKS_REFUSE, NULL },
     { "info", CMD_INFO, "FILE...", "format, dtype, shape and order of matrix files", cmd_info,
-      RANKS_EACH },
-    { "kernels", CMD_KERNELS, "", "list the registered kernels", cmd_kernels, RANKS_EACH },
-    { "bench", CMD_BENCH, "", "time every kernel against cuBLAS", cmd_bench, RANKS_REFUSE },
+      RANKS_EACH, info_check_usage },
+    { "kernels", CMD_KERNELS, "", "list the registered kernels", cmd_kernels, RANKS_EACH,
+      kernels_check_usage },
+    { "bench", CMD_BENCH, "", "time every kernel against cuBLAS", cmd_bench, RANKS_REFUSE,
+      NULL },
     { "tune", CMD_TUNE, "SIZE...", "time auto's candidates, cache the fastest (--show, --clear)",
-      cmd_tune, RANKS_REFUSE },
+      cmd_tune, RANKS_REFUSE, NULL },
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
@@ -88,6 +93,58 @@ static void fast_exit(int status)
 #endif
 }
 
+/* Under an MPI launcher, a rank other than 0 that was started from rank
+ * 0's command line finds the same usage errors as rank 0: rank 0 says
+ * them, once, and this rank only exits with the same status. */
+static int usage_said_by_rank_0(void)
+{
+    return cluster_launched_size() > 1 && cluster_launched_rank() != 0 &&
+           cluster_one_command_line();
+}
+
+/* The command and its options, and what the command line alone makes
+ * wrong: 0, GC_EXIT_USAGE after saying why, or -1 after --help, --version
+ * or a command's --help was printed (*status: its exit status). */
+static int parse_command_line(int argc, char **argv, int hushed, const struct command **cmd,
+                              struct gc_opts *o, int *status)
+{
+    if (argc < 2) {
+        gc_fail(GC_EXIT_USAGE, "no command given");
+        if (!hushed)
+            print_usage(stderr);
+        return GC_EXIT_USAGE;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
+        print_usage(stdout);
+        *status = fflush(stdout) == 0 ? 0 : GC_EXIT_OUTPUT;
+        return -1;
+    }
+    if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0) {
+        printf("gemmcli %s\n", GC_VERSION);
+        *status = fflush(stdout) == 0 ? 0 : GC_EXIT_OUTPUT;
+        return -1;
+    }
+    const struct command *c = NULL;
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        if (strcmp(commands[i].name, name) == 0)
+            c = &commands[i];
+    if (!c)
+        return gc_fail(GC_EXIT_USAGE, "unknown command '%s' (see 'gemmcli --help')", name);
+    *cmd = c;
+    char usage[64];
+    snprintf(usage, sizeof usage, "gemmcli %s --help", c->name);
+    int rc = options_parse(o, c->bit, usage, argc - 1, argv + 1);
+    if (rc < 0) {
+        print_command_help(c);
+        *status = fflush(stdout) == 0 ? 0 : GC_EXIT_OUTPUT;
+        return -1;
+    }
+    if (!rc && c->check_usage)
+        rc = c->check_usage(o);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     /* No file may take the place of a closed stdin, stdout or stderr. */
@@ -96,37 +153,20 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     device_configure();
 
-    if (argc < 2) {
-        gc_fail(GC_EXIT_USAGE, "no command given");
-        print_usage(stderr);
-        return GC_EXIT_USAGE;
-    }
-    const char *name = argv[1];
-    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
-        print_usage(stdout);
-        return fflush(stdout) == 0 ? 0 : GC_EXIT_OUTPUT;
-    }
-    if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0) {
-        printf("gemmcli %s\n", GC_VERSION);
-        return fflush(stdout) == 0 ? 0 : GC_EXIT_OUTPUT;
-    }
     const struct command *c = NULL;
-    for (size_t i = 0; i < N_COMMANDS; i++)
-        if (strcmp(commands[i].name, name) == 0)
-            c = &commands[i];
-    if (!c) {
-        gc_fail(GC_EXIT_USAGE, "unknown command '%s' (see 'gemmcli --help')", name);
-        return GC_EXIT_USAGE;
-    }
-
-    char usage[64];
-    snprintf(usage, sizeof usage, "gemmcli %s --help", c->name);
     struct gc_opts o;
-    int rc = options_parse(&o, c->bit, usage, argc - 1, argv + 1);
-    if (rc < 0) {
-        print_command_help(c);
-        return fflush(stdout) == 0 ? 0 : GC_EXIT_OUTPUT;
+    int hushed = usage_said_by_rank_0(), status = 0;
+    struct gc_capture unsaid;
+    if (hushed)
+        gc_capture_set(&unsaid);
+    int rc = parse_command_line(argc, argv, hushed, &c, &o, &status);
+    if (rc > 0 && hushed) {
+        gc_capture_set(NULL);
+        cluster_defer_to_rank_0(&unsaid);
     }
+    gc_capture_set(NULL);
+    if (rc < 0)
+        return status;
     if (rc)
         return rc;
     int ranks = cluster_launched_size();
@@ -136,9 +176,14 @@ int main(int argc, char **argv)
         gc_error_origin(who);
         if (c->ranks == RANKS_REFUSE) {
             /* Every rank finds the same: rank 0 says it. */
-            if (cluster_launched_rank() == 0)
-                gc_fail(GC_EXIT_USAGE, "%s is not shared among MPI ranks: run it as one process "
-                        "(only mul is split)", c->name);
+            int rank = cluster_launched_rank();
+            if (rank)
+                gc_capture_set(&unsaid);
+            gc_fail(GC_EXIT_USAGE, "%s is not shared among MPI ranks: run it as one process "
+                    "(only mul is split)", c->name);
+            gc_capture_set(NULL);
+            if (rank)
+                cluster_defer_to_rank_0(&unsaid);
             return GC_EXIT_USAGE;
         }
     }

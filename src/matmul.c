@@ -1,7 +1,10 @@
 #include "matmul.h"
 
+#include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../core/error.h"
@@ -129,8 +132,10 @@ int matmul_plan(const struct gc_tensor *a, const struct gc_tensor *b, int comput
     shape_text(a, sa, sizeof sa);
     shape_text(b, sb, sizeof sb);
     if (a->ndim < 1 || b->ndim < 1)
-        return gc_fail(GC_EXIT_INPUT, "%s: matmul needs at least one dimension; %s is a scalar",
-                       a->ndim < 1 ? a_name : b_name, a->ndim < 1 ? sa : sb);
+        return gc_fail(GC_EXIT_INPUT, "%s: matmul: input operand %d does not have enough "
+                       "dimensions (has 0, needs at least 1): a 0-d array is a scalar, which "
+                       "NumPy's matmul refuses too", a->ndim < 1 ? a_name : b_name,
+                       a->ndim < 1 ? 0 : 1);
     struct operand_view va, vb;
     view_of(a, 0, &va);
     view_of(b, 1, &vb);
@@ -196,6 +201,7 @@ int matmul_plan(const struct gc_tensor *a, const struct gc_tensor *b, int comput
     plan->outer = n_inner ? plan->batch / n_inner : 0;
 
     plan->result = gc_result_type(a->dtype, b->dtype);
+    plan->alpha_i = 1;
     return choose_sigs(plan, a->dtype, b->dtype, compute, a_name, b_name);
 }
 
@@ -294,9 +300,64 @@ int matmul_c0_expand(const struct matmul_plan *plan, const struct gc_tensor *c0,
     return 0;
 }
 
-static int integral_scalar(double x)
+/* The range of an integer dtype, as the magnitudes of its ends: from
+ * -*lo_mag to *hi (unsigned and bool: *lo_mag 0). */
+static void integer_range(enum gc_dtype t, uint64_t *lo_mag, uint64_t *hi)
 {
-    return x == nearbyint(x) && fabs(x) < 0x1p63;
+    unsigned bits = (unsigned)(8 * gc_dtypes[t].size);
+    if (t == GC_BOOL) {
+        *lo_mag = 0;
+        *hi = 1;
+    } else if (gc_dtypes[t].kind == GC_KIND_UINT) {
+        *lo_mag = 0;
+        *hi = bits == 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1;
+    } else {
+        *lo_mag = (uint64_t)1 << (bits - 1);
+        *hi = *lo_mag - 1;
+    }
+}
+
+/* `text` (--alpha or --beta as given) as an integer of dtype t, exactly,
+ * into *out as its 64-bit pattern. */
+static int integer_scalar(const char *opt, const char *text, enum gc_dtype t, int64_t *out)
+{
+    uint64_t lo_mag, hi;
+    integer_range(t, &lo_mag, &hi);
+    char range[96];
+    snprintf(range, sizeof range, "%s%" PRIu64 " to %" PRIu64, lo_mag ? "-" : "", lo_mag, hi);
+    const char *name = gc_dtypes[t].numpy_name;
+    const char *p = text;
+    int neg = *p == '-';
+    if (*p == '-' || *p == '+')
+        p++;
+    char *end = (char *)p;
+    errno = 0;
+    uint64_t mag = *p >= '0' && *p <= '9' ? strtoull(p, &end, 10) : 0;
+    if (end == p || *end)
+        return gc_fail(GC_EXIT_USAGE, "%s %s: an integer product (%s) takes an integer %s, "
+                       "from %s; NumPy would make the product of a float scalar float64 "
+                       "(convert the operands to floats for that)", opt, text, name, opt + 2,
+                       range);
+    if (errno == ERANGE || (neg ? mag > lo_mag : mag > hi))
+        return gc_fail(GC_EXIT_USAGE, "%s %s is out of range for the %s product: it takes "
+                       "an integer from %s%s", opt, text, name, range,
+                       t == GC_BOOL ? " (False or True; NumPy would make a bool product "
+                                      "times another integer int64)"
+                                    : ", as NumPy 2 takes a Python int against this dtype");
+    *out = (int64_t)(neg ? 0 - mag : mag);
+    return 0;
+}
+
+int matmul_integer_scalars(struct matmul_plan *plan, const char *alpha, const char *beta)
+{
+    int rc;
+    if (!plan->exact)
+        return 0;
+    if (alpha && (rc = integer_scalar("--alpha", alpha, plan->result, &plan->alpha_i)))
+        return rc;
+    if (beta && (rc = integer_scalar("--beta", beta, plan->result, &plan->beta_i)))
+        return rc;
+    return 0;
 }
 
 int matmul_check_scalars(const struct matmul_plan *plan, enum gemm_sig sig, double alpha,
@@ -304,25 +365,25 @@ int matmul_check_scalars(const struct matmul_plan *plan, enum gemm_sig sig, doub
 {
     const char *names[2] = { "--alpha", "--beta" };
     double v[2] = { alpha, beta };
-    for (int i = 0; i < 2; i++) {
-        if (plan->exact && !integral_scalar(v[i]))
-            return gc_fail(GC_EXIT_USAGE, "%s %g: an integer result (%s) takes an integer %s",
-                           names[i], v[i], gc_dtypes[plan->result].numpy_name, names[i] + 2);
-        if (sig != GEMM_F64 && sig != GEMM_I64 && isinf((float)v[i]))
+    for (int i = 0; i < 2 && !plan->exact; i++)
+        if (sig != GEMM_F64 && isinf((float)v[i]))
             return gc_fail(GC_EXIT_USAGE, "%s %g is not finite in float32, the compute "
                            "precision (largest 3.40282e+38)", names[i], v[i]);
-    }
     return 0;
+}
+
+uint64_t matmul_int_at(const struct gc_tensor *t, size_t i)
+{
+    /* A long double holds every 64-bit integer exactly. */
+    long double v = gc_tensor_get(t, i);
+    return v < 0 ? (uint64_t)(int64_t)v : (uint64_t)v;
 }
 
 void matmul_to_i64(const struct gc_tensor *t, int64_t *out)
 {
     size_t n = gc_tensor_count(t);
     for (size_t i = 0; i < n; i++)
-        out[i] = t->dtype == GC_U64 && !gc_tensor_column_major(t)
-                     ? (int64_t)((const uint64_t *)t->data)[i]
-                     : t->dtype == GC_U64 ? (int64_t)(uint64_t)gc_tensor_get(t, i)
-                                          : (int64_t)gc_tensor_get(t, i);
+        out[i] = (int64_t)matmul_int_at(t, i);
 }
 
 void matmul_integer_result(const void *acc, enum gc_dtype acc_type, int64_t alpha, int64_t beta,
@@ -341,11 +402,8 @@ void matmul_integer_result(const void *acc, enum gc_dtype acc_type, int64_t alph
             v = ((const uint64_t *)acc)[i];
         }
         v *= (uint64_t)alpha;
-        if (beta != 0 && c0) {
-            uint64_t c = c0->dtype == GC_U64 ? ((const uint64_t *)c0->data)[i]
-                                             : (uint64_t)(int64_t)gc_tensor_get(c0, i);
-            v += (uint64_t)beta * c;
-        }
+        if (beta != 0 && c0)
+            v += (uint64_t)beta * matmul_int_at(c0, i);
         if (result == GC_BOOL)
             v = v != 0;
         /* The low bytes of a little-endian integer are its truncation. */

@@ -51,6 +51,10 @@ struct matmul_plan {
     enum gemm_sig sigs[GEMM_SIG_COUNT];
     int n_sigs;
     int exact;                     /* integer result: computed exactly, then wrapped */
+    /* An integer result's alpha and beta, exact, as 64-bit patterns (1 and
+     * 0 until matmul_integer_scalars): alpha * A@B + beta * C0 is summed
+     * modulo 2^64 and truncated to the result's dtype, NumPy's wrap-around. */
+    int64_t alpha_i, beta_i;
     int needs_bound;               /* the f64 signature is exact only below 2^53 */
 };
 
@@ -59,6 +63,15 @@ struct matmul_plan {
  * cannot take) after saying why. */
 int matmul_plan(const struct gc_tensor *a, const struct gc_tensor *b, int compute,
                 const char *a_name, const char *b_name, struct matmul_plan *plan);
+
+/* An integer result's --alpha and --beta from their text as given (NULL:
+ * 1 and 0) into plan->alpha_i and beta_i, as NumPy 2 takes a Python int
+ * against an array of the result's dtype: an integer within that dtype's
+ * range (bool: 0 or 1, as False and True keep a bool product bool); one
+ * out of range is an error (NumPy's OverflowError), and so is a float such
+ * as 2.5 or 2.0, which would make NumPy's product float64.  Nothing to do
+ * for a float result.  Returns 0 or GC_EXIT_USAGE after saying the range. */
+int matmul_integer_scalars(struct matmul_plan *plan, const char *alpha, const char *beta);
 
 /* Element offsets of launch number `i` < outer into A, B and C. */
 void matmul_launch_offsets(const struct matmul_plan *plan, int64_t i, int64_t *a, int64_t *b,
@@ -80,9 +93,10 @@ int matmul_c0_expand(const struct matmul_plan *plan, const struct gc_tensor *c0,
 
 /* The host's side of an integer result: out (the result's dtype) =
  * alpha * acc + beta * c0 modulo 2^64, truncated as NumPy's integers wrap
- * (bool: nonzero); acc holds exact products as int64 or as integral
- * doubles (`acc_type` GC_I64 or GC_F64); c0 (the result's dtype and shape)
- * is not read when beta == 0 or NULL. */
+ * (bool: nonzero), alpha and beta a plan's alpha_i and beta_i; acc holds
+ * exact products as int64 or as integral doubles (`acc_type` GC_I64 or
+ * GC_F64); c0 (the result's dtype and shape) is not read when beta == 0 or
+ * NULL. */
 void matmul_integer_result(const void *acc, enum gc_dtype acc_type, int64_t alpha, int64_t beta,
                            const struct gc_tensor *c0, size_t count, void *out,
                            enum gc_dtype result);
@@ -91,8 +105,13 @@ void matmul_integer_result(const void *acc, enum gc_dtype acc_type, int64_t alph
  * (modulo 2^64), in C order. */
 void matmul_to_i64(const struct gc_tensor *t, int64_t *out);
 
-/* Checks alpha and beta for the signature (finite in FP32; integers in
- * int64 for integer results): 0 or GC_EXIT_USAGE after naming the option. */
+/* Element i (C order) of an integer (or bool) tensor as its 64-bit
+ * pattern: uint64 values above 2^63 - 1 kept, not clamped. */
+uint64_t matmul_int_at(const struct gc_tensor *t, size_t i);
+
+/* Checks a float result's alpha and beta for the signature (finite in
+ * FP32): 0 or GC_EXIT_USAGE after naming the option.  An integer result's
+ * are checked once, by matmul_integer_scalars. */
 int matmul_check_scalars(const struct matmul_plan *plan, enum gemm_sig sig, double alpha,
                          double beta);
 

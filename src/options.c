@@ -41,15 +41,15 @@ static const struct opt_def opt_defs[] = {
     { "format", 0, OPT_FORMAT, "FMT", WRITES, "output format: npy, raw, csv, csv.gz (default: from -o's extension; for stdout, the first input's format)" },
     { "in-format", 0, OPT_IN_FORMAT, "FMT", READS, "input format (default: detected from magic bytes, then extension)" },
     { "dtype", 0, OPT_DTYPE, "T", WRITES | CMD_INFO | CMD_BENCH | CMD_TUNE | CMD_KERNELS, "element type of raw input and of the output: f16 bf16 f32 f64 i8..i64 u8..u64 bool (bench, tune: a list; kernels --for: the operands')" },
-    { "shape", 0, OPT_SHAPE, "DIMS", READS, "shape of raw input: 5, 96x64, 4x8x5 (repeat for each raw operand)" },
+    { "shape", 0, OPT_SHAPE, "DIMS", READS, "shape of raw input: 5, 96x64, 4x8x5, or scalar for 0-d (repeat for each raw operand)" },
     { "order", 0, OPT_ORDER, "C|F", READS, "element order of raw input: C (row-major, default) or F" },
     { "delimiter", 0, OPT_DELIMITER, "CHAR", READS | WRITES, "CSV field delimiter (default ','; 'space' or ' ' for whitespace)" },
     { "header", 0, OPT_HEADER, NULL, READS, "CSV input has one header row to skip" },
     { "precision", 0, OPT_PRECISION, "N", WRITES, "CSV output: N significant digits (default: shortest exact)" },
     { "level", 0, OPT_LEVEL, "N", WRITES, "gzip level for .csv.gz output, 0 (stored) to 12; default 1" },
     { "c0", 'c', OPT_C0, "FILE", CMD_MUL, "C0 for C = alpha*A*B + beta*C0" },
-    { "alpha", 0, OPT_ALPHA, "X", CMD_MUL, "scale of A*B (default 1)" },
-    { "beta", 0, OPT_BETA, "X", CMD_MUL, "scale of C0 (default 0)" },
+    { "alpha", 0, OPT_ALPHA, "X", CMD_MUL, "scale of A*B (default 1): a finite number for a float result; for an integer one an integer in its dtype's range, exact (bool: 0 or 1)" },
+    { "beta", 0, OPT_BETA, "X", CMD_MUL, "scale of C0 (default 0), the same values as --alpha" },
     { "kernel", 'k', OPT_KERNEL, "NAME", RUNS, "kernel to run (default auto; see 'gemmcli kernels')" },
     { "compute", 0, OPT_COMPUTE, "MODE", CMD_MUL | CMD_TUNE | CMD_KERNELS, "arithmetic: auto (the result dtype's own), fp32, fp64, exact (integers), f16, bf16, tf32 (lossy), tf32x3 (float on tensor cores, FP32-class)" },
     { "tune", 0, OPT_TUNE, NULL, CMD_MUL, "with --kernel auto: on a miss in the tune cache, time auto's candidates on this product, cache the fastest and run it" },
@@ -97,6 +97,8 @@ void options_print_help(FILE *f, unsigned command)
 int options_parse_shape(const char *s, struct gc_shape_opt *shape)
 {
     shape->ndim = 0;
+    if (strcmp(s, "scalar") == 0)
+        return 0;
     for (;;) {
         char *end;
         if (*s < '0' || *s > '9' || shape->ndim == GC_MAX_DIMS)
@@ -227,8 +229,14 @@ static int apply(struct gc_opts *o, const struct opt_def *d, const char *arg)
     case OPT_HOST_MEMORY: rc = parse_size(d->name, arg, &o->host_memory); break;
     case OPT_PRECISION: rc = parse_int(d->name, arg, 1, 17, &o->write.precision); break;
     case OPT_LEVEL: rc = parse_int(d->name, arg, 0, 12, &o->write.level); break;
-    case OPT_ALPHA: rc = parse_real(d->name, arg, &o->alpha); break;
-    case OPT_BETA: rc = parse_real(d->name, arg, &o->beta); break;
+    case OPT_ALPHA:
+        rc = parse_real(d->name, arg, &o->alpha);
+        o->alpha_text = arg;
+        break;
+    case OPT_BETA:
+        rc = parse_real(d->name, arg, &o->beta);
+        o->beta_text = arg;
+        break;
     case OPT_TOL:
         if (!(rc = parse_real(d->name, arg, &x)) && x < 0)
             rc = gc_fail(GC_EXIT_USAGE, "--tol: must not be negative");
@@ -262,7 +270,8 @@ static int apply(struct gc_opts *o, const struct opt_def *d, const char *arg)
             return gc_fail(GC_EXIT_USAGE, "--shape: given more than %d times", GC_MAX_SHAPES);
         if (options_parse_shape(arg, &o->shapes[o->n_shapes]))
             return gc_fail(GC_EXIT_USAGE, "--shape: expected dimensions joined by 'x' (5, 96x64, "
-                           "4x8x5), each at most %lld, got '%s'", (long long)INT64_MAX, arg);
+                           "4x8x5) or 'scalar', each at most %lld, got '%s'",
+                           (long long)INT64_MAX, arg);
         o->n_shapes++;
         break;
     case OPT_ORDER:

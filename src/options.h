@@ -35,7 +35,10 @@ struct gc_opts {
 
     const char *output;             /* -o; NULL: none given */
     const char *c0_path;            /* -c: C0 for beta */
-    double alpha, beta;             /* checked against the compute precision by mul */
+    double alpha, beta;             /* a float result's; checked against the compute
+                                       precision by mul */
+    const char *alpha_text, *beta_text;  /* as given (NULL: 1 and 0): an integer result
+                                       takes them exactly (matmul_integer_scalars) */
     const char *kernel;             /* --kernel; "auto" by default */
     int verify;
     double tol;                     /* relative Frobenius error allowed; < 0: by dtype */
@@ -86,7 +89,7 @@ int options_parse(struct gc_opts *o, unsigned command, const char *usage,
 void options_print_help(FILE *f, unsigned command);
 
 /* "5", "96x64", "4x8x5" -> a shape of up to GC_MAX_DIMS dimensions, each
- * at most 2^63 - 1; returns 0 or -1. */
+ * at most 2^63 - 1, "scalar" -> none (0-d); returns 0 or -1. */
 int options_parse_shape(const char *s, struct gc_shape_opt *shape);
 
 #endif

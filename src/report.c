@@ -1,6 +1,7 @@
 #include "report.h"
 
 #include "../core/error.h"
+#include "json.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -29,13 +30,16 @@ static const char *chosen_by(const struct gc_report *r)
 void report_print(FILE *f, const struct gc_report *r)
 {
     const char *unit = is_mul(r) ? "GFLOP/s" : "GB/s";
+    char sa[96], sb[96], so[96];
+    gc_shape_text(r->shape_a.ndim, r->shape_a.dims, sa, sizeof sa);
+    gc_shape_text(r->shape_b.ndim, r->shape_b.dims, sb, sizeof sb);
+    gc_shape_text(r->shape_out.ndim, r->shape_out.dims, so, sizeof so);
     if (is_mul(r))
-        fprintf(f, "gemmcli mul: %s @ %s -> %s %s (%s), kernel %s%s on %s\n", r->shape_a,
-                r->shape_b, r->shape_out, r->dtype, r->compute ? r->compute : "-", r->kernel,
-                chosen_by(r), r->device);
+        fprintf(f, "gemmcli mul: %s @ %s -> %s %s (%s), kernel %s%s on %s\n", sa, sb, so,
+                r->dtype, r->compute ? r->compute : "-", r->kernel, chosen_by(r), r->device);
     else
-        fprintf(f, "gemmcli transpose: %s -> %s %s, kernel %s%s on %s\n", r->shape_a,
-                r->shape_out, r->dtype, r->kernel, chosen_by(r), r->device);
+        fprintf(f, "gemmcli transpose: %s -> %s %s, kernel %s%s on %s\n", sa, so, r->dtype,
+                r->kernel, chosen_by(r), r->device);
     if (r->tiles[0])
         fprintf(f, "  tiles: %s\n", r->tiles);
     if (r->ranks[0])
@@ -109,121 +113,83 @@ void verify_describe_failure(const struct gc_verify_result *v, char *buf, size_t
 #undef ADD
 }
 
-/* Length of the well-formed UTF-8 sequence at s (1-4), or 0 if the byte
- * there does not start one (overlong forms and surrogates are not). */
-static int utf8_len(const unsigned char *s)
+void report_shape(struct gc_report_shape *s, int ndim, const size_t *dims)
 {
-    unsigned c = s[0];
-    if (c < 0x80)
-        return 1;
-    int n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
-    for (int i = 1; i < n; i++)
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-    if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] >= 0xa0) ||
-        (c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] >= 0x90))
-        return 0;
-    return n;
+    s->ndim = ndim;
+    for (int d = 0; d < ndim; d++)
+        s->dims[d] = dims[d];
 }
 
-void json_string(FILE *f, const char *str)
+static void verify_json(struct json *j, const struct gc_report *r)
 {
-    const unsigned char *s = (const unsigned char *)str;
-    fputc('"', f);
-    while (*s) {
-        int n = utf8_len(s);
-        if (*s == '"' || *s == '\\') {
-            fprintf(f, "\\%c", *s);
-        } else if (*s < 0x20) {
-            fprintf(f, "\\u%04x", *s);
-        } else if (n == 0) {
-            /* A byte that is not UTF-8 (a file name may hold any bytes):
-             * written as Python's surrogateescape writes it, U+DC00 + byte,
-             * so that the JSON stays valid and the name recoverable. */
-            fprintf(f, "\\udc%02x", *s);
-            n = 1;
-        } else {
-            fwrite(s, 1, (size_t)n, f);
-        }
-        s += n ? n : 1;
-    }
-    fputc('"', f);
-}
-
-static void json_num(FILE *f, const char *key, double v, int comma)
-{
-    if (isfinite(v))
-        fprintf(f, "\"%s\": %.6g%s", key, v, comma ? ", " : "");
-    else
-        fprintf(f, "\"%s\": null%s", key, comma ? ", " : "");
+    const struct gc_verify_result *v = &r->verify;
+    json_object(j, "verify");
+    json_string(j, "reference", v->reference);
+    json_string(j, "timed", v->timed);
+    json_bool(j, "exact", v->exact);
+    json_count(j, "mismatches", v->mismatches);
+    /* What was not timed or measured is null. */
+    int timed_errors = v->timed && v->timed_rel_fro >= 0;
+    json_number(j, "timed_rel_frobenius_error", timed_errors ? v->timed_rel_fro : NAN);
+    json_number(j, "timed_max_rel_error", timed_errors ? v->timed_max_rel : NAN);
+    json_number(j, "reference_ms", v->timed ? v->ref_ms : NAN);
+    json_number(j, "percent_of_reference_time",
+                v->timed && v->ref_ms > 0 ? 100.0 * r->kernel_ms / v->ref_ms : NAN);
+    json_number(j, "max_abs_error", v->max_abs);
+    json_number(j, "max_rel_error", v->max_rel);
+    json_number(j, "rel_frobenius_error", v->rel_fro);
+    json_number(j, "tol", v->tol);
+    json_object(j, "nonfinite_mismatches");
+    json_count(j, "result_only", v->nonfinite_got);
+    json_count(j, "reference_only", v->nonfinite_ref);
+    json_count(j, "different", v->nonfinite_diff);
+    json_end(j);
+    json_bool(j, "ok", v->ok);
+    json_end(j);
 }
 
 void report_json(FILE *f, const struct gc_report *r)
 {
-    fputs("{\"command\": ", f);
-    json_string(f, r->command);
-    fputs(", \"kernel\": ", f);
-    json_string(f, r->kernel);
-    fprintf(f, ", \"auto\": %s, ", r->kernel_auto ? "true" : "false");
-    if (r->kernel_auto)
-        fprintf(f, "\"auto_source\": \"%s\", ", r->auto_source ? r->auto_source : "shipped");
-    fputs("\"device\": ", f);
-    json_string(f, r->device);
-    fputs(", \"dtype\": ", f);
-    json_string(f, r->dtype);
-    fputs(", \"shape_out\": ", f);
-    json_string(f, r->shape_out);
+    struct json j;
+    json_begin(&j, f);
+    json_object(&j, NULL);
+    json_string(&j, "command", r->command);
+    json_string(&j, "kernel", r->kernel);
+    json_bool(&j, "auto", r->kernel_auto);
+    json_string(&j, "auto_source", !r->kernel_auto ? NULL
+                                   : r->auto_source ? r->auto_source : "shipped");
+    json_string(&j, "device", r->device);
+    json_string(&j, "dtype", r->dtype);
+    json_shape(&j, "shape_out", r->shape_out.ndim, r->shape_out.dims);
     if (is_mul(r)) {
-        fputs(", \"shape_a\": ", f);
-        json_string(f, r->shape_a);
-        fputs(", \"shape_b\": ", f);
-        json_string(f, r->shape_b);
-        fputs(", \"compute\": ", f);
-        json_string(f, r->compute ? r->compute : "");
-        fprintf(f, ", \"m\": %zu, \"n\": %zu, \"k\": %zu, \"batch\": %zu, ", r->m, r->n, r->k,
-                r->batch);
+        json_shape(&j, "shape_a", r->shape_a.ndim, r->shape_a.dims);
+        json_shape(&j, "shape_b", r->shape_b.ndim, r->shape_b.dims);
+        json_string(&j, "compute", r->compute);
+        json_count(&j, "m", r->m);
+        json_count(&j, "n", r->n);
+        json_count(&j, "k", r->k);
     } else {
-        fputs(", \"shape_in\": ", f);
-        json_string(f, r->shape_a);
-        fprintf(f, ", \"rows\": %zu, \"cols\": %zu, \"batch\": %zu, ", r->m, r->n, r->batch);
+        json_shape(&j, "shape_in", r->shape_a.ndim, r->shape_a.dims);
+        json_count(&j, "rows", r->m);
+        json_count(&j, "cols", r->n);
     }
-    fprintf(f, "\"repeat\": %d, \"uploaded_while_read\": %d, \"tiles\": ", r->repeat,
-            r->uploaded_while_read);
-    json_string(f, r->tiles);
-    fputs(", \"ranks\": ", f);
-    json_string(f, r->ranks);
-    fputs(", \"panels\": ", f);
-    json_string(f, r->panels);
-    fputs(", \"ms\": {", f);
-    json_num(f, "read", r->read_ms, 1);
-    json_num(f, "gpu_start", r->start_ms, 1);
-    json_num(f, "host_to_device", r->h2d_ms, 1);
-    json_num(f, "kernel", r->kernel_ms, 1);
-    json_num(f, "device_to_host", r->d2h_ms, 1);
-    json_num(f, "write", r->write_ms, 1);
-    json_num(f, "total", r->total_ms, 0);
-    fputs("}, ", f);
-    json_num(f, is_mul(r) ? "kernel_gflops" : "kernel_gbps", rate(r, r->kernel_ms), 0);
-    const struct gc_verify_result *v = &r->verify;
-    if (v->done) {
-        fputs(", \"verify\": {\"reference\": ", f);
-        json_string(f, v->reference);
-        fputs(", \"timed\": ", f);
-        json_string(f, v->timed ? v->timed : "");
-        fprintf(f, ", \"exact\": %s, \"mismatches\": %zu, ", v->exact ? "true" : "false",
-                v->mismatches);
-        json_num(f, "timed_rel_frobenius_error", v->timed_rel_fro >= 0 ? v->timed_rel_fro : NAN, 1);
-        json_num(f, "timed_max_rel_error", v->timed_rel_fro >= 0 ? v->timed_max_rel : NAN, 1);
-        json_num(f, "reference_ms", v->ref_ms, 1);
-        json_num(f, "percent_of_reference_time",
-                 v->ref_ms > 0 ? 100.0 * r->kernel_ms / v->ref_ms : NAN, 1);
-        json_num(f, "max_abs_error", v->max_abs, 1);
-        json_num(f, "max_rel_error", v->max_rel, 1);
-        json_num(f, "rel_frobenius_error", v->rel_fro, 1);
-        json_num(f, "tol", v->tol, 1);
-        fprintf(f, "\"nonfinite_mismatches\": {\"result_only\": %zu, \"reference_only\": %zu, "
-                "\"different\": %zu}", v->nonfinite_got, v->nonfinite_ref, v->nonfinite_diff);
-        fprintf(f, ", \"ok\": %s}", v->ok ? "true" : "false");
-    }
-    fputs("}\n", f);
+    json_count(&j, "batch", r->batch);
+    json_int(&j, "repeat", r->repeat);
+    json_int(&j, "uploaded_while_read", r->uploaded_while_read);
+    json_string(&j, "tiles", r->tiles);
+    json_string(&j, "ranks", r->ranks);
+    json_string(&j, "panels", r->panels);
+    json_object(&j, "ms");
+    json_number(&j, "read", r->read_ms);
+    json_number(&j, "gpu_start", r->start_ms);
+    json_number(&j, "host_to_device", r->h2d_ms);
+    json_number(&j, "kernel", r->kernel_ms);
+    json_number(&j, "device_to_host", r->d2h_ms);
+    json_number(&j, "write", r->write_ms);
+    json_number(&j, "total", r->total_ms);
+    json_end(&j);
+    json_number(&j, is_mul(r) ? "kernel_gflops" : "kernel_gbps", rate(r, r->kernel_ms));
+    if (r->verify.done)
+        verify_json(&j, r);
+    json_end(&j);
 }

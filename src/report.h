@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "../core/clock.h"
+#include "../core/tensor.h"
 
 struct gc_verify_result {
     int done;
@@ -43,7 +44,10 @@ struct gc_report {
     const char *device;       /* device name, or "cpu" */
     const char *dtype;        /* the result's */
     const char *compute;      /* mul: the arithmetic, as a signature's words */
-    char shape_a[96], shape_b[96], shape_out[96];   /* "4x8x5" */
+    struct gc_report_shape {
+        int ndim;
+        size_t dims[GC_MAX_DIMS];
+    } shape_a, shape_b, shape_out;   /* transpose: shape_a is the input's */
     size_t m, n, k;           /* of one product; transpose: rows, cols */
     size_t batch;             /* products (matrices) in the stack */
     double work;              /* FLOPs (mul) or bytes moved (transpose) */
@@ -57,12 +61,12 @@ struct gc_report {
     struct gc_verify_result verify;
 };
 
-void report_print(FILE *f, const struct gc_report *r);
-void report_json(FILE *f, const struct gc_report *r);
+/* A report's shape from a tensor's shape. */
+void report_shape(struct gc_report_shape *s, int ndim, const size_t *dims);
 
-/* Writes `s` as a JSON string literal: UTF-8 as it is, a byte that is not
- * part of valid UTF-8 as \udcXX (Python's surrogateescape). */
-void json_string(FILE *f, const char *s);
+void report_print(FILE *f, const struct gc_report *r);
+/* The report as one JSON object on one line (src/json.h). */
+void report_json(FILE *f, const struct gc_report *r);
 
 /* Milliseconds on a monotonic clock (core/clock.h). */
 static inline double now_ms(void) { return clock_ms(); }

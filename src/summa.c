@@ -483,7 +483,6 @@ static int finish(struct summa *s, struct gc_tensor *result)
     const struct matmul_plan *pl = s->pl;
     struct gc_report *rep = &s->j->rep;
     struct dist *d = s->d;
-    int64_t alpha_i = (int64_t)s->o->alpha;
     snprintf(rep->panels, sizeof rep->panels, "%lld of %lld along K, %s", (long long)d->n_panels,
              (long long)d->kb, moved_words[d->by_offset[0]][d->by_offset[1]]);
     if (s->resident)
@@ -508,7 +507,7 @@ static int finish(struct summa *s, struct gc_tensor *result)
     if (pl->exact ? gc_tensor_alloc(result, NULL) : gc_tensor_convert(&c, pl->result, NULL, result))
         return gc_fail(GC_EXIT_INPUT, "out of host memory for the result");
     if (pl->exact)
-        matmul_integer_result(s->c, GC_I64, alpha_i, 0, NULL, s->count, result->data, pl->result);
+        matmul_integer_result(s->c, GC_I64, pl->alpha_i, 0, NULL, s->count, result->data, pl->result);
     if (!s->o->verify || !s->count)
         return 0;
     struct gc_verify_result *v = &rep->verify;
@@ -523,7 +522,7 @@ static int finish(struct summa *s, struct gc_tensor *result)
     void *exact = malloc(s->count * gc_dtypes[pl->result].size);
     if (!exact)
         return gc_fail(GC_EXIT_INPUT, "out of host memory for the reference");
-    matmul_integer_result(s->ref, GC_I64, alpha_i, 0, NULL, s->count, exact, pl->result);
+    matmul_integer_result(s->ref, GC_I64, pl->alpha_i, 0, NULL, s->count, exact, pl->result);
     v->reference = "exact (cpu, modulo 2^64), panel by panel";
     verify_compare_exact(result, exact, v);
     free(exact);

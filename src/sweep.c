@@ -29,6 +29,7 @@
 #include "device.h"
 #include "matmul.h"
 #include "output.h"
+#include "json.h"
 #include "plot.h"
 #include "report.h"
 #include "select.h"
@@ -381,16 +382,25 @@ static int write_sweep_files(const char *prefix, const char *name, enum gemm_sig
     const char *type = gemm_sigs[sig].name;
     fprintf(csv, "type,device,date,family,shape,batch,m,n,k,gflop,kernel,auto_ms,cublas_ms,"
             "pct_of_cublas,select_us\n");
-    fprintf(json, "{\"op\": \"mul\", \"type\": \"%s\", \"device\": ", type);
-    json_string(json, dev->name);
-    fprintf(json, ", \"date\": \"%s\", \"summary\": {", date);
+    struct json j;
+    json_begin(&j, json);
+    json_object(&j, NULL);
+    json_string(&j, "op", "mul");
+    json_string(&j, "type", type);
+    json_string(&j, "device", dev->name);
+    json_string(&j, "date", date);
+    json_object(&j, "summary");
     for (int fam = -1; fam < FAM_COUNT; fam++) {
         struct stats st = family_stats(v, count, fam);
-        fprintf(json, "%s\n  \"%s\": {\"shapes\": %d, \"worst\": %.1f, \"p10\": %.1f, "
-                "\"median\": %.1f}", fam < 0 ? "" : ",", fam < 0 ? "all" : family_names[fam],
-                st.n, st.n ? st.worst : -1, st.n ? st.p10 : -1, st.n ? st.median : -1);
+        json_object(&j, fam < 0 ? "all" : family_names[fam]);
+        json_int(&j, "shapes", st.n);
+        json_number(&j, "worst", st.n ? st.worst : NAN);
+        json_number(&j, "p10", st.n ? st.p10 : NAN);
+        json_number(&j, "median", st.n ? st.median : NAN);
+        json_end(&j);
     }
-    fputs("\n}, \"results\": [", json);
+    json_end(&j);
+    json_list(&j, "results", 1);
     for (int i = 0; i < count; i++) {
         const struct sweep_shape *s = &v[i];
         double p = pct(s);
@@ -398,14 +408,22 @@ static int write_sweep_files(const char *prefix, const char *name, enum gemm_sig
                 dev->name, date, family_names[s->family], s->label, s->batch, s->m, s->n, s->k,
                 shape_flop(s) / 1e9, s->kernel ? s->kernel : "", s->auto_ms, s->cublas_ms, p,
                 s->select_us);
-        fprintf(json, "%s\n  {\"family\": \"%s\", \"shape\": \"%s\", \"batch\": %zu, \"m\": %zu, "
-                "\"n\": %zu, \"k\": %zu, \"kernel\": \"%s\", \"auto_ms\": %.5f, "
-                "\"cublas_ms\": %.5f, \"pct_of_cublas\": %.1f}", i ? "," : "",
-                family_names[s->family], s->label, s->batch, s->m, s->n, s->k,
-                s->kernel ? s->kernel : "", isfinite(s->auto_ms) ? s->auto_ms : -1,
-                isfinite(s->cublas_ms) ? s->cublas_ms : -1, isfinite(p) ? p : -1);
+        size_t dims[4] = { s->batch, s->m, s->n, s->k };
+        json_object(&j, NULL);
+        json_string(&j, "family", family_names[s->family]);
+        json_shape(&j, "shape", 4, dims);
+        json_count(&j, "batch", s->batch);
+        json_count(&j, "m", s->m);
+        json_count(&j, "n", s->n);
+        json_count(&j, "k", s->k);
+        json_string(&j, "kernel", s->kernel);
+        json_number(&j, "auto_ms", s->auto_ms);
+        json_number(&j, "cublas_ms", s->cublas_ms);
+        json_number(&j, "pct_of_cublas", p);
+        json_end(&j);
     }
-    fputs("\n]}\n", json);
+    json_end(&j);
+    json_end(&j);
     if (sweep_plot(out.svg.f, name, dev, date, v, count, sig))
         rc = gc_fail(GC_EXIT_OUTPUT, "%s.svg: cannot write the plot", prefix);
     return bench_files_end(&out, rc, quiet);

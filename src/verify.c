@@ -164,7 +164,7 @@ static void ref_rows(void *arg, size_t begin, size_t end)
                 for (int64_t c = 0; c < n; c++) {
                     uint64_t r = j->ialpha * iacc[c];
                     if (j->ibeta)
-                        r += j->ibeta * (uint64_t)(int64_t)gc_tensor_get(j->c0, row + (size_t)c);
+                        r += j->ibeta * matmul_int_at(j->c0, row + (size_t)c);
                     if (pl->result == GC_BOOL)
                         r = r != 0;
                     /* Truncation to the result's width is its low bytes. */
@@ -187,10 +187,8 @@ static void *widen(const struct gc_tensor *t, int as_int)
     for (size_t i = 0; i < n; i++) {
         if (!as_int) {
             ((long double *)w)[i] = gc_tensor_get(t, i);
-        } else if (t->dtype == GC_U64) {
-            ((uint64_t *)w)[i] = ((const uint64_t *)t->data)[i];
         } else {
-            ((uint64_t *)w)[i] = (uint64_t)(int64_t)gc_tensor_get(t, i);
+            ((uint64_t *)w)[i] = matmul_int_at(t, i);
         }
     }
     return w;
@@ -201,7 +199,7 @@ int verify_host_reference(const struct matmul_plan *plan, const struct gc_tensor
                           double beta, int threads, void *out)
 {
     struct ref_job j = { plan, NULL, NULL, NULL, NULL, c0, alpha, beta,
-                         (uint64_t)(int64_t)alpha, (uint64_t)(int64_t)beta, out };
+                         (uint64_t)plan->alpha_i, (uint64_t)plan->beta_i, out };
     void *wa = widen(a, plan->exact), *wb = widen(b, plan->exact);
     if (!wa || !wb) {
         free(wa);

@@ -40,7 +40,9 @@ void verify_errors(const void *x, int dt, const double *ref, size_t n, double *r
  * C0 as the result's dtype and shape (or NULL): for a float result, sums
  * of products in long double, rounded once to the double `out`; for an
  * integer result, exact modulo 2^64 and truncated as NumPy wraps, into
- * `out` of the result's dtype.  Returns 0 or GC_EXIT_INPUT (memory). */
+ * `out` of the result's dtype.  alpha and beta are a float result's; an
+ * integer result's are the plan's alpha_i and beta_i.  Returns 0 or
+ * GC_EXIT_INPUT (memory). */
 int verify_host_reference(const struct matmul_plan *plan, const struct gc_tensor *a,
                           const struct gc_tensor *b, const struct gc_tensor *c0, double alpha,
                           double beta, int threads, void *out);

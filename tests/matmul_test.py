@@ -2,11 +2,13 @@
 """NumPy's matmul as the oracle for `gemmcli mul` (with --kernel cpu, so no
 GPU is needed): the result dtype of every dtype pair, integer results bit
 for bit (wrap-around included), 1-D operands, stacks and broadcasting, C0
-broadcasting, the compute modes, and the errors; `transpose` of stacks
-against .mT; N-D .npy and raw round trips.
+broadcasting, the compute modes, --alpha and --beta of integer results
+as NumPy 2's Python ints, and the errors; `transpose` of stacks against
+.mT; N-D .npy and raw round trips; 0-d arrays.
 
     matmul_test.py [path/to/gemmcli]      (prints 'matmul: N passed, M failed')
 """
+import io
 import os
 import subprocess
 import sys
@@ -139,6 +141,81 @@ def test_c0(d):
           err(p))
 
 
+def numpy_scalars(alpha, beta, ab, c0):
+    """alpha * (A@B) + beta * C0 as NumPy 2 computes it with Python ints:
+    in the product's dtype, wrapping; None where NumPy refuses them."""
+    try:
+        with np.errstate(all="ignore"):
+            return alpha * ab + beta * c0
+    except OverflowError:
+        return None
+
+
+def test_integer_scalars(d):
+    """--alpha and --beta of an integer result: exact integers (not through
+    a double), in the result dtype's range as NumPy 2 takes a Python int,
+    wrapping when applied; out of range refused, saying the range."""
+    for dt in ["int8", "uint8", "int16", "uint32", "int64", "uint64"]:
+        info = np.iinfo(dt)
+        a, b, c0 = sample(dt, (4, 3), True), sample(dt, (3, 2), True), sample(dt, (4, 2), True)
+        np.save(os.path.join(d, "c0.npy"), c0)
+        for alpha, beta in [(info.max, info.min), (info.min, info.max), (info.max - 1, 3),
+                            (-1 if info.min else 2, info.max)]:
+            want = numpy_scalars(alpha, beta, a @ b, c0)
+            p, got = mul(d, a, b, "-c", "c0.npy", "--alpha", alpha, "--beta", beta, "--verify")
+            check(f"{dt} --alpha {alpha} --beta {beta}: NumPy's, exactly", want is not None and
+                  got is not None and got.dtype == want.dtype and np.array_equal(got, want),
+                  err(p))
+        for opt, bad in [("--alpha", info.max + 1), ("--beta", info.min - 1)]:
+            refused = numpy_scalars(bad, bad, a @ b, c0) is None
+            p, _ = mul(d, a, b, "-c", "c0.npy", "--beta", "1", opt, bad)
+            check(f"{dt} {opt} {bad}: refused (NumPy: OverflowError) -> 2, saying the range",
+                  refused and p.returncode == 2 and opt in err(p) and
+                  f"from {info.min} to {info.max}" in err(p), err(p))
+    # Beyond 2^53: a double would round 2^53 + 1 to 2^53.
+    a, b = sample("int64", (5, 4), True), sample("int64", (4, 3), True)
+    for alpha in (9007199254740993, -9007199254740993, 2**62 + 1):
+        p, got = mul(d, a, b, "--alpha", alpha, "--verify")
+        with np.errstate(all="ignore"):
+            want = alpha * (a @ b)
+        check(f"int64 --alpha {alpha}: exactly NumPy's", got is not None and
+              np.array_equal(got, want), err(p))
+    small_a, small_b = sample("int64", (5, 4)), sample("int64", (4, 3))
+    p, got = mul(d, small_a, small_b, "--alpha", 9007199254740993, "--verify")
+    check("int64 below 2^53 (FP64 arithmetic), --alpha 2^53 + 1: exact", got is not None and
+          np.array_equal(got, 9007199254740993 * (small_a @ small_b)), err(p))
+    # An empty product: C0 alone, scaled exactly.
+    c0 = sample("int64", (5, 3), True)
+    np.save(os.path.join(d, "c0.npy"), c0)
+    p, got = mul(d, sample("int64", (5, 0)), sample("int64", (0, 3)), "-c", "c0.npy", "--beta",
+                 9007199254740993)
+    with np.errstate(all="ignore"):
+        want = 9007199254740993 * c0
+    check("empty int64 product, --beta 2^53 + 1: C0 scaled exactly", got is not None and
+          np.array_equal(got, want), err(p))
+    # bool: True and False keep a bool product bool; another integer would
+    # make NumPy's int64.
+    x, y, c0 = sample("bool", (4, 3)), sample("bool", (3, 2)), sample("bool", (4, 2))
+    np.save(os.path.join(d, "c0.npy"), c0)
+    p, got = mul(d, x, y, "-c", "c0.npy", "--alpha", 1, "--beta", 1)
+    want = np.True_ * (x @ y) + np.True_ * c0
+    check("bool --alpha 1 --beta 1: NumPy's True * A@B + True * C0", got is not None and
+          got.dtype == np.bool_ and np.array_equal(got, want), err(p))
+    p, _ = mul(d, x, y, "--alpha", 2)
+    check("bool --alpha 2: refused -> 2, saying 0 to 1", p.returncode == 2 and
+          "from 0 to 1" in err(p), err(p))
+    # A float scalar would make NumPy's product float64: refused, as 2.5 is.
+    for text in ("2.0", "1e3", "0x10", "two"):
+        p, _ = mul(d, a, b, "--alpha", text)
+        check(f"int64 --alpha {text}: refused -> 2", p.returncode == 2 and "--alpha" in err(p),
+              err(p))
+    # A float result takes the scalar as NumPy converts a Python int: rounded.
+    f, g = sample("float64", (4, 3)), sample("float64", (3, 2))
+    p, got = mul(d, f, g, "--alpha", 9007199254740993, "--beta", 0)
+    check("float64 --alpha 2^53 + 1: NumPy's float64 product", got is not None and
+          same(got, 9007199254740993 * (f @ g)), err(p))
+
+
 def test_compute(d):
     a, b = sample("float64", (30, 40)), sample("float64", (40, 20))
     want = a @ b
@@ -261,9 +338,95 @@ def test_transpose_and_formats(d):
           np.array_equal(got, v), err(p))
 
 
+def numpy_refuses(f):
+    try:
+        f()
+        return False
+    except ValueError:
+        return True
+
+
+def test_zero_d(d):
+    """0-d arrays (np.save of a NumPy scalar, vector @ vector): read and
+    written where NumPy has them (info, convert to .npy and raw, C0, a
+    result read back), refused where NumPy refuses them (matmul operands,
+    .mT, np.savetxt)."""
+    import json
+    at = lambda name: os.path.join(d, name)
+    for x in (np.float64(2.5), np.float32(-1.5), np.int8(-3), np.uint64(2**64 - 1),
+              np.bool_(True), np.array(2.5, ">f8"), np.float16(0.5)):
+        np.save(at("s.npy"), x)
+        what = f"0-d {np.asarray(x).dtype.str}"
+        p = run("info", "s.npy", cwd=d)
+        check(f"{what}: info says scalar", p.returncode == 0 and b"scalar" in p.stdout, err(p))
+        p = run("info", "--json", "s.npy", cwd=d)
+        info = json.loads(p.stdout) if p.returncode == 0 else [{}]
+        check(f"{what}: info --json shape []", info[0].get("shape") == [], (err(p), p.stdout))
+        p = run("convert", "-q", "s.npy", "-o", "t.npy", cwd=d)
+        got = np.load(at("t.npy")) if p.returncode == 0 else None
+        np.save(at("want.npy"), np.asarray(x).astype(np.asarray(x).dtype.newbyteorder("=")))
+        check(f"{what}: convert to .npy: np.save's bytes", got is not None and got.shape == ()
+              and open(at("t.npy"), "rb").read() == open(at("want.npy"), "rb").read(), err(p))
+        dt = np.asarray(x).dtype.newbyteorder("=").name
+        p = run("convert", "-q", "s.npy", "-o", "t.bin", cwd=d)
+        q = run("convert", "-q", "t.bin", "--shape", "scalar", "--dtype", dt, "-o", "u.npy",
+                cwd=d)
+        ok = p.returncode == 0 and q.returncode == 0 and np.load(at("u.npy")).shape == () and \
+            np.array_equal(np.load(at("u.npy")), x)
+        check(f"{what}: .npy -> raw -> .npy (--shape scalar)", ok, err(p) + err(q))
+    # np.savetxt refuses a 0-d array: so does CSV output, writing nothing.
+    np.save(at("s.npy"), np.float64(2.5))
+    check("np.savetxt refuses 0-d", numpy_refuses(lambda: np.savetxt(io.StringIO(),
+                                                                      np.array(2.5))))
+    for out in ("s.csv", "s.csv.gz"):
+        p = run("convert", "s.npy", "-o", out, cwd=d)
+        check(f"0-d to {out}: exit 2, nothing written", p.returncode == 2 and "scalar" in err(p)
+              and not os.path.exists(at(out)), err(p))
+    # vector @ vector is 0-d, as NumPy's; gemmcli reads its own result back.
+    v, w = sample("float64", (7,)), sample("float64", (7,))
+    p, got = mul(d, v, w, "--verify", out="r.npy")
+    check("vector @ vector: a 0-d result", got is not None and got.shape == () and
+          same(got, v @ w), err(p))
+    p = run("info", "r.npy", cwd=d)
+    check("info reads the 0-d result", p.returncode == 0 and b"scalar" in p.stdout, err(p))
+    p = run("convert", "-q", "r.npy", "-o", "r2.npy", cwd=d)
+    check("convert reads the 0-d result", p.returncode == 0 and
+          np.array_equal(np.load(at("r2.npy")), np.load(at("r.npy"))), err(p))
+    iv = sample("int16", (9,), True)
+    p, got = mul(d, iv, iv, out="ir.npy")
+    check("int16 vector @ vector: 0-d, wrapping", got is not None and got.shape == () and
+          got.dtype == np.int16 and got == iv @ iv, err(p))
+    # C0 of shape () broadcasts to any result, as in NumPy.
+    a, b = sample("float64", (3, 4)), sample("float64", (4, 2))
+    np.save(at("c0.npy"), np.float64(-1.25))
+    p, got = mul(d, a, b, "-c", "c0.npy", "--alpha", "0.5", "--beta", "2", "--verify")
+    check("0-d C0 broadcasts", got is not None and same(got, 0.5 * (a @ b) + 2 * np.float64(-1.25)),
+          err(p))
+    ia, ib = sample("int16", (3, 4), True), sample("int16", (4, 2), True)
+    p, got = mul(d, ia, ib, "-c", "ir.npy", "--beta", "-3", "--verify")
+    with np.errstate(all="ignore"):
+        want = ia @ ib + (-3) * np.load(at("ir.npy"))
+    check("a 0-d integer result as C0, exact", got is not None and got.dtype == want.dtype and
+          np.array_equal(got, want), err(p))
+    # matmul refuses 0-d operands, naming the operand as NumPy does.
+    s = np.float64(2.5)
+    for i, (x, y) in enumerate(((s, a), (a, s))):
+        refused = numpy_refuses(lambda: np.matmul(x, y))
+        p, _ = mul(d, x, y)
+        check(f"0-d operand {i}: refused as NumPy's matmul (exit 3)", refused and
+              p.returncode == 3 and f"input operand {i} does not have enough dimensions" in err(p),
+              err(p))
+    # .mT needs two axes; a 0-d array has none.
+    check("NumPy's .mT refuses 0-d", numpy_refuses(lambda: np.array(2.5).mT))
+    os.remove(at("t.npy"))
+    p = run("transpose", "s.npy", "-o", "t.npy", "--kernel", "cpu", cwd=d)
+    check("transpose of 0-d: exit 3, nothing written", p.returncode == 3 and "0-d" in err(p) and
+          not os.path.exists(at("t.npy")), err(p))
+
+
 def main():
-    for t in (test_dtype_pairs, test_shapes, test_c0, test_compute, test_16bit, test_errors,
-              test_transpose_and_formats):
+    for t in (test_dtype_pairs, test_shapes, test_c0, test_integer_scalars, test_compute, test_16bit, test_errors,
+              test_transpose_and_formats, test_zero_d):
         with tempfile.TemporaryDirectory(prefix="gemmcli-matmul.") as d:
             t(d)
     print(f"matmul: {passed} passed, {failed} failed")

@@ -5,8 +5,10 @@ blocks, --oversubscribe) against NumPy and against gemmcli as one process
 (bit for bit, with the CPU kernel), .npy (C and Fortran order, big-endian) and raw read by
 offset, CSV read by rank 0 and sent, text and stdout gathered on rank 0,
 vectors, integers, a verification merged over the blocks; and the
-failures: a rank that sees a different or truncated file, a rank that
-fails after reading or while writing, a failed verification.  Each leaves
+failures: a rank that sees a different or truncated file, a rank (or rank
+0) that lacks a file, a rank that fails after reading or while writing, a
+failed verification; usage errors said once, by rank 0; an exact integer
+--alpha.  Each leaves
 no output, no temporary file and an older output as it was.  K in panels
 (--host-memory too small for a rank's parts): -np 2, 3 and 4 (a 2x2
 grid) against NumPy for floats, integers that wrap, f16, Fortran order,
@@ -26,6 +28,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import stat
 import subprocess
 import sys
@@ -173,6 +176,20 @@ def main():
                           err(r1))
                 os.remove(p("c.npy"))
 
+        # An integer --alpha beyond 2^53, exact on every rank, with and
+        # without panels.
+        ia = rng.integers(-2**40, 2**40, (40, 1000), dtype=np.int64)
+        ib = rng.integers(-2**40, 2**40, (1000, 30), dtype=np.int64)
+        np.save(p("ia.npy"), ia)
+        np.save(p("ib.npy"), ib)
+        with np.errstate(all="ignore"):
+            want = 9007199254740993 * (ia @ ib)
+        for ranks, budget in ((2, []), (3, ["--host-memory", "500K"])):
+            r = mpirun(ranks, "mul", p("ia.npy"), p("ib.npy"), "-o", p("ic.npy"), *KERNEL,
+                       "--alpha", 9007199254740993, "-q", *budget)
+            check(f"int64 --alpha 2^53 + 1 -np {ranks} {' '.join(budget)}: exactly NumPy's",
+                  r.returncode == 0 and np.array_equal(np.load(p("ic.npy")), want), err(r))
+
         # Raw in and out, read and written at offsets.
         a = rng.standard_normal((45, 38)).astype(np.float32)
         b = rng.standard_normal((38, 52)).astype(np.float32)
@@ -197,7 +214,7 @@ def main():
         rep = json.loads(r.stdout) if r.returncode == 0 else {}
         check("--verify --json: one report, the whole product", r.returncode == 0 and
               rep.get("m") == 45 and rep.get("n") == 52 and rep.get("k") == 38 and
-              rep["verify"]["ok"] and "3 in a" in rep.get("ranks", ""), (err(r), rep))
+              rep["verify"]["ok"] and "3 in a" in (rep.get("ranks") or ""), (err(r), rep))
         # A tolerance no FP32 product meets fails on every block: not written.
         r = mpirun(2, "mul", p("a.npy"), p("b.npy"), "-o", p("v.npy"), *KERNEL, "--verify",
                    "--tol", "1e-30")
@@ -264,6 +281,29 @@ def main():
         r = mpmd((p("r0"), [GEMMCLI, *job]), (p("r1"), [GEMMCLI, *job]))
         untouched("a rank that sees another file -> 3", r, 3)
         check("... and says which", b"rank 1 of 2" in r.stderr and b"a.npy" in r.stderr, err(r))
+        # Rank 1 lacks the file, or has a directory in its place; rank 0
+        # lacks it: said as that, naming the rank, its host and directory.
+        host = socket.gethostname().encode()
+        shutil.copy(p("a.npy"), p("r1/a.npy"))
+        os.remove(p("r1/a.npy"))
+        for name, r1_has, says in (("lacks", None, b"No such file or directory on this rank"),
+                                   ("has a directory for", "dir",
+                                    b"not a regular file on this rank")):
+            if r1_has:
+                os.mkdir(p("r1/a.npy"))
+            r = mpmd((p("r0"), [GEMMCLI, *job]), (p("r1"), [GEMMCLI, *job]))
+            untouched(f"a rank that {name} an input -> 3", r, 3)
+            check(f"... says so: rank 1, its host and directory ({name})",
+                  b"rank 1 of 2: a.npy: " + says in r.stderr and host in r.stderr and
+                  p("r1").encode() in r.stderr and b"way of reading" not in r.stderr, err(r))
+            if r1_has:
+                os.rmdir(p("r1/a.npy"))
+        r = mpmd((p("r1"), [GEMMCLI, *job]), (p("r0"), [GEMMCLI, *job]))
+        untouched("rank 0 lacks an input -> 3", r, 3)
+        check("... says so: rank 0, its host and directory", b"rank 0 of 2: a.npy: No such file "
+              b"or directory on this rank" in r.stderr and host in r.stderr and
+              p("r1").encode() in r.stderr, err(r))
+        shutil.copy(p("a.npy"), p("r1/a.npy"))
         # Rank 1's copy is truncated.
         with open(p("a.npy"), "rb") as f:
             head = f.read(300)
@@ -327,7 +367,7 @@ def main():
                 rep = json.loads(r.stdout) if r.returncode == 0 else {}
                 # Several panels of a multiple of 256, the last one shorter.
                 m = re.match(r"(\d+) of (\d+) along K, each read once and broadcast",
-                             rep.get("panels", ""))
+                             rep.get("panels") or "")
                 k = a.shape[-1]
                 check(what, r.returncode == 0 and m and int(m[1]) > 1 and int(m[2]) % 256 == 0
                       and int(m[1]) == -(-k // int(m[2])) and k % int(m[2]), (err(r), rep))
@@ -352,7 +392,7 @@ def main():
                        "--json")
             rep = json.loads(r.stdout) if r.returncode == 0 else {}
             check(f"panels: CSV -np {ranks}, A's sent by rank 0", r.returncode == 0 and
-                  "A's sent by rank 0, B's read once" in rep.get("panels", ""), (err(r), rep))
+                  "A's sent by rank 0, B's read once" in (rep.get("panels") or ""), (err(r), rep))
             if r.returncode == 0:
                 like_numpy(f"panels: CSV -np {ranks}", a, b, 1e-5, np.load(q("c.npy")))
 
@@ -386,7 +426,7 @@ def main():
               and b"panels" not in r.stderr, err(r))
         r = mpirun(3, "mul", q("a.csv"), q("b.npy"), "-o", q("c.npy"), *KERNEL, "--json")
         check("panels: none in --json either", r.returncode == 0 and
-              json.loads(r.stdout).get("panels") == "", err(r))
+              json.loads(r.stdout).get("panels") is None, err(r))
 
         # A budget too small for panels of 256: said, nothing written.
         r = mpirun(2, "mul", q("a.csv"), q("b.npy"), "-o", p("out.npy"), *KERNEL,
@@ -458,6 +498,38 @@ def main():
             check(f"{name} under mpirun -> 2", r.returncode == 2 and word in r.stderr and
                   not os.path.exists(p("x.npy")), err(r))
             check(f"{name}: said once", r.stderr.count(b"gemmcli:") == 1, err(r))
+        # Usage errors every rank finds alike: said once, by rank 0, status 2
+        # on every rank; also when rank 0 starts last (the others wait for
+        # it to speak instead of ending the job first).
+        np.save(p("ia.npy"), rng.integers(-9, 9, (4, 4)))
+        usage = [
+            ("an unknown option", ["mul", "--nosuch", p("a.npy"), p("b.npy"), "-o", p("x.npy")]),
+            ("an unknown command", ["nosuch"]),
+            ("no command", []),
+            ("a missing operand", ["mul", p("a.npy"), "-o", p("x.npy")]),
+            ("no output", ["mul", p("a.npy"), p("b.npy")]),
+            ("a bad option value", ["mul", p("a.npy"), p("b.npy"), "-o", p("x.npy"), "--repeat",
+                                    "0"]),
+            ("an unknown kernel", ["mul", p("a.npy"), p("b.npy"), "-o", p("x.npy"), "--kernel",
+                                   "nosuch"]),
+            ("info without files", ["info"]),
+            ("transpose with a bad option", ["transpose", "--bogus", p("a.npy")]),
+            ("an integer --alpha out of range", ["mul", p("ia.npy"), p("ia.npy"), "-o",
+                                                 p("x.npy"), "--alpha", 2**63, *KERNEL]),
+        ]
+        for name, argv in usage:
+            for ranks in (2, 3):
+                r = mpirun(ranks, *argv)
+                check(f"{name} -np {ranks}: status 2, said once", r.returncode == 2 and
+                      r.stderr.count(b"gemmcli:") == 1 and not os.path.exists(p("x.npy")),
+                      err(r))
+        late = ["sh", "-c", 'if [ "$OMPI_COMM_WORLD_RANK" = 0 ]; then sleep 1; fi; exec "$0" "$@"',
+                GEMMCLI]
+        for name, argv in [usage[1], usage[3], refusals[3][:2], refusals[1][:2]]:
+            r = subprocess.run(["mpirun", "-np", "3", "--oversubscribe", *late, *map(str, argv)],
+                               capture_output=True, env=ENV, timeout=300)
+            check(f"{name}, rank 0 starting last: said once, status 2", r.returncode == 2 and
+                  r.stderr.count(b"gemmcli:") == 1, err(r))
         env = dict(ENV, GEMMCLI_MPI_LIBRARY=p("nosuch/gemmcli-mpi.so"))
         r = mpirun(2, "mul", p("a.npy"), p("b.npy"), "-o", p("x.npy"), *KERNEL, env=env)
         check("no MPI library -> 2, saying so", r.returncode == 2 and

@@ -99,7 +99,7 @@ def main():
                         "--device-memory", cap)
                 ok = r.returncode == 0
                 rep = json.loads(r.stdout) if ok else {}
-                tiles = rep.get("tiles", "")
+                tiles = rep.get("tiles") or ""
                 check(f"{name} at 1/{frac}", ok and rep["verify"]["ok"] and tiles and
                       int(tiles.split()[0]) > 1, (r.returncode, r.stderr.decode()[-300:], tiles))
                 if ok:

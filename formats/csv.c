@@ -11,8 +11,12 @@
  *   - an empty or quoted field, a trailing delimiter, anything that is not
  *     a number and a row with another number of fields than the first are
  *     errors reported as FILE:LINE:COLUMN (columns count bytes, from 1).
- * Numbers are parsed correctly rounded into float32, or float64 when the
- * read options ask for GC_F64 or GC_F16, whatever the process's locale.
+ * The read options' dtype says what the numbers become, as numpy.loadtxt's
+ * dtype does (float64 when none is given): floats are parsed correctly
+ * rounded, whatever the process's locale (float16 and bfloat16 through
+ * double, then rounded once); an integer dtype takes integer literals
+ * ([+-]digits) only, exactly, and refuses one that does not fit (bool: any
+ * int64, nonzero is true).
  *
  * Text is parsed as it is read, a chunk of whole lines at a time, so that
  * the text is never held whole: memory is the chunk and the rows, which
@@ -26,9 +30,10 @@
  * R x C matrix and NumPy's loadtxt reads as an empty array.
  *
  * gzip: members are read one after another, so a multi-member file reads
- * as one.  From a regular file (up to GZ_WHOLE_MAX) each member that
- * inflates into the text buffer goes through libdeflate in one call, at
- * about twice zlib's speed; larger members and pipes stream through zlib.
+ * as one, in time linear in the text whatever the members' sizes.  From a
+ * regular file (up to GZ_WHOLE_MAX) each member that inflates into the text
+ * buffer goes through libdeflate in one call, at about twice zlib's speed;
+ * larger members and pipes stream through zlib.
  * A truncated stream, a bad CRC, length or header CRC, reserved flags and
  * bytes after the last member are errors.
  * Output is a series of gzip members of CSV_GZ_CHUNK bytes of text each, at
@@ -111,7 +116,8 @@ struct csv_parser {
     const char *line_start;
     size_t line;
     char delim;                 /* ' ': any run of blanks */
-    int is_f64;
+    enum gc_dtype dtype;        /* what each field is parsed into */
+    uint64_t pos_max, neg_max;  /* integer dtypes: the largest magnitudes */
     locale_t loc;
     struct csv_fault *fault;
 };
@@ -202,6 +208,118 @@ static void csv_skip_line(struct csv_parser *ps)
     }
 }
 
+/* Why a field is refused. */
+enum csv_refusal { CSV_NOT_A_NUMBER, CSV_NOT_AN_INTEGER, CSV_MINUS_SIGN, CSV_OUT_OF_RANGE };
+
+/* An integer literal, [+-]digits, ends where a field does. */
+static int csv_field_ends(const struct csv_parser *ps, const char *q)
+{
+    return q == ps->end || *q == '\n' || *q == '#' || *q == ps->delim || *q == ' ' ||
+           *q == '\t' || *q == '\r';
+}
+
+/* Parses an integer field into element i of out, exactly, as NumPy's
+ * loadtxt does for an integer dtype: the text must be an integer literal
+ * that fits (bool: one that fits int64; nonzero is true).  Returns the
+ * end of the field, or NULL with *why saying what is wrong. */
+static const char *csv_parse_int(const struct csv_parser *ps, const char *q, void *out,
+                                 size_t i, enum csv_refusal *why)
+{
+    const char *p = q;
+    int neg = *p == '-';
+    p += neg || *p == '+';
+    const char *digits = p;
+    while (*p == '0')
+        p++;
+    const char *lead = p;
+    uint64_t v = 0;
+    /* Nineteen digits cannot overflow 64 bits; a twentieth may. */
+    while ((unsigned)(*p - '0') < 10 && p - lead < 19)
+        v = v * 10 + (unsigned)(*p++ - '0');
+    int over = 0;
+    if ((unsigned)(*p - '0') < 10) {
+        over = __builtin_mul_overflow(v, 10, &v) ||
+               __builtin_add_overflow(v, (unsigned)(*p++ - '0'), &v);
+        while ((unsigned)(*p - '0') < 10) {
+            p++;
+            over = 1;
+        }
+    }
+    if (p == digits || !csv_field_ends(ps, p)) {
+        *why = CSV_NOT_AN_INTEGER;
+        return NULL;
+    }
+    if (neg && ps->neg_max == 0) {
+        *why = CSV_MINUS_SIGN;
+        return NULL;
+    }
+    if (over || v > (neg ? ps->neg_max : ps->pos_max)) {
+        *why = CSV_OUT_OF_RANGE;
+        return NULL;
+    }
+    uint64_t bits = neg ? 0 - v : v;
+    switch (ps->dtype) {
+    case GC_I8: case GC_U8: ((uint8_t *)out)[i] = (uint8_t)bits; break;
+    case GC_I16: case GC_U16: ((uint16_t *)out)[i] = (uint16_t)bits; break;
+    case GC_I32: case GC_U32: ((uint32_t *)out)[i] = (uint32_t)bits; break;
+    case GC_BOOL: ((uint8_t *)out)[i] = v != 0; break;
+    default: ((uint64_t *)out)[i] = bits; break;
+    }
+    return p;
+}
+
+/* Parses the field at q into element i of out: floats correctly rounded
+ * (half types through double, rounded once more), integers exactly.
+ * Returns the end of the number, or NULL with *why. */
+static const char *csv_parse_field(const struct csv_parser *ps, const char *q, void *out,
+                                   size_t i, enum csv_refusal *why)
+{
+    const char *after;
+    double v;
+    *why = CSV_NOT_A_NUMBER;
+    switch (ps->dtype) {
+    case GC_F64: return dec_parse_f64(q, ps->end, ps->loc, (double *)out + i);
+    case GC_F32: return dec_parse_f32(q, ps->end, ps->loc, (float *)out + i);
+    case GC_F16:
+    case GC_BF16:
+        if ((after = dec_parse_f64(q, ps->end, ps->loc, &v)))
+            ((uint16_t *)out)[i] = ps->dtype == GC_F16 ? gc_double_to_half(v)
+                                                       : gc_double_to_bf16(v);
+        return after;
+    default: return csv_parse_int(ps, q, out, i, why);
+    }
+}
+
+/* The integer range of the parser's dtype, for csv_parse_int. */
+static void csv_set_dtype(struct csv_parser *ps, enum gc_dtype dtype)
+{
+    ps->dtype = dtype;
+    size_t bits = 8 * gc_dtypes[dtype].size;
+    if (dtype == GC_BOOL)
+        bits = 64;
+    int is_signed = gc_dtypes[dtype].kind != GC_KIND_UINT;
+    ps->pos_max = is_signed ? (UINT64_MAX >> (65 - bits)) : (UINT64_MAX >> (64 - bits));
+    ps->neg_max = is_signed ? ps->pos_max + 1 : 0;
+}
+
+/* Reports a field that csv_parse_field refused, in words for the dtype. */
+static int csv_bad_number(const struct csv_parser *ps, const char *field, enum csv_refusal why)
+{
+    if (gc_dtypes[ps->dtype].kind == GC_KIND_FLOAT)
+        return csv_bad_field(ps, field, "not a number");
+    char what[96], range[48];
+    const char *name = gc_dtypes[ps->dtype].name;
+    snprintf(range, sizeof range, "%" PRId64 " to %" PRIu64,
+             ps->neg_max ? (int64_t)(0 - ps->neg_max) : 0, ps->pos_max);
+    if (why == CSV_OUT_OF_RANGE)
+        snprintf(what, sizeof what, "out of range for %s (%s)", name, range);
+    else if (why == CSV_MINUS_SIGN)
+        snprintf(what, sizeof what, "a minus sign, which %s (%s) does not take", name, range);
+    else
+        snprintf(what, sizeof what, "not an integer, which %s text must be", name);
+    return csv_bad_field(ps, field, what);
+}
+
 /* Parses one row into out[0..max) and returns the field count in *count;
  * stops with an error past `max` fields.  Leaves p after the row's LF. */
 static int csv_parse_row(struct csv_parser *ps, void *out, size_t max, size_t expect,
@@ -228,10 +346,10 @@ static int csv_parse_row(struct csv_parser *ps, void *out, size_t max, size_t ex
                      first_line);
             return csv_error(ps, q, what);
         }
-        const char *after = ps->is_f64 ? dec_parse_f64(q, ps->end, ps->loc, (double *)out + n)
-                                       : dec_parse_f32(q, ps->end, ps->loc, (float *)out + n);
+        enum csv_refusal why;
+        const char *after = csv_parse_field(ps, q, out, n, &why);
         if (!after)
-            return csv_bad_field(ps, q, "not a number");
+            return csv_bad_number(ps, q, why);
         const char *field = q;
         q = after;
         while (csv_blank(*q, delim) || (delim == ' ' && *q == '\t'))
@@ -245,7 +363,7 @@ static int csv_parse_row(struct csv_parser *ps, void *out, size_t max, size_t ex
             break;
         if (delim == ' ' && q != after)
             continue;
-        return csv_bad_field(ps, field, "not a number");
+        return csv_bad_number(ps, field, CSV_NOT_A_NUMBER);
     }
     if (n != expect && expect) {
         char what[96];
@@ -534,6 +652,13 @@ static int gz_stream_want(struct text_source *s, size_t want)
     return 0;
 }
 
+/* 1 when the n (< 3) bytes at p, the last of the input, start gzip's
+ * magic number: a member cut short in its header, not foreign data. */
+static int gz_cut_in_magic(const unsigned char *p, size_t n)
+{
+    return n < 3 && p[0] == 0x1f && (n < 2 || p[1] == 0x8b);
+}
+
 /* The start of the next member: 0 with *more = 0 at the end of the data. */
 static int gz_next_member(struct text_source *s, int *more)
 {
@@ -542,6 +667,8 @@ static int gz_next_member(struct text_source *s, int *more)
         if (s->cpos == s->clen)
             return 0;
         s->member_at = s->cpos;
+        if (gz_cut_in_magic(s->comp + s->cpos, s->clen - s->cpos))
+            return gz_fail(s, "truncated gzip data");
         if (s->clen - s->cpos < 3 || s->comp[s->cpos] != 0x1f || s->comp[s->cpos + 1] != 0x8b)
             return s->cpos == 0
                 ? gc_fail(GC_EXIT_INPUT, "%s: not gzip data", s->name)
@@ -557,6 +684,8 @@ static int gz_next_member(struct text_source *s, int *more)
         return s->consumed == 0 ? gc_fail(GC_EXIT_INPUT, "%s: empty input, not gzip data",
                                           s->name) : 0;
     s->member_at = s->consumed + (uint64_t)(s->zs.next_in - s->zin);
+    if (gz_cut_in_magic(s->zs.next_in, s->zs.avail_in))
+        return gz_fail(s, "truncated gzip data");
     if (s->zs.avail_in < 3 || s->zs.next_in[0] != 0x1f || s->zs.next_in[1] != 0x8b)
         return s->member_at == 0
             ? gc_fail(GC_EXIT_INPUT, "%s: not gzip data", s->name)
@@ -700,6 +829,24 @@ static void csv_note_mark(struct csv_reader *r, const char *q)
     }
 }
 
+/* The shape an empty-matrix mark gives, if NumPy could make an array of
+ * it in the dtype read: the product of its nonzero dimensions times the
+ * element size within 2^63 - 1 bytes, as for a .npy header. */
+static int csv_take_mark(struct csv_reader *r)
+{
+    struct gc_tensor shape = { .dtype = r->ps.dtype };
+    size_t bytes;
+    gc_tensor_set_2d(&shape, r->mark_rows, r->mark_cols);
+    if (!gc_tensor_bytes(&shape, &bytes))
+        return gc_fail(GC_EXIT_INPUT, "%s: the empty matrix's shape (%zu, %zu) is too large "
+                       "for %s elements (NumPy allows up to 2^63 - 1 bytes, counting the "
+                       "dimensions that are not zero)", r->ps.name, r->mark_rows,
+                       r->mark_cols, gc_dtypes[r->ps.dtype].name);
+    r->rows = r->mark_rows;
+    r->cols = r->mark_cols;
+    return 0;
+}
+
 /* Room for `need` rows in all; grows geometrically, but never past the
  * memory available. */
 static int csv_reserve_rows(struct csv_reader *r, size_t need)
@@ -719,7 +866,7 @@ static int csv_reserve_rows(struct csv_reader *r, size_t need)
             if (want < need)
                 return gc_fail(GC_EXIT_INPUT, "%s: more than %zu rows of %zu %s values: %.2f "
                                "GiB so far, and only %.2f GiB of memory is available",
-                               r->ps.name, r->rows, r->cols, gc_dtypes[r->esize == 8 ? GC_F64 : GC_F32].name,
+                               r->ps.name, r->rows, r->cols, gc_dtypes[r->ps.dtype].name,
                                have / 1073741824.0, avail / 1073741824.0);
             bytes = want * row_bytes;
         }
@@ -894,7 +1041,9 @@ static int csv_parse_region(struct csv_reader *r, char *buf, size_t end)
     return csv_parse_lines(r, ps->p, ps->end);
 }
 
-/* Reads into w after what it holds, until it is full or the text ends;
+/* Reads into w after what it holds, until it is full or the text ends
+ * (gzip text comes a member at a time, however small the member: a window
+ * filled by parts would be searched and handed to a thread once a part);
  * what goes wrong is held in w->msg.  Runs on a thread of its own while
  * the previous window is parsed. */
 static void *csv_fill(void *arg)
@@ -902,11 +1051,14 @@ static void *csv_fill(void *arg)
     struct csv_window *w = ((void **)arg)[1];
     struct csv_reader *r = ((void **)arg)[0];
     gc_capture_set(&w->msg);
-    size_t got;
-    w->status = source_fill(&r->src, w->buf + w->len, w->cap - w->len, &got);
-    if (!w->status) {
-        w->eof = got == 0;
-        w->len += got;
+    size_t got = 1;
+    w->status = 0;
+    while (!w->status && w->len < w->cap && got) {
+        w->status = source_fill(&r->src, w->buf + w->len, w->cap - w->len, &got);
+        if (!w->status) {
+            w->eof = got == 0;
+            w->len += got;
+        }
     }
     gc_capture_set(NULL);
     return NULL;
@@ -947,13 +1099,16 @@ static int csv_run(struct csv_reader *r, size_t window)
     int status = csv_window_grow(r, cur, window);
     if (!status)
         status = csv_fill_now(r, cur);
+    /* cur->buf[0, scanned) holds no newline: text is searched once. */
+    size_t scanned = 0, tail = 0;
     while (!status) {
         size_t end = cur->len;
         if (!cur->eof) {
-            const char *nl = memrchr(cur->buf, '\n', cur->len);
+            const char *nl = memrchr(cur->buf + scanned, '\n', cur->len - scanned);
             if (!nl) {
-                /* No whole line yet: read on, into a larger window for a
-                 * line longer than it. */
+                /* No whole line yet: read on, into a window twice as
+                 * large for a line longer than it. */
+                scanned = cur->len;
                 if (cur->len == cur->cap)
                     status = csv_window_grow(r, cur, cur->cap * 2);
                 if (!status)
@@ -963,8 +1118,9 @@ static int csv_run(struct csv_reader *r, size_t window)
             end = (size_t)(nl - cur->buf) + 1;
             if ((status = csv_window_grow(r, next, cur->cap)))
                 break;
-            memcpy(next->buf, cur->buf + end, cur->len - end);
-            next->len = cur->len - end;
+            tail = cur->len - end;
+            memcpy(next->buf, cur->buf + end, tail);
+            next->len = tail;
         }
         pthread_t filler;
         void *args[2] = { r, next };
@@ -983,6 +1139,7 @@ static int csv_run(struct csv_reader *r, size_t window)
         struct csv_window *t = cur;
         cur = next;
         next = t;
+        scanned = tail;
     }
     return status;
 }
@@ -997,7 +1154,7 @@ static int csv_read_text(struct gc_input *in, int gz, const struct gc_read_opts 
     r.o = o;
     r.count_only = count_only;
     r.header_pending = o && o->header;
-    r.ps = (struct csv_parser){ in->name, NULL, NULL, NULL, 1, ',', 0, (locale_t)0, &r.fault };
+    r.ps = (struct csv_parser){ .name = in->name, .line = 1, .delim = ',', .fault = &r.fault };
     r.threads = o && o->threads > 0 ? o->threads : parallel_default_threads();
     if (r.threads > CSV_MAX_CHUNKS)
         r.threads = CSV_MAX_CHUNKS;
@@ -1006,9 +1163,10 @@ static int csv_read_text(struct gc_input *in, int gz, const struct gc_read_opts 
     if (!csv_delimiter_ok(r.ps.delim))
         return gc_fail(GC_EXIT_USAGE, "%s: delimiter '%c' cannot separate numbers", in->name,
                        r.ps.delim);
-    /* float16 goes through double: one rounding there, one to half. */
-    r.ps.is_f64 = o && (o->dtype == GC_F64 || o->dtype == GC_F16);
-    r.esize = r.ps.is_f64 ? 8 : 4;
+    /* numpy.loadtxt's default dtype. */
+    csv_set_dtype(&r.ps, o && o->dtype >= 0 && o->dtype < GC_DTYPE_COUNT
+                         ? (enum gc_dtype)o->dtype : GC_F64);
+    r.esize = gc_dtypes[r.ps.dtype].size;
     r.ps.loc = newlocale(LC_ALL_MASK, "C", (locale_t)0);
     int status = !r.ps.loc ? gc_fail(GC_EXIT_INPUT, "%s: cannot create the C locale", in->name)
                : source_open(&r.src, in, gz, r.threads);
@@ -1016,7 +1174,7 @@ static int csv_read_text(struct gc_input *in, int gz, const struct gc_read_opts 
         status = csv_run(&r, gz ? CSV_GZ_WINDOW : CSV_TEXT_CHUNK);
     if (!status && r.cols == 0) {
         if (r.have_mark)
-            r.rows = r.mark_rows, r.cols = r.mark_cols;
+            status = csv_take_mark(&r);
         else
             status = gc_fail(GC_EXIT_INPUT, r.header_pending || !(o && o->header)
                              ? "%s: no data" : "%s: no data after the header line", in->name);
@@ -1026,7 +1184,7 @@ static int csv_read_text(struct gc_input *in, int gz, const struct gc_read_opts 
     struct gc_tensor res;
     memset(&res, 0, sizeof res);
     gc_tensor_set_2d(&res, r.rows, r.cols);
-    res.dtype = r.ps.is_f64 ? GC_F64 : GC_F32;
+    res.dtype = r.ps.dtype;
     if (!status && !count_only && r.data) {
         const struct gc_alloc *alloc = o ? o->alloc : NULL;
         size_t bytes = r.rows * r.cols * r.esize;
@@ -1220,13 +1378,14 @@ static int csv_writer_open(struct csv_writer *w, size_t slots, int level)
         w->text_cap = 128;
     for (size_t s = 0; s < slots; s++) {
         if (level >= 0 && !(w->comp[s] = libdeflate_alloc_compressor(level)))
-            return gc_fail(GC_EXIT_OUTPUT, "%s: out of host memory", w->name);
+            return gc_fail(GC_EXIT_INPUT, "%s: out of host memory for a gzip compressor",
+                           w->name);
         if (w->comp[s] && !w->zcap)
             w->zcap = libdeflate_deflate_compress_bound(w->comp[s], w->text_cap) +
                       GZ_HEAD_BYTES + GZ_TAIL_BYTES;
         if (!(w->slot[s].text = malloc(w->text_cap)) ||
             (w->comp[s] && !(w->slot[s].z = malloc(w->zcap))))
-            return gc_fail(GC_EXIT_OUTPUT, "%s: out of host memory for %zu bytes of text",
+            return gc_fail(GC_EXIT_INPUT, "%s: out of host memory for %zu bytes of text",
                            w->name, w->text_cap);
     }
     return 0;
@@ -1254,7 +1413,7 @@ static int csv_write_any(FILE *f, const char *name, const struct gc_tensor *m,
     }
     struct csv_writer *w = calloc(1, sizeof *w);
     if (!w)
-        return gc_fail(GC_EXIT_OUTPUT, "%s: out of host memory", name);
+        return gc_fail(GC_EXIT_INPUT, "%s: out of host memory", name);
     w->name = name;
     w->m = m;
     w->rows = m->shape[0];
@@ -1272,7 +1431,7 @@ static int csv_write_any(FILE *f, const char *name, const struct gc_tensor *m,
     if (slots == 0)
         slots = 1;
     w->loc = newlocale(LC_ALL_MASK, "C", (locale_t)0);
-    int status = !w->loc ? gc_fail(GC_EXIT_OUTPUT, "%s: cannot create the C locale", name)
+    int status = !w->loc ? gc_fail(GC_EXIT_INPUT, "%s: cannot create the C locale", name)
                : csv_writer_open(w, slots, level);
     if (!status && blocks == 0) {
         /* CSV has no other way to tell (5,0) from (0,5) or from no data. */

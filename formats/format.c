@@ -20,7 +20,7 @@ const struct gc_format gc_formats[GC_FMT_COUNT] = {
                      "NumPy .npy, versions 1.0-3.0, any numeric dtype, C or Fortran order",
                      npy_probe, npy_read, npy_write, npy_info, npy_write_header, GC_MAX_DIMS },
     [GC_FMT_RAW] = { "raw", ".bin .raw",
-                     "raw little-endian elements; --shape, --dtype and --order describe them",
+                     "raw little-endian elements; --shape, --in-dtype and --order describe them",
                      NULL, raw_read, raw_write, raw_info, raw_write_header, GC_MAX_DIMS },
     [GC_FMT_CSV] = { "csv", ".csv",
                      "text, one row per line, like numpy.loadtxt/savetxt",

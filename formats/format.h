@@ -83,7 +83,8 @@ struct gc_read_opts {
     int has_shape;            /* --shape was given (zeros included) */
     int ndim;                 /* --shape */
     size_t shape[GC_MAX_DIMS];
-    int dtype;                /* --dtype for raw input; -1: default f32 */
+    int dtype;                /* --in-dtype: raw input's (-1: f32) and text's (-1: f64);
+                                 .npy ignores it */
     int fortran_order;        /* --order F for raw input */
     char delimiter;           /* CSV: ',' default; ' ' means any whitespace */
     int header;               /* CSV: skip one header row */

@@ -1,7 +1,7 @@
 /* Raw binary: elements back to back in the host's (little-endian) byte
  * order, nothing else.  The shape comes from --shape (any number of
  * dimensions: 5, 96x64, 4x8x5), or, without it, from the size when that is
- * a perfect square number of elements; the dtype from --dtype (f32 by
+ * a perfect square number of elements; the dtype from --in-dtype (f32 by
  * default), the order from --order.  Output is always in C order, in the
  * tensor's own dtype. */
 #include "format_impl.h"

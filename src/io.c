@@ -127,6 +127,13 @@ int io_to_c_order(struct gc_tensor *t, int dt)
     }
     char shape[64];
     gc_shape_text(t->ndim, t->shape, shape, sizeof shape);
+    struct gc_tensor to = *t;
+    size_t bytes;
+    to.dtype = dt < 0 ? t->dtype : (enum gc_dtype)dt;
+    if (!gc_tensor_bytes(&to, &bytes))
+        return gc_fail(GC_EXIT_INPUT, "a %s tensor is too large for %s elements (NumPy allows "
+                       "up to 2^63 - 1 bytes, counting the dimensions that are not zero)",
+                       shape, gc_dtypes[to.dtype].name);
     struct gc_tensor c;
     if (gc_tensor_convert(t, dt, NULL, &c))
         return gc_fail(GC_EXIT_INPUT, "out of host memory converting a %s tensor", shape);

@@ -15,7 +15,7 @@ enum {
     OPT_HELP = 'h', OPT_OUTPUT = 'o', OPT_C0 = 'c', OPT_KERNEL = 'k',
     OPT_QUIET = 'q', OPT_REPEAT = 'r',
     OPT_ALPHA = 256, OPT_BETA, OPT_VERIFY, OPT_TOL, OPT_JSON, OPT_DETAILS,
-    OPT_THREADS, OPT_DEVICE, OPT_FORMAT, OPT_IN_FORMAT, OPT_DTYPE, OPT_SHAPE,
+    OPT_THREADS, OPT_DEVICE, OPT_FORMAT, OPT_IN_FORMAT, OPT_DTYPE, OPT_IN_DTYPE, OPT_SHAPE,
     OPT_ORDER, OPT_DELIMITER, OPT_HEADER, OPT_PRECISION, OPT_LEVEL,
     OPT_OP, OPT_SIZES, OPT_BENCH_OUT, OPT_AUTO_TABLE, OPT_COMPUTE, OPT_SWEEP, OPT_SEED, OPT_FOR,
     OPT_TUNE, OPT_SHOW, OPT_CLEAR, OPT_DEVICE_MEMORY, OPT_DEVICES, OPT_HOST_MEMORY,
@@ -40,7 +40,8 @@ static const struct opt_def opt_defs[] = {
     { "output", 'o', OPT_OUTPUT, "FILE", WRITES, "write the result to FILE ('-': stdout)" },
     { "format", 0, OPT_FORMAT, "FMT", WRITES, "output format: npy, raw, csv, csv.gz (default: from -o's extension; for stdout, the first input's format)" },
     { "in-format", 0, OPT_IN_FORMAT, "FMT", READS, "input format (default: detected from magic bytes, then extension)" },
-    { "dtype", 0, OPT_DTYPE, "T", WRITES | CMD_INFO | CMD_BENCH | CMD_TUNE | CMD_KERNELS, "element type of raw input and of the output: f16 bf16 f32 f64 i8..i64 u8..u64 bool (bench, tune: a list; kernels --for: the operands')" },
+    { "dtype", 0, OPT_DTYPE, "T", WRITES | CMD_BENCH | CMD_TUNE | CMD_KERNELS, "element type of the result, converted to: f16 bf16 f32 f64 i8..i64 u8..u64 bool (default: NumPy's; bench, tune: a list; kernels --for: the operands')" },
+    { "in-dtype", 0, OPT_IN_DTYPE, "T", READS, "element type of raw input (default f32) and of CSV text (default f64, as numpy.loadtxt); a .npy file carries its own" },
     { "shape", 0, OPT_SHAPE, "DIMS", READS, "shape of raw input: 5, 96x64, 4x8x5, or scalar for 0-d (repeat for each raw operand)" },
     { "order", 0, OPT_ORDER, "C|F", READS, "element order of raw input: C (row-major, default) or F" },
     { "delimiter", 0, OPT_DELIMITER, "CHAR", READS | WRITES, "CSV field delimiter (default ','; 'space' or ' ' for whitespace)" },
@@ -202,6 +203,16 @@ static int parse_format(const char *opt, const char *s, int *out)
     return 0;
 }
 
+static int parse_dtype(const char *opt, const char *s, int *out)
+{
+    int t = gc_dtype_parse(s);
+    if (t < 0)
+        return gc_fail(GC_EXIT_USAGE, "--%s: unknown dtype '%s' (f16 bf16 f32 f64 i8 i16 i32 i64 "
+                       "u8 u16 u32 u64 bool)", opt, s);
+    *out = t;
+    return 0;
+}
+
 static int apply(struct gc_opts *o, const struct opt_def *d, const char *arg)
 {
     double x;
@@ -249,14 +260,10 @@ static int apply(struct gc_opts *o, const struct opt_def *d, const char *arg)
             o->bench_dtypes = arg;
             break;
         }
-        int t = gc_dtype_parse(arg);
-        if (t < 0)
-            return gc_fail(GC_EXIT_USAGE, "--dtype: unknown dtype '%s' (f16 bf16 f32 f64 i8 i16 i32 "
-                           "i64 u8 u16 u32 u64 bool)", arg);
-        o->out_dtype = t;
-        o->read.dtype = t;
+        rc = parse_dtype(d->name, arg, &o->out_dtype);
         break;
     }
+    case OPT_IN_DTYPE: rc = parse_dtype(d->name, arg, &o->read.dtype); break;
     case OPT_COMPUTE: {
         int m = matmul_compute_parse(arg);
         if (m < 0)

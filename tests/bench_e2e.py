@@ -237,7 +237,9 @@ def job_csvgz(o, d, rng):
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         os.remove(src)
     made = time.perf_counter() - t
-    cmds = {"gemmcli": [o.g, "mul", a, b, "-o", c, "--json", "--kernel", o.kernel]}
+    # float32 text, as pandas is told to read it.
+    cmds = {"gemmcli": [o.g, "mul", a, b, "-o", c, "--json", "--kernel", o.kernel,
+                        "--in-dtype", "f32"]}
     why = None
     if have("pandas"):
         cmds["pandas+numpy"] = pandas_csvgz_mul(a, b, c)
@@ -305,7 +307,9 @@ def job_npy_large(o, d, rng):
     a, b, c = (os.path.join(d, f"{x}{n}.npy") for x in "abc")
     try:
         write_inputs(rng, n, a, b)
-        cmds = {"gemmcli": [o.g, "mul", a, b, "-o", c, "--json", "--kernel", o.kernel]}
+        # float32 text, as pandas is told to read it.
+    cmds = {"gemmcli": [o.g, "mul", a, b, "-o", c, "--json", "--kernel", o.kernel,
+                        "--in-dtype", "f32"]}
         gpu, skipped = gpu_one_liners(a, b, c)
         cmds.update(gpu)
         res = bench(cmds, o.big_runs, warmup=False, fresh=(c,))

@@ -7,6 +7,7 @@
 # then on two cores (taskset -c 0,1), --threads 2 against --threads 1:
 #   reading a one-member .csv.gz (as gzip writes it), gemmcli's own
 #   .csv.gz (members that say their size), and .csv; writing .csv.gz.
+# Text is read as float32 (--in-dtype f32), as np.loadtxt is told to.
 # A benchmark, not a test: it prints figures and fails only if a command does.
 #   tests/bench_formats.sh [./gemmcli] [N]      (N x N float32, default 2048)
 set -eu
@@ -46,7 +47,7 @@ best() {
 }
 
 # shellcheck disable=SC2086
-g_load=$(best $pin "$bin" convert -q a.csv.gz -o g.npy)
+g_load=$(best $pin "$bin" convert -q --in-dtype f32 a.csv.gz -o g.npy)
 # shellcheck disable=SC2086
 n_load=$(best $pin python3 -c "import numpy as np
 np.save('n.npy', np.loadtxt('a.csv.gz', delimiter=',', dtype=np.float32))")
@@ -63,7 +64,7 @@ back = np.loadtxt('g.csv.gz', delimiter=',', dtype=np.float32)
 sys.exit(0 if np.array_equal(back, np.load('a.npy')) else 1)" ||
     { echo "bench_formats: gemmcli's .csv.gz does not read back" >&2; exit 1; }
 # shellcheck disable=SC2086
-g_csv=$(best $pin "$bin" convert -q a.csv -o c.npy)
+g_csv=$(best $pin "$bin" convert -q --in-dtype f32 a.csv -o c.npy)
 
 # reading and writing with two threads against one, both on two cores
 two=""
@@ -96,7 +97,7 @@ awk -v g="$g_csv" -v mb="$csv_mb" \
              mb, g, mb / g }'
 echo "two cores, --threads 1 against --threads 2, best of $runs"
 printf '  %-34s %8s %8s %8s\n' "" "1 thread" "2" speedup
-scale ".csv.gz (gzip, 1 member) -> .npy" a.csv.gz -o t.npy
-scale ".csv.gz (gemmcli's) -> .npy" own.csv.gz -o t.npy
-scale ".csv -> .npy" a.csv -o t.npy
+scale ".csv.gz (gzip, 1 member) -> .npy" --in-dtype f32 a.csv.gz -o t.npy
+scale ".csv.gz (gemmcli's) -> .npy" --in-dtype f32 own.csv.gz -o t.npy
+scale ".csv -> .npy" --in-dtype f32 a.csv -o t.npy
 scale ".npy -> .csv.gz" a.npy -o t.csv.gz

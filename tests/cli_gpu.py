@@ -140,7 +140,7 @@ def main():
                     if t == "bf16":
                         to_bf16_bits(a).tofile(p("a.bin"))
                         to_bf16_bits(b).tofile(p("b.bin"))
-                        ins = [p("a.bin"), p("b.bin"), "--dtype", "bf16", "--shape",
+                        ins = [p("a.bin"), p("b.bin"), "--in-dtype", "bf16", "--dtype", "bf16", "--shape",
                                f"{m}x{k}", "--shape", f"{k}x{n}", "-o", p("c.bin")]
                     else:
                         np.save(p("a.npy"), a)

@@ -168,26 +168,33 @@ def check_csv_inputs(tmp):
             src = os.path.join(tmp, "c_%s.%s" % (name, packed))
             with open(src, "wb") as f:
                 f.write(data)
-            out = src + ".npy"
-            if run(["convert", "-q"] + args + [src, "-o", out]):
-                if not same(np.load(out), a):
-                    fail("CSV %s (%s): values differ" % (name, packed))
+            # float64 by default, as np.loadtxt reads it; float32 asked for.
+            want = np.loadtxt(io.StringIO(text.decode()), ndmin=2, skiprows=int(name == "header"),
+                              delimiter=None if kw["delimiter"] == " " else kw["delimiter"])
+            for in_dtype, expect in [([], want), (["--in-dtype", "f32"], a)]:
+                out = src + ".npy"
+                if run(["convert", "-q"] + args + in_dtype + [src, "-o", out]):
+                    got = np.load(out)
+                    if got.dtype != expect.dtype or not same(got, expect):
+                        fail("CSV %s (%s) %s: values differ" % (name, packed, in_dtype))
     # A BOM, nan/inf spellings, a gzip file of two members, and stdin.
     text = "\ufeff1.5,nan,-INF\n+Infinity,-0,1e-45\n".encode()
-    want = np.array([[1.5, np.nan, -np.inf], [np.inf, -0.0, 1e-45]], dtype=np.float32)
+    want = np.array([[1.5, np.nan, -np.inf], [np.inf, -0.0, 1e-45]])
     two = gzip.compress(text[:20]) + gzip.compress(text[20:])
     for name, data in [("bom", text), ("two_members", two)]:
-        p = run(["convert", "-q", "-", "-o", "-", "--format", "npy"], stdin=data)
-        if p and not same(np.load(io.BytesIO(p.stdout)), want):
-            fail("CSV from stdin (%s): values differ" % name)
+        for dt in [np.float64, np.float32]:
+            p = run(["convert", "-q", "-", "-o", "-", "--format", "npy", "--in-dtype",
+                     np.dtype(dt).name], stdin=data)
+            if p and not same(np.load(io.BytesIO(p.stdout)), want.astype(dt)):
+                fail("CSV from stdin (%s, %s): values differ" % (name, np.dtype(dt).name))
     p = run(["convert", "-q", "-", "-o", "-", "--format", "npy"], stdin=npy_bytes(want))
     if p and p.stdout != npy_bytes(want):
         fail(".npy through stdin and stdout: bytes differ")
-    p = run(["convert", "-q", "-", "--dtype", "f64", "-o", "-", "--format", "npy"],
+    p = run(["convert", "-q", "-", "-o", "-", "--format", "npy"],
             stdin=b"0.1,3.141592653589793,1e-320\n")
     if p and not same(np.load(io.BytesIO(p.stdout)),
                       np.array([[0.1, 3.141592653589793, 1e-320]])):
-        fail("CSV read as f64: values differ")
+        fail("CSV read as f64 by default: values differ")
 
 
 def check_shortest(tmp):
@@ -234,7 +241,7 @@ def check_raw(tmp):
             src = os.path.join(tmp, "r_%s_%s.bin" % (dt, order))
             a.tofile(src) if order == "C" else a.T.copy().tofile(src)
             out = src + ".npy"
-            if run(["convert", "-q", "--shape", "5x3", "--dtype", name, "--order", order,
+            if run(["convert", "-q", "--shape", "5x3", "--in-dtype", name, "--order", order,
                     src, "-o", out]):
                 if not same(np.load(out), a.astype(np.float32 if name == "f32" else a.dtype)
                             if name != "f32" else a):

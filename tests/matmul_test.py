@@ -251,12 +251,12 @@ def test_compute(d):
 
 
 def test_16bit(d):
-    # bfloat16 has no .npy: raw in (--dtype bf16), raw out, NumPy emulates it.
+    # bfloat16 has no .npy: raw in (--in-dtype bf16), raw out, NumPy emulates it.
     a, b = rng.standard_normal((9, 13)), rng.standard_normal((13, 6))
     ab, bb = to_bf16_bits(a), to_bf16_bits(b)
     ab.tofile(os.path.join(d, "a.bin"))
     bb.tofile(os.path.join(d, "b.bin"))
-    p = run("mul", "a.bin", "b.bin", "--shape", "9x13", "--shape", "13x6", "--dtype", "bf16",
+    p = run("mul", "a.bin", "b.bin", "--shape", "9x13", "--shape", "13x6", "--in-dtype", "bf16",
             "-o", "c.bin", "--kernel", "cpu", "-q", "--verify", cwd=d)
     want = from_bf16_bits(ab).astype(np.float64) @ from_bf16_bits(bb).astype(np.float64)
     if p.returncode == 0:
@@ -266,12 +266,12 @@ def test_16bit(d):
               np.max(np.abs(got - want) / np.maximum(np.abs(want), 1e-30)))
     else:
         check("bf16 @ bf16 runs", False, err(p))
-    p = run("mul", "a.bin", "b.bin", "--shape", "9x13", "--shape", "13x6", "--dtype", "bf16",
+    p = run("mul", "a.bin", "b.bin", "--shape", "9x13", "--shape", "13x6", "--in-dtype", "bf16",
             "-o", "c.npy", "--kernel", "cpu", cwd=d)
     check("a bf16 result to .npy: exit 2 saying NumPy has none", p.returncode == 2 and
           "bfloat16" in err(p), err(p))
     np.save(os.path.join(d, "h.npy"), rng.standard_normal((13, 6)).astype(np.float16))
-    p = run("mul", "a.bin", "h.npy", "--shape", "9x13", "--dtype", "bf16", "-o", "c.bin",
+    p = run("mul", "a.bin", "h.npy", "--shape", "9x13", "--in-dtype", "bf16", "-o", "c.bin",
             "--kernel", "cpu", "-q", cwd=d)
     check("bf16 @ f16 runs", p.returncode == 0, err(p))
     # opt-in lossy arithmetic on float32 data: the result stays float32
@@ -315,7 +315,7 @@ def test_transpose_and_formats(d):
                                                    np.swapaxes(x, -1, -2))
         check(f"transpose {shape} is .mT", ok, err(p))
         p = run("convert", "-q", "x.npy", "-o", "x.bin", cwd=d)
-        q = run("convert", "-q", "x.bin", "--shape", "x".join(map(str, shape)), "--dtype",
+        q = run("convert", "-q", "x.bin", "--shape", "x".join(map(str, shape)), "--in-dtype",
                 dtype, "-o", "x2.npy", cwd=d)
         ok = p.returncode == 0 and q.returncode == 0 and \
             np.array_equal(np.load(os.path.join(d, "x2.npy")), x)

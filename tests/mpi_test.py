@@ -394,7 +394,9 @@ def main():
             check(f"panels: CSV -np {ranks}, A's sent by rank 0", r.returncode == 0 and
                   "A's sent by rank 0, B's read once" in (rep.get("panels") or ""), (err(r), rep))
             if r.returncode == 0:
-                like_numpy(f"panels: CSV -np {ranks}", a, b, 1e-5, np.load(q("c.npy")))
+                # Text reads as float64, as np.loadtxt reads it.
+                like_numpy(f"panels: CSV -np {ranks}", np.loadtxt(q("a.csv"), delimiter=","), b,
+                           1e-5, np.load(q("c.npy")))
 
         # --verify: a reference summed panel by panel (more memory: 1 MiB).
         ia = rng.integers(-2**40, 2**40, (40, 1000), dtype=np.int64)

@@ -1425,7 +1425,7 @@ static void test_csv_read(void)
     gc_tensor_free(&m);
     CHECK(csv_read_str("nan,-INF,+Infinity\n1e-3,.5,-0\n", &o, &m) == 0 &&
           isnan(get_2d(&m, 0, 0)) && get_2d(&m, 0, 1) == -INFINITY &&
-          get_2d(&m, 1, 0) == 0.001f && signbit(get_2d(&m, 1, 2)), "specials");
+          get_2d(&m, 1, 0) == 0.001 && signbit(get_2d(&m, 1, 2)), "specials, float64");
     gc_tensor_free(&m);
     CHECK(csv_read_str("1,2", &o, &m) == 0 && SHAPE_IS(&m, 1, 2), "no final newline");
     gc_tensor_free(&m);
@@ -1474,6 +1474,118 @@ static void test_csv_read(void)
     o.header = 1;
     CHECK(csv_read_str("a,b\n", &o, &m) == GC_EXIT_INPUT && strstr(captured, "header"),
           "header only: %s", captured);
+}
+
+/* Text read as each dtype, as numpy.loadtxt reads it with that dtype:
+ * integers exactly, and an error at FILE:LINE:COLUMN for a field that is
+ * not an integer literal or does not fit (NumPy 2's loadtxt refuses each
+ * of these too). */
+static void test_csv_dtypes(void)
+{
+    struct gc_read_opts o = default_read();
+    struct gc_tensor m;
+    /* float64 by default: 0.123456789012345 is not 0.12345679. */
+    CHECK(csv_read_str("0.123456789012345,16777217\n", &o, &m) == 0 && m.dtype == GC_F64 &&
+          ((double *)m.data)[0] == 0.123456789012345 && ((double *)m.data)[1] == 16777217.0,
+          "float64 by default: %s", captured);
+    gc_tensor_free(&m);
+    o.dtype = GC_F32;
+    CHECK(csv_read_str("0.123456789012345,16777217\n", &o, &m) == 0 && m.dtype == GC_F32 &&
+          ((float *)m.data)[0] == 0.123456789012345f && ((float *)m.data)[1] == 16777216.0f,
+          "float32 asked for: %s", captured);
+    gc_tensor_free(&m);
+    /* 1 + 2^-11 + 2^-40: through float32 it would become the tie 1 + 2^-11
+     * and round to 1; through double it rounds up. */
+    o.dtype = GC_F16;
+    CHECK(csv_read_str("1.00048828125000090949470177292824\n", &o, &m) == 0 &&
+          m.dtype == GC_F16 && ((uint16_t *)m.data)[0] == 0x3c01, "float16 rounded once: %s",
+          captured);
+    gc_tensor_free(&m);
+
+    o.dtype = GC_I64;
+    CHECK(csv_read_str("16777217, 9007199254740993\n-9223372036854775808,+9223372036854775807\n"
+                       "-0,0007\n", &o, &m) == 0 && m.dtype == GC_I64 &&
+          ((int64_t *)m.data)[0] == 16777217 && ((int64_t *)m.data)[1] == 9007199254740993 &&
+          ((int64_t *)m.data)[2] == INT64_MIN && ((int64_t *)m.data)[3] == INT64_MAX &&
+          ((int64_t *)m.data)[4] == 0 && ((int64_t *)m.data)[5] == 7, "int64 exact: %s",
+          captured);
+    gc_tensor_free(&m);
+    o.dtype = GC_U64;
+    CHECK(csv_read_str("18446744073709551615 # max\n00000000000000000000000000001\n", &o, &m) == 0 &&
+          m.dtype == GC_U64 && ((uint64_t *)m.data)[0] == UINT64_MAX &&
+          ((uint64_t *)m.data)[1] == 1, "uint64 exact: %s", captured);
+    gc_tensor_free(&m);
+    o.dtype = GC_BOOL;
+    CHECK(csv_read_str("0,-5,-0,9223372036854775807\n", &o, &m) == 0 && m.dtype == GC_BOOL &&
+          memcmp(m.data, "\0\1\0\1", 4) == 0, "bool, nonzero is true: %s", captured);
+    gc_tensor_free(&m);
+    static const struct { int dtype; const char *text; size_t at; int8_t v[2]; } edges[] = {
+        { GC_I8, "-128,127", 2, { -128, 127 } },
+        { GC_U8, "0,255", 2, { 0, -1 } },
+    };
+    for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) {
+        o.dtype = edges[i].dtype;
+        CHECK(csv_read_str(edges[i].text, &o, &m) == 0 && (int)m.dtype == edges[i].dtype &&
+              memcmp(m.data, edges[i].v, 2) == 0, "%s edges: %s",
+              gc_dtypes[edges[i].dtype].name, captured);
+        gc_tensor_free(&m);
+    }
+    static const struct { int dtype; const char *text, *want; } bad[] = {
+        { GC_I64, "1,nan\n", "t.csv:1:3: not an integer, which i64 text must be: 'nan'" },
+        { GC_I64, "1,2\n3,1.5\n", "t.csv:2:3: not an integer" },
+        { GC_I64, "1e3\n", "t.csv:1:1: not an integer" },
+        { GC_I64, "inf\n", "t.csv:1:1: not an integer" },
+        { GC_I64, "5.\n", "t.csv:1:1: not an integer" },
+        { GC_I64, "-\n", "t.csv:1:1: not an integer" },
+        { GC_I32, "0x10\n", "t.csv:1:1: not an integer" },
+        { GC_I64, "9223372036854775808\n",
+          "t.csv:1:1: out of range for i64 (-9223372036854775808 to 9223372036854775807)" },
+        { GC_I64, "-9223372036854775809\n", "out of range for i64" },
+        { GC_I64, "123456789012345678901234567890\n", "out of range for i64" },
+        { GC_U64, "18446744073709551616\n", "out of range for u64 (0 to 18446744073709551615)" },
+        { GC_I8, "1, 300\n", "t.csv:1:4: out of range for i8 (-128 to 127): '300'" },
+        { GC_I8, "-129\n", "out of range for i8" },
+        { GC_I16, "32768\n", "out of range for i16" },
+        { GC_U8, "1,-1\n", "t.csv:1:3: a minus sign, which u8 (0 to 255) does not take" },
+        { GC_U32, "-0\n", "a minus sign, which u32" },
+        { GC_U8, "256\n", "out of range for u8 (0 to 255)" },
+        { GC_BOOL, "True\n", "not an integer, which bool text must be" },
+        { GC_BOOL, "9223372036854775808\n", "out of range for bool" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        o.dtype = bad[i].dtype;
+        int st = csv_read_str(bad[i].text, &o, &m);
+        CHECK(st == GC_EXIT_INPUT && strstr(captured, bad[i].want), "%s '%s': %d %s",
+              gc_dtypes[bad[i].dtype].name, bad[i].text, st, captured);
+        gc_tensor_free(&m);
+    }
+}
+
+/* An empty-matrix mark is taken only for a shape NumPy can make in the
+ * dtype read: the nonzero dimensions times the element size in 2^63 - 1
+ * bytes. */
+static void test_csv_mark_limits(void)
+{
+    struct gc_read_opts o = default_read();
+    struct gc_tensor m;
+    static const struct { int dtype; const char *text; int ok; size_t rows, cols; } marks[] = {
+        { -1, "# empty matrix: shape (1152921504606846975, 0)\n", 1, 1152921504606846975u, 0 },
+        { -1, "# empty matrix: shape (1152921504606846976, 0)\n", 0, 0, 0 },
+        { -1, "# empty matrix: shape (0, 9223372036854775807)\n", 0, 0, 0 },
+        { GC_U8, "# empty matrix: shape (9223372036854775807, 0)\n", 1, 9223372036854775807u, 0 },
+        { GC_F32, "# empty matrix: shape (0, 2305843009213693952)\n", 0, 0, 0 },
+    };
+    for (size_t i = 0; i < sizeof marks / sizeof marks[0]; i++) {
+        o.dtype = marks[i].dtype;
+        int st = csv_read_str(marks[i].text, &o, &m);
+        if (marks[i].ok)
+            CHECK(st == 0 && SHAPE_IS(&m, marks[i].rows, marks[i].cols), "mark %s: %s",
+                  marks[i].text, captured);
+        else
+            CHECK(st == GC_EXIT_INPUT && strstr(captured, "is too large for"), "mark %s: %d %s",
+                  marks[i].text, st, captured);
+        gc_tensor_free(&m);
+    }
 }
 
 static void test_csv_locale_independent(void)
@@ -1573,6 +1685,7 @@ static void test_csv_write_nd(void)
           "1-D: one value a line: %.*s", (int)n, b);
     /* ... which reads back as a column. */
     struct gc_read_opts o = default_read();
+    o.dtype = GC_F32;
     struct gc_tensor r;
     CHECK(read_bytes(GC_FMT_CSV, "v.csv", b, n, &o, &r, 0) == 0 && SHAPE_IS(&r, 4, 1) &&
           memcmp(r.data, v1, sizeof v1) == 0, "1-D reads back as 4x1: %s", captured);
@@ -1663,6 +1776,18 @@ static void test_gzip(void)
           strstr(captured, "trailing garbage"), "trailing garbage: %s", captured);
     CHECK(read_bytes(GC_FMT_CSV_GZ, "plain.csv.gz", "1,2\n", 4, &o, &m, 0) == GC_EXIT_INPUT &&
           strstr(captured, "not gzip"), "not gzip: %s", captured);
+    /* Too short to hold a header, but gzip's magic as far as it goes. */
+    for (int pipe_it = 0; pipe_it < 2; pipe_it++)
+        for (size_t len = 1; len < 10; len++) {
+            CHECK(read_bytes(GC_FMT_CSV_GZ, "short.csv.gz", buf, len, &o, &m, pipe_it) ==
+                  GC_EXIT_INPUT && strstr(captured, "truncated gzip data (member at byte 0)"),
+                  "%zu bytes (pipe %d): %s", len, pipe_it, captured);
+            memcpy(bad, buf, a);
+            memcpy(bad + a, buf, len);
+            CHECK(read_bytes(GC_FMT_CSV_GZ, "short.csv.gz", bad, a + len, &o, &m, pipe_it) ==
+                  GC_EXIT_INPUT && strstr(captured, "truncated gzip data"),
+                  "a member and %zu bytes (pipe %d): %s", len, pipe_it, captured);
+        }
     size_t e = gz_member("1,x\n", buf, sizeof buf);
     CHECK(read_bytes(GC_FMT_AUTO, "x.csv.gz", buf, e, &o, &m, 0) == GC_EXIT_INPUT &&
           strstr(captured, "x.csv.gz:1:3: not a number"), "position inside gzip: %s", captured);
@@ -2128,7 +2253,7 @@ static void test_detect(void)
     struct gc_tensor m;
     /* Text through a pipe is CSV; a .npy named .csv is still .npy. */
     CHECK(read_bytes(GC_FMT_AUTO, "p", "1,2\n3,4\n", 8, &o, &m, 1) == 0 && SHAPE_IS(&m, 2, 2) &&
-          m.dtype == GC_F32, "CSV on a pipe");
+          m.dtype == GC_F64, "CSV on a pipe");
     gc_tensor_free(&m);
     float payload[4] = { 1, 2, 3, 4 };
     unsigned char file[256];
@@ -2187,6 +2312,8 @@ int main(void)
     test_raw();
     test_raw_nd();
     test_csv_read();
+    test_csv_dtypes();
+    test_csv_mark_limits();
     test_csv_locale_independent();
     test_csv_roundtrip();
     test_csv_write_nd();

@@ -56,10 +56,13 @@ def read_npy(path, threads, pipe=False):
 
 def messy_text(rows, cols):
     """CSV with what a parser must step over: comments, blank lines, CRLF,
-    blanks around fields, exponents, inf and nan; and its values."""
+    blanks around fields, exponents, inf and nan; and its values, as the
+    float64 that np.loadtxt reads."""
     a = rng.standard_normal((rows, cols)).astype(np.float32) * np.float32(1e3)
     a[rng.random((rows, cols)) < 0.01] = np.inf
     a[rng.random((rows, cols)) < 0.01] = -np.inf
+    a = a.astype(np.float64)
+    a[::3] = [[float(f"{x:.8e}") for x in row] for row in a[::3]]
     lines = ["# a comment before the data"]
     for i in range(rows):
         row = ",".join(repr(float(x)) if i % 3 else f" {x:.8e} " for x in a[i])
@@ -96,7 +99,8 @@ def test_same_matrices(d):
     with open(os.path.join(d, "m.npy"), "wb") as f:
         f.write(want)
     got = np.load(os.path.join(d, "m.npy"))
-    check("equals the values written", np.array_equal(got, a), "values differ")
+    check("equals the values written, as float64", got.dtype == np.float64 and
+          np.array_equal(got, a), "values differ")
 
 
 def fault_cases(rows, cols):

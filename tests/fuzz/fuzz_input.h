@@ -90,13 +90,16 @@ static void fuzz_read_both(int fmt, const uint8_t *data, size_t size, const stru
         size_t len = 0;
         FILE *w = open_memstream(&out, &len);
         struct gc_write_opts wo = { 0, ',', 1 };
-        int want = a.ndim >= 1 && a.ndim <= gc_formats[f].max_ndim ? 0 : GC_EXIT_USAGE;
+        /* .npy has no bfloat16. */
+        int want = a.ndim >= 1 && a.ndim <= gc_formats[f].max_ndim &&
+                   (f != GC_FMT_NPY || gc_dtypes[a.dtype].numpy) ? 0 : GC_EXIT_USAGE;
         if (gc_formats[f].write(w, "out", &a, &wo) != want)
             abort();
         fclose(w);
         free(out);
     }
-    fuzz_npy_round_trip(&a);
+    if (gc_dtypes[a.dtype].numpy)
+        fuzz_npy_round_trip(&a);
     gc_tensor_free(&a);
     gc_tensor_free(&b);
 }

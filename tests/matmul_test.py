@@ -369,7 +369,7 @@ def test_zero_d(d):
               and open(at("t.npy"), "rb").read() == open(at("want.npy"), "rb").read(), err(p))
         dt = np.asarray(x).dtype.newbyteorder("=").name
         p = run("convert", "-q", "s.npy", "-o", "t.bin", cwd=d)
-        q = run("convert", "-q", "t.bin", "--shape", "scalar", "--dtype", dt, "-o", "u.npy",
+        q = run("convert", "-q", "t.bin", "--shape", "scalar", "--in-dtype", dt, "-o", "u.npy",
                 cwd=d)
         ok = p.returncode == 0 and q.returncode == 0 and np.load(at("u.npy")).shape == () and \
             np.array_equal(np.load(at("u.npy")), x)

@@ -176,10 +176,12 @@ static void fill_random(char *x)
 
 /* ---- stale files ---- */
 
+/* A temporary file is mode 0600 until its writer commits it: a file of
+ * another mode with such a name is someone's output. */
 static int may_be_stale(const struct stat *st, const struct timespec *now)
 {
-    return S_ISREG(st->st_mode) && st->st_uid == geteuid() && st->st_nlink == 1 &&
-           st->st_ctim.tv_sec <= now->tv_sec - NEWFILE_STALE_S;
+    return S_ISREG(st->st_mode) && (st->st_mode & 07777) == 0600 && st->st_uid == geteuid() &&
+           st->st_nlink == 1 && st->st_ctim.tv_sec <= now->tv_sec - NEWFILE_STALE_S;
 }
 
 static int same_file(const struct stat *a, const struct stat *b)
@@ -250,6 +252,8 @@ static int create_named(struct gc_newfile *nf, char *template)
         /* Without locks (some network file systems), the file is never
          * taken for stale: a failure here only costs that. */
         (void)flock(fd, LOCK_EX | LOCK_NB);
+        /* Whatever the umask: the mode marks it as a file being written. */
+        fchmod(fd, 0600);
         nf->tmp_path = template;
         nf->slot = claim_slot(template);
         nf->fd = fd;

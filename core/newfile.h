@@ -13,8 +13,9 @@
  * exclusive flock(2) lock as long as its writer lives, so that what a
  * SIGKILL leaves can be told from a file being written: creating a file
  * first removes the stale ones in its directory, those of this program's
- * names that are regular files of the caller's with one link, whose lock
- * nobody holds and that changed no less than NEWFILE_STALE_S seconds ago.
+ * names that are regular files of the caller's, mode 0600, with one link,
+ * whose lock nobody holds and that changed no less than NEWFILE_STALE_S
+ * seconds ago.
  *
  * The paths to remove on a signal are the one piece of process-wide
  * mutable state here, because a signal handler can reach nothing else. */

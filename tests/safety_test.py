@@ -38,8 +38,8 @@ rng = np.random.default_rng(25)
 
 
 def run(*args, cwd=None, stdin=None, stdout=subprocess.PIPE, stderr=subprocess.PIPE, pre=None,
-        env=None, timeout=120):
-    return subprocess.run([GEMMCLI, *map(str, args)], input=stdin, stdout=stdout, stderr=stderr,
+        env=None, timeout=120, binary=GEMMCLI):
+    return subprocess.run([binary, *map(str, args)], input=stdin, stdout=stdout, stderr=stderr,
                           cwd=cwd, preexec_fn=pre, env=env, timeout=timeout)
 
 
@@ -72,6 +72,15 @@ def fallback_argv(argv):
         return None
     # unshare and sh exec in turn: the pid is gemmcli's.
     return ["unshare", "-m", "sh", "-c", 'mount -t tmpfs none /proc && exec "$@"', "sh", *argv]
+
+
+def temp_like(d, name):
+    """A file as a writer's temporary one is (mode 0600), by hand; its path."""
+    path = os.path.join(d, name)
+    with open(path, "w") as f:
+        f.write("partial")
+    os.chmod(path, 0o600)
+    return path
 
 
 def start_until_temp(argv, d, pre=None):
@@ -121,7 +130,7 @@ def test_named_fallback(d):
               stale and temps(d) == [stale], temps(d))
     if stale is None:
         stale = ".gemmcli-out.csv.gz.Kil9ed"
-        open(os.path.join(d, stale), "w").write("partial")
+        temp_like(d, stale)
     # Another run of gemmcli that is alive but stopped, its file old enough.
     live = None
     if argv is not None:
@@ -133,7 +142,7 @@ def test_named_fallback(d):
     # Files with this program's names that must stay.
     keep = {}
     other = ".gemmcli-other.npy.Oth3r1"
-    open(os.path.join(d, other), "w").write("another user's")
+    temp_like(d, other)
     if os.geteuid() == 0:
         os.chown(os.path.join(d, other), NOBODY, NOBODY)
         keep[other] = "another user's file"
@@ -141,18 +150,21 @@ def test_named_fallback(d):
     open(target, "w").write("precious")
     os.symlink("linked-target", os.path.join(d, ".gemmcli-link.npy.L1nk00"))
     keep[".gemmcli-link.npy.L1nk00"] = "a symbolic link"
-    open(os.path.join(d, ".gemmcli-two.npy.Tw0lnk"), "w").write("two names")
+    temp_like(d, ".gemmcli-two.npy.Tw0lnk")
     os.link(os.path.join(d, ".gemmcli-two.npy.Tw0lnk"), os.path.join(d, "second-name"))
     keep[".gemmcli-two.npy.Tw0lnk"] = "a file with two links"
-    held = open(os.path.join(d, ".gemmcli-held.npy.He1d00"), "w")
+    held = open(temp_like(d, ".gemmcli-held.npy.He1d00"))
     fcntl.flock(held, fcntl.LOCK_EX)
     keep[".gemmcli-held.npy.He1d00"] = "a file whose lock is held"
     os.mkdir(os.path.join(d, ".gemmcli-dir.npy.D1r000"))
     keep[".gemmcli-dir.npy.D1r000"] = "a directory"
-    open(os.path.join(d, ".gemmcli-short.npy.ab"), "w").write("not our form")
+    open(os.path.join(d, ".gemmcli-mode.npy.M0de00"), "w").write("an output of that name")
+    os.chmod(os.path.join(d, ".gemmcli-mode.npy.M0de00"), 0o644)
+    keep[".gemmcli-mode.npy.M0de00"] = "a file not of mode 0600"
+    temp_like(d, ".gemmcli-short.npy.ab")
     keep[".gemmcli-short.npy.ab"] = "a name of another form"
     time.sleep(STALE_S + 1.5)
-    open(os.path.join(d, ".gemmcli-young.npy.Y0ung0"), "w").write("just made")
+    temp_like(d, ".gemmcli-young.npy.Y0ung0")
     keep[".gemmcli-young.npy.Y0ung0"] = "a file younger than the stale age"
     p = run("convert", "-q", A, "-o", "small.npy", cwd=d)
     left = set(temps(d))
@@ -188,6 +200,10 @@ def test_write_protected(_):
     try:
         os.chmod(d, 0o777)
         pre = as_nobody if os.geteuid() == 0 else None
+        # A copy nobody may run, wherever the checkout is.
+        binary = os.path.join(d, "gemmcli")
+        shutil.copy(GEMMCLI, binary)
+        os.chmod(binary, 0o755)
         a = os.path.join(d, "a.npy")
         shutil.copy(A, a)
         os.chmod(a, 0o644)
@@ -203,17 +219,17 @@ def test_write_protected(_):
             before = open(path, "rb").read()
             for cmd in (["convert", "-q", a, "-o", name], ["transpose", "-q", "--kernel", "cpu", a,
                                                            name]):
-                p = run(*cmd, cwd=d, pre=pre)
+                p = run(*cmd, cwd=d, pre=pre, binary=binary)
                 check(f"{cmd[0]} over {name} ({mode:o}, {'own' if name == 'ro.npy' else 'root'}'s):"
                       " refused, status 4, named", p.returncode == 4 and name in err(p) and
                       "--force" in err(p) and open(path, "rb").read() == before and not temps(d),
                       (p.returncode, err(p)))
-            p = run("convert", "-q", a, "-o", name, "--force", cwd=d, pre=pre)
+            p = run("convert", "-q", a, "-o", name, "--force", cwd=d, pre=pre, binary=binary)
             st = os.stat(path)
             check(f"--force replaces {name}, keeping its mode", p.returncode == 0 and
                   np.array_equal(np.load(path), np.load(A)) and stat.S_IMODE(st.st_mode) == mode,
                   (p.returncode, err(p), oct(st.st_mode)))
-        p = run("convert", "-q", a, "-o", "new.npy", cwd=d, pre=pre)
+        p = run("convert", "-q", a, "-o", "new.npy", cwd=d, pre=pre, binary=binary)
         check("a new file beside them is written", p.returncode == 0 and
               np.array_equal(np.load(os.path.join(d, "new.npy")), np.load(A)), err(p))
     finally:

@@ -89,7 +89,7 @@ mpi:
 	else echo "make: no $(MPICC): $(MPI_LIB) not built (gemmcli runs as one process)"; fi
 
 run: $(BIN)
-	@sh samples/run.sh ./$(BIN)
+	@sh samples/run.sh ./$(BIN) $(BUILD)
 
 test: $(BIN)
 	@sh tests/setup.sh test

@@ -19,7 +19,9 @@ enum gc_status {
 };
 
 /* Prints "gemmcli: <message>\n" to stderr and returns `status`, so that
- * callers can write `return gc_fail(GC_EXIT_INPUT, "%s: truncated", name);`. */
+ * callers can write `return gc_fail(GC_EXIT_INPUT, "%s: truncated", name);`.
+ * A message is one write(2), with what it quotes (file names, arguments)
+ * escaped as gc_escape does. */
 int gc_fail(int status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
@@ -47,6 +49,13 @@ void gc_capture_emit(const struct gc_capture *c);
 /* Names the process in every message after "gemmcli: " (one of several
  * MPI ranks: "rank 2 of 4: "); call once, before any thread starts. */
 void gc_error_origin(const char *who);
+
+/* `text` as a message shows it, into out[0..cap) (NUL-terminated, cut
+ * short where it would not fit): backslash as \\, newline, tab and return
+ * as \n, \t, \r, other control characters and bytes that are not UTF-8
+ * as \xNN, so that no name can move the cursor or forge a line.  Returns
+ * the length written. */
+size_t gc_escape(char *out, size_t cap, const char *text);
 
 /* The name to show for a path in messages ("<stdin>"/"<stdout>" for "-"). */
 const char *gc_display_name(const char *path, int is_output);

@@ -2,10 +2,20 @@
 # The main job on the bundled samples: C = A*B, checked against cuBLAS, with
 # the timing summary.  Without a GPU it says so and runs the same job on the
 # CPU kernel, checked against an FP64 product on the CPU.
+#   sh samples/run.sh [path/to/gemmcli [DIR]]
+# C goes to DIR (make run: the build folder), else to a directory of this
+# run's own, so that runs of several users or checkouts never share a file.
 set -eu
 gemmcli=${1:-./gemmcli}
 dir=$(dirname "$0")
-out=${TMPDIR:-/tmp}/gemmcli-sample-c.npy
+if [ $# -ge 2 ]; then
+    mkdir -p "$2"
+    outdir=$2
+else
+    outdir=$(mktemp -d "${TMPDIR:-/tmp}/gemmcli-sample.XXXXXX")
+    trap 'rm -rf "$outdir"' EXIT
+fi
+out=$outdir/sample-c.npy
 
 if "$gemmcli" kernels --details --json 2>&1 >/dev/null | grep -q "no CUDA device"; then
     echo "run: no CUDA device here; running the same job with --kernel cpu" >&2

@@ -374,20 +374,20 @@ static void print_table(const struct bench *b, FILE *f)
                 "%.2f GHz)\n", peak / 2, b->dev.sm_count, b->dev.clock_ghz);
 }
 
-int bench_files_begin(struct bench_files *f, const char *prefix)
+int bench_files_begin(struct bench_files *f, const char *prefix, int flags)
 {
     char path[sizeof f->prefix + 8];
     int rc;
     memset(f, 0, sizeof *f);
     snprintf(f->prefix, sizeof f->prefix, "%s", prefix);
     snprintf(path, sizeof path, "%s.csv", prefix);
-    if ((rc = output_begin(&f->csv, path, 0)))
+    if ((rc = output_begin(&f->csv, path, flags)))
         return rc;
     snprintf(path, sizeof path, "%s.json", prefix);
-    if ((rc = output_begin(&f->json, path, 0)))
+    if ((rc = output_begin(&f->json, path, flags)))
         return bench_files_end(f, rc, 1);
     snprintf(path, sizeof path, "%s.svg", prefix);
-    if ((rc = output_begin(&f->svg, path, 0)))
+    if ((rc = output_begin(&f->svg, path, flags)))
         return bench_files_end(f, rc, 1);
     return 0;
 }
@@ -405,14 +405,14 @@ int bench_files_end(struct bench_files *f, int rc, int quiet)
     return rc;
 }
 
-static int write_files(const struct bench *b, const char *prefix)
+static int write_files(const struct bench *b, const char *prefix, int flags)
 {
     long ref = find_kernel(b, b->is_mul ? "cublas" : "geam");
     double peak = device_fp32_peak_gflops(&b->dev) / 1e3;
     const char *unit = b->is_mul ? "tflops" : "gbps";
     const char *type = b->is_mul ? gemm_sigs[b->sig].name : "f32";
     struct bench_files out;
-    int rc = bench_files_begin(&out, prefix);
+    int rc = bench_files_begin(&out, prefix, flags);
     if (rc)
         return rc;
     FILE *csv = out.csv.f, *json = out.json.f, *svg = out.svg.f;
@@ -624,10 +624,10 @@ static double copy_gbps(struct gc_device *dev)
 
 /* kernels/auto_table.c from the benches that ran; the rows of types (and
  * of transpose) not benchmarked now are kept from the table built in. */
-static int write_auto_table(struct bench *const *benches, int n, const char *path)
+static int write_auto_table(struct bench *const *benches, int n, const char *path, int flags)
 {
     struct gc_output out;
-    int rc = output_begin(&out, path, 0);
+    int rc = output_begin(&out, path, flags);
     if (rc)
         return rc;
     FILE *f = out.f;
@@ -718,7 +718,7 @@ static int bench_one(struct bench *b, const struct gc_opts *o, int is_mul, enum 
             char prefix[4096];
             snprintf(prefix, sizeof prefix, "%s-%s%s%s", o->bench_out, is_mul ? "mul" : "transpose",
                      is_mul ? "-" : "", is_mul ? gemm_sigs[sig].name : "");
-            rc = write_files(b, prefix);
+            rc = write_files(b, prefix, o->force ? OUTPUT_FORCE : 0);
         }
     }
     return rc;
@@ -767,6 +767,10 @@ int cmd_bench(const struct gc_opts *o)
         return gc_fail(GC_EXIT_USAGE, "--sizes needs --op mul or --op transpose");
     unsigned sigs;
     int rc = parse_types(o->bench_dtypes, &sigs);
+    if (!rc && o->bench_out)
+        rc = output_check_name(o->bench_out);
+    if (!rc && o->auto_table)
+        rc = output_check_name(o->auto_table);
     if (rc)
         return rc;
     if (o->sweep) {
@@ -806,7 +810,7 @@ int cmd_bench(const struct gc_opts *o)
         done[n++] = b;
     }
     if (!rc && o->auto_table)
-        rc = write_auto_table(done, n, o->auto_table);
+        rc = write_auto_table(done, n, o->auto_table, o->force ? OUTPUT_FORCE : 0);
     for (int i = 0; i < n; i++)
         free(done[i]->ms);
     if (!rc && (fflush(stdout) != 0 || ferror(stdout)))

@@ -20,8 +20,9 @@ struct bench_files {
     char prefix[4096];
 };
 
-/* Opens the three; returns 0, or an exit status with none left open. */
-int bench_files_begin(struct bench_files *f, const char *prefix);
+/* Opens the three with output_begin's `flags`; returns 0, or an exit status
+ * with none left open. */
+int bench_files_begin(struct bench_files *f, const char *prefix, int flags);
 
 /* With rc == 0 commits the three (and says so unless `quiet`), else drops
  * them; returns rc or the first commit's failure. */

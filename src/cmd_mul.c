@@ -580,7 +580,7 @@ static int mul_tiled(struct mul_job *j, int *done)
     if (!o->verify && !pl->exact && si->out == pl->result && out_dtype == (int)pl->result &&
         !jb->no_stream && (jb->fmt == GC_FMT_NPY || jb->fmt == GC_FMT_RAW)) {
         struct gc_tensor whole = result_shape(pl, pl->result);
-        if ((rc = output_begin(&jb->out, o->output, io_format_is_binary(jb->fmt))))
+        if ((rc = output_begin(&jb->out, o->output, io_output_flags(o, jb->fmt))))
             return rc;
         begun = 1;
         if ((rc = io_offsets_begin(&jb->out, jb->fmt, &whole, &at)) < 0 || rc > 1)

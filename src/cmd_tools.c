@@ -45,10 +45,13 @@ int cmd_convert(const struct gc_opts *o)
     struct gc_output out = { 0 };
     char shape[96];
     gc_shape_text(m.ndim, m.shape, shape, sizeof shape);
-    if (!rc && !(rc = output_begin(&out, o->output, io_format_is_binary(fmt))) &&
-        !(rc = io_write_tensor(&out, o, fmt, &m)) && !o->quiet)
+    if (!rc && !(rc = output_begin(&out, o->output, io_output_flags(o, fmt))) &&
+        !(rc = io_write_tensor(&out, o, fmt, &m)) && !o->quiet) {
+        clearerr(stderr);
         fprintf(stderr, "gemmcli convert: %s %s -> %s: read %.3f ms, write %.3f ms\n", shape,
                 gc_dtypes[m.dtype].name, gc_formats[fmt].name, t1 - t0, now_ms() - t1);
+        rc = io_summary_check(stderr);
+    }
     if (!rc)
         rc = output_commit(&out);
     output_abort(&out);

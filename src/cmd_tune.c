@@ -88,13 +88,19 @@ static int show(void)
         printf("%s: no entries (no file)\n", l.path);
         break;
     case TUNE_CACHE_FOREIGN:
-        printf("%s: no entries (not a tune cache of format %d: the next store replaces it)\n",
-               l.path, TUNE_CACHE_VERSION);
+        if (l.stored)
+            printf("%s: no entries (not a tune cache of format %d: the next store replaces "
+                   "it)\n", l.path, TUNE_CACHE_VERSION);
+        else
+            printf("%s: no entries (%s: a store leaves it as it is and stores nothing)\n",
+                   l.path, l.kept);
         break;
     case TUNE_CACHE_OK:
         printf("%s: %zu entr%s", l.path, l.count, l.count == 1 ? "y" : "ies");
         if (l.malformed)
             printf(", %zu malformed line%s skipped", l.malformed, l.malformed == 1 ? "" : "s");
+        if (!l.stored)
+            printf(" (%s: a store leaves it as it is)", l.kept);
         printf("\n");
         break;
     }

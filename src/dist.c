@@ -886,7 +886,8 @@ static int begin_output(struct dist *d, struct job *j, enum gc_dtype dtype, int6
         return gc_fail(GC_EXIT_USAGE, "<stdout>: a launcher passes standard output on through a "
                        "terminal, which binary data must not cross: write %s to a file (-o "
                        "FILE), or write CSV (--format csv)", gc_formats[j->fmt].name);
-    int rc = output_begin(&j->out, o->output, io_format_is_binary(j->fmt));
+    /* The other ranks open the file by its name. */
+    int rc = output_begin(&j->out, o->output, io_output_flags(o, j->fmt) | OUTPUT_NAMED);
     if (rc)
         return rc;
     memset(whole, 0, sizeof *whole);
@@ -897,7 +898,7 @@ static int begin_output(struct dist *d, struct job *j, enum gc_dtype dtype, int6
     if ((rc = io_offsets_begin(&j->out, j->fmt, whole, &at)) == 0) {
         w[W_MODE] = MODE_OFFSETS;
         w[W_HEADER] = at.payload;
-        w[W_PATH] = (int64_t)strlen(j->out.tmp_path) + 1;
+        w[W_PATH] = (int64_t)strlen(j->out.file.tmp_path) + 1;
         return 0;
     }
     if (rc != 1)
@@ -986,7 +987,7 @@ int dist_finish(struct dist *d, struct job *j, struct gc_tensor *result, enum gc
         w[W_MODE] == MODE_OFFSETS) {
         path = malloc((size_t)w[W_PATH]);
         if (cl->rank == 0 && path)
-            memcpy(path, j->out.tmp_path, (size_t)w[W_PATH]);
+            memcpy(path, j->out.file.tmp_path, (size_t)w[W_PATH]);
         /* A rank without room for the name still takes part. */
         char small[1];
         rc = cluster_bcast(cl, path ? path : small, path ? (size_t)w[W_PATH] : 0, 0);
@@ -1003,7 +1004,6 @@ int dist_finish(struct dist *d, struct job *j, struct gc_tensor *result, enum gc
     }
     /* 4. The blocks: at their offsets in the one file, or to rank 0. */
     if (w[W_MODE] == MODE_OFFSETS) {
-        output_catch_signals();
         int fd = cl->rank == 0 ? fileno(j->out.f) : path ? open(path, O_WRONLY | O_CLOEXEC) : -1;
         if (path && fd < 0)
             rc = gc_fail(GC_EXIT_OUTPUT, "%s: %s", path, strerror(errno));

@@ -66,6 +66,9 @@ int io_read_operands(const struct gc_opts *o, int count, const char *const *path
 
 int io_output_format(const struct gc_opts *o, int fallback)
 {
+    int rc = output_check_name(o->output);
+    if (rc)
+        return -rc;
     if (o->out_format != GC_FMT_AUTO)
         return o->out_format;
     if (output_is_stdout(o->output)) {
@@ -113,6 +116,19 @@ int io_format_is_binary(int format)
     return format != GC_FMT_CSV;
 }
 
+int io_output_flags(const struct gc_opts *o, int format)
+{
+    return (io_format_is_binary(format) ? OUTPUT_BINARY : 0) | (o->force ? OUTPUT_FORCE : 0);
+}
+
+int io_summary_check(FILE *f)
+{
+    if (fflush(f) == 0 && !ferror(f))
+        return 0;
+    return gc_fail(GC_EXIT_OUTPUT, "%s: cannot write the summary: %s",
+                   f == stdout ? "<stdout>" : "<stderr>", strerror(errno));
+}
+
 int io_write_tensor(struct gc_output *out, const struct gc_opts *o, int format,
                     const struct gc_tensor *t)
 {
@@ -147,7 +163,7 @@ int io_offsets_begin(struct gc_output *out, int format, const struct gc_tensor *
 {
     const struct gc_format *f = &gc_formats[format];
     size_t bytes;
-    if (!out->tmp_path || !f->write_header || (format != GC_FMT_NPY && format != GC_FMT_RAW))
+    if (!output_replaces(out) || !f->write_header || (format != GC_FMT_NPY && format != GC_FMT_RAW))
         return 1;
     if (!gc_tensor_bytes(whole, &bytes))
         return gc_fail(GC_EXIT_INPUT, "the result is too large");

@@ -51,6 +51,14 @@ int io_write_tensor(struct gc_output *out, const struct gc_opts *o, int format,
 /* 1 when `format` is binary (refused on a terminal). */
 int io_format_is_binary(int format);
 
+/* output_begin's flags for the result in `format`, as the options ask. */
+int io_output_flags(const struct gc_opts *o, int format);
+
+/* 0 when the summary just written to `f` (cleared of errors before it)
+ * went out, else GC_EXIT_OUTPUT after saying so: a run whose summary was
+ * lost must not look like a success, so the output is then not committed. */
+int io_summary_check(FILE *f);
+
 /* A result written at its offsets, in any order and from any thread: a
  * regular .npy or raw file whose header is written and whose length is
  * set before the rows come. */

@@ -1,6 +1,5 @@
 #include "job.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,7 +115,7 @@ int job_take_result(struct job *j, const void *d, const struct gc_tensor *shape,
     int rc;
     progress_phase(&j->progress, "writing %s", gc_display_name(o->output, 1));
     if (stream && !j->no_stream && stream_can_write(j->fmt, shape->dtype, shape->dtype)) {
-        if (!(rc = output_begin(&j->out, o->output, 1)))
+        if (!(rc = output_begin(&j->out, o->output, io_output_flags(o, j->fmt))))
             rc = stream_write_result(&j->out, j->fmt, &j->dev, d, shape, &j->rep.d2h_ms,
                                      &j->rep.write_ms);
         j->streamed = rc == 0;
@@ -140,15 +139,15 @@ int job_take_result(struct job *j, const void *d, const struct gc_tensor *shape,
 
 int job_emit_report(const struct gc_opts *o, const struct gc_report *r)
 {
-    if (o->json) {
-        FILE *f = output_is_stdout(o->output) ? stderr : stdout;
+    FILE *f = o->json && !output_is_stdout(o->output) ? stdout : stderr;
+    if (o->quiet && !o->json)
+        return 0;
+    clearerr(f);
+    if (o->json)
         report_json(f, r);
-        if ((fflush(f) != 0 || ferror(f)) && f == stdout)
-            return gc_fail(GC_EXIT_OUTPUT, "<stdout>: write error: %s", strerror(errno));
-    } else if (!o->quiet) {
-        report_print(stderr, r);
-    }
-    return 0;
+    else
+        report_print(f, r);
+    return io_summary_check(f);
 }
 
 int job_finish(struct job *j, struct gc_tensor *result, enum gc_dtype dtype)
@@ -171,7 +170,7 @@ int job_finish(struct job *j, struct gc_tensor *result, enum gc_dtype dtype)
         if ((rc = io_to_c_order(result, dtype)))
             return rc;
         double t = now_ms();
-        if ((rc = output_begin(&j->out, o->output, io_format_is_binary(j->fmt))) ||
+        if ((rc = output_begin(&j->out, o->output, io_output_flags(o, j->fmt))) ||
             (rc = io_write_tensor(&j->out, o, j->fmt, result)))
             return rc;
         j->rep.write_ms = now_ms() - t;

@@ -68,7 +68,8 @@ int job_finish(struct job *j, struct gc_tensor *result, enum gc_dtype dtype);
 void job_end(struct job *j);
 
 /* Prints the run's report as --quiet/--json ask (JSON to stdout unless the
- * matrix goes there).  Returns 0, or GC_EXIT_OUTPUT when stdout failed. */
+ * matrix goes there).  Returns 0, or GC_EXIT_OUTPUT when it could not be
+ * written (then the output must not be committed). */
 int job_emit_report(const struct gc_opts *o, const struct gc_report *r);
 
 #endif

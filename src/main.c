@@ -2,7 +2,7 @@
  *
  * main() looks the command up in one table, parses its options and maps
  * the status it returns to the process's exit status. */
-#include <signal.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -87,7 +87,8 @@ static void fast_exit(int status)
     (void)status;
 #else
     if (fflush(stdout) != 0 || ferror(stdout))
-        status = status ? status : gc_fail(GC_EXIT_OUTPUT, "<stdout>: write error");
+        status = status ? status : gc_fail(GC_EXIT_OUTPUT, "<stdout>: write error: %s",
+                                           strerror(errno));
     fflush(stderr);
     _exit(status);
 #endif
@@ -149,8 +150,7 @@ int main(int argc, char **argv)
 {
     /* No file may take the place of a closed stdin, stdout or stderr. */
     output_guard_std_fds();
-    /* A closed pipe on stdout is reported as a write error (status 4). */
-    signal(SIGPIPE, SIG_IGN);
+    output_signals_init();
     device_configure();
 
     const struct command *c = NULL;

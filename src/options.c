@@ -19,6 +19,7 @@ enum {
     OPT_ORDER, OPT_DELIMITER, OPT_HEADER, OPT_PRECISION, OPT_LEVEL,
     OPT_OP, OPT_SIZES, OPT_BENCH_OUT, OPT_AUTO_TABLE, OPT_COMPUTE, OPT_SWEEP, OPT_SEED, OPT_FOR,
     OPT_TUNE, OPT_SHOW, OPT_CLEAR, OPT_DEVICE_MEMORY, OPT_DEVICES, OPT_HOST_MEMORY,
+    OPT_FORCE,
 };
 
 #define RUNS (CMD_MUL | CMD_TRANSPOSE)
@@ -38,6 +39,7 @@ struct opt_def {
 
 static const struct opt_def opt_defs[] = {
     { "output", 'o', OPT_OUTPUT, "FILE", WRITES, "write the result to FILE ('-': stdout)" },
+    { "force", 0, OPT_FORCE, NULL, WRITES | CMD_BENCH, "replace an existing output that you may not write to (write-protected, or another user's); without it such a file is kept and the run fails (status 4)" },
     { "format", 0, OPT_FORMAT, "FMT", WRITES, "output format: npy, raw, csv, csv.gz (default: from -o's extension; for stdout, the first input's format)" },
     { "in-format", 0, OPT_IN_FORMAT, "FMT", READS, "input format (default: detected from magic bytes, then extension)" },
     { "dtype", 0, OPT_DTYPE, "T", WRITES | CMD_BENCH | CMD_TUNE | CMD_KERNELS, "element type of the result, converted to: f16 bf16 f32 f64 i8..i64 u8..u64 bool (default: NumPy's; bench, tune: a list; kernels --for: the operands')" },
@@ -222,6 +224,7 @@ static int apply(struct gc_opts *o, const struct opt_def *d, const char *arg)
     case OPT_C0: o->c0_path = arg; break;
     case OPT_KERNEL: o->kernel = arg; break;
     case OPT_QUIET: o->quiet = 1; break;
+    case OPT_FORCE: o->force = 1; break;
     case OPT_JSON: o->json = 1; break;
     case OPT_VERIFY: o->verify = 1; break;
     case OPT_DETAILS: o->details = 1; break;

@@ -45,6 +45,7 @@ struct gc_opts {
     int compute;                    /* --compute: enum matmul_compute */
     int repeat;
     int quiet, json, details;
+    int force;                      /* --force: replace outputs the caller may not write to */
     int threads;                    /* host threads; 0: all cores */
     int device;                     /* CUDA device ordinal */
     int device_given;               /* --device was on the command line */

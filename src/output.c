@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -12,80 +12,7 @@
 #include <unistd.h>
 
 #include "../core/error.h"
-
-/* ---- the signal handler's list of temporary files ----
- *
- * The one piece of process-wide mutable state in gemmcli, because a signal
- * handler can reach nothing else: the paths of the temporary files being
- * written, each stored before its slot is marked used, so that the handler
- * (which may interrupt anything) only ever sees complete paths. */
-
-enum { TMP_SLOTS = 4 };
-static char tmp_slot_path[TMP_SLOTS][PATH_MAX];
-static volatile sig_atomic_t tmp_slot_used[TMP_SLOTS];
-static pthread_mutex_t tmp_slot_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_once_t handlers_once = PTHREAD_ONCE_INIT;
-
-static void remove_tmp_and_die(int sig)
-{
-    for (int i = 0; i < TMP_SLOTS; i++)
-        if (tmp_slot_used[i])
-            unlink(tmp_slot_path[i]);
-    /* Die of the same signal, so that the parent sees "killed by SIGxxx". */
-    signal(sig, SIG_DFL);
-    raise(sig);
-}
-
-static void install_handlers(void)
-{
-    static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
-        struct sigaction old, sa;
-        /* A signal the caller ignores (nohup, a background job) stays ignored. */
-        if (sigaction(sigs[i], NULL, &old) != 0 || old.sa_handler == SIG_IGN)
-            continue;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = remove_tmp_and_die;
-        sigfillset(&sa.sa_mask);
-        sigaction(sigs[i], &sa, NULL);
-    }
-    /* Past the file-size limit a write then fails with EFBIG, which is
-     * reported and cleaned up like any write error, instead of killing the
-     * process with the temporary file left behind. */
-    struct sigaction old;
-    if (sigaction(SIGXFSZ, NULL, &old) == 0 && old.sa_handler == SIG_DFL)
-        signal(SIGXFSZ, SIG_IGN);
-}
-
-void output_catch_signals(void)
-{
-    pthread_once(&handlers_once, install_handlers);
-}
-
-/* Returns the slot's number plus one, or 0 when none could be had. */
-static int claim_slot(const char *path)
-{
-    if (strlen(path) >= PATH_MAX)
-        return 0;
-    pthread_once(&handlers_once, install_handlers);
-    int slot = 0;
-    pthread_mutex_lock(&tmp_slot_lock);
-    for (int i = 0; i < TMP_SLOTS && !slot; i++)
-        if (!tmp_slot_used[i]) {
-            memcpy(tmp_slot_path[i], path, strlen(path) + 1);
-            __atomic_signal_fence(__ATOMIC_SEQ_CST);
-            tmp_slot_used[i] = 1;
-            slot = i + 1;
-        }
-    pthread_mutex_unlock(&tmp_slot_lock);
-    return slot;
-}
-
-static void release_slot(int slot)
-{
-    if (slot > 0)
-        tmp_slot_used[slot - 1] = 0;
-}
+#include "../core/newfile.h"
 
 /* ---- what a path names ---- */
 
@@ -221,75 +148,96 @@ static int begin_descriptor(struct gc_output *o, int fd, int binary)
     return 0;
 }
 
-/* The temporary file's name beside `target`: .gemmcli-NAME.XXXXXX, or
- * .gemmcli.XXXXXX where that would pass the directory's name limit. */
-static char *tmp_name(const char *target)
+/* 1 when the caller may not open the existing file `target` for writing
+ * (it is write-protected, or another user's): replacing it would undo a
+ * protection that the shell's '>' respects. */
+static int write_protected(const char *target)
 {
-    const char *slash = strrchr(target, '/');
-    size_t dir_len = slash ? (size_t)(slash - target) + 1 : 0;
-    const char *base = slash ? slash + 1 : target;
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%.*s", dir_len ? (int)dir_len : 1, dir_len ? target : ".");
-    long name_max = pathconf(dir, _PC_NAME_MAX);
-    if (name_max <= 0)
-        name_max = 255;
-    int long_name = strlen(base) + sizeof ".gemmcli-.XXXXXX" - 1 > (size_t)name_max;
-    size_t len = dir_len + strlen(base) + sizeof ".gemmcli-.XXXXXX";
-    char *t = malloc(len);
-    if (t && long_name)
-        snprintf(t, len, "%.*s.gemmcli.XXXXXX", (int)dir_len, target);
-    else if (t)
-        snprintf(t, len, "%.*s.gemmcli-%s.XXXXXX", (int)dir_len, target, base);
-    return t;
+    return faccessat(AT_FDCWD, target, W_OK, AT_EACCESS) != 0 &&
+           (errno == EACCES || errno == EPERM);
 }
 
-/* A regular file, new or replaced: a temporary file renamed into place. */
-static int begin_replace(struct gc_output *o, const struct stat *old)
+/* A regular file, new or replaced: a new file that takes the target's
+ * name on commit (core/newfile.h). */
+static int begin_replace(struct gc_output *o, const struct stat *old, int flags)
 {
-    o->tmp_path = tmp_name(o->target);
-    if (!o->tmp_path)
-        return gc_fail(GC_EXIT_INPUT, "%s: out of host memory", o->name);
-    int fd = mkostemp(o->tmp_path, O_CLOEXEC);
-    if (fd < 0) {
-        int e = errno;
-        free(o->tmp_path);
-        o->tmp_path = NULL;
-        return gc_fail(GC_EXIT_OUTPUT, "%s: cannot create a file in its directory: %s",
-                       o->name, strerror(e));
+    if (old && !(flags & OUTPUT_FORCE) && write_protected(o->target)) {
+        output_abort(o);
+        return gc_fail(GC_EXIT_OUTPUT, "%s: not replacing a file you may not write to "
+                       "(write-protected, or another user's); --force replaces it", o->name);
     }
-    o->slot = claim_slot(o->tmp_path);
+    int err = newfile_create(&o->file, o->target, flags & OUTPUT_NAMED ? NEWFILE_NAMED : 0);
+    if (err) {
+        output_abort(o);
+        return gc_fail(err == ENOMEM ? GC_EXIT_INPUT : GC_EXIT_OUTPUT,
+                       "%s: cannot create a file in its directory: %s", o->name, strerror(err));
+    }
+    o->replacing = 1;
     if (old) {
-        /* The replacement keeps the owner, group and mode of the file it
-         * replaces: owner and group where this user may set them (root;
-         * or the group alone, for one of the user's groups), and the mode
-         * after them, since a change of owner clears set-id bits. */
-        if (fchown(fd, old->st_uid, old->st_gid) != 0)
-            (void)!fchown(fd, (uid_t)-1, old->st_gid);
-        fchmod(fd, old->st_mode & 07777);
+        o->old = *old;
+        o->has_old = 1;
         if (old->st_nlink > 1)
             gc_warn("%s has %ju hard links; the others keep the old contents "
                     "(the result is a new file)", o->name, (uintmax_t)old->st_nlink);
     } else {
-        /* mkstemp makes the file 0600; a new file gets what '>' would give. */
-        mode_t mask = umask(0);
-        umask(mask);
-        fchmod(fd, 0666 & ~mask);
+        o->umask = umask(0);
+        umask(o->umask);
     }
-    o->f = fdopen(fd, "wb");
+    int fd = fcntl(o->file.fd, F_DUPFD_CLOEXEC, 3);
+    o->f = fd >= 0 ? fdopen(fd, "wb") : NULL;
     if (!o->f) {
-        int e = errno;
-        close(fd);
+        err = errno;
+        if (fd >= 0)
+            close(fd);
         output_abort(o);
-        return gc_fail(GC_EXIT_OUTPUT, "%s: %s", o->name, strerror(e));
+        return gc_fail(GC_EXIT_OUTPUT, "%s: %s", o->name, strerror(err));
     }
     return 0;
 }
 
-int output_begin(struct gc_output *o, const char *path, int binary)
+/* The file written gets, just before it takes the target's name, the
+ * owner, group and mode of the file it replaces (owner and group where
+ * this user may set them: root; or the group alone, for one of the user's
+ * groups; the mode after them, since a change of owner clears set-id
+ * bits), or for a new file what '>' would give.  Until then it is the
+ * writer's own, mode 0600, so that a stale one is recognisably the
+ * writer's. */
+static void give_mode(const struct gc_output *o)
+{
+    int fd = o->file.fd;
+    if (o->has_old) {
+        if (fchown(fd, o->old.st_uid, o->old.st_gid) != 0)
+            (void)!fchown(fd, (uid_t)-1, o->old.st_gid);
+        fchmod(fd, o->old.st_mode & 07777);
+    } else {
+        fchmod(fd, 0666 & ~o->umask);
+    }
+}
+
+int output_check_name(const char *path)
+{
+    if (!*path)
+        return gc_fail(GC_EXIT_USAGE, "the output's name is empty (give a file name, or '-' "
+                       "for standard output)");
+    int fd = -1;
+    if (strcmp(path, "-") != 0)
+        free(resolve_links(path, &fd));
+    if (fd == STDERR_FILENO)
+        return gc_fail(GC_EXIT_USAGE, "%s: is standard error, where gemmcli's messages go: "
+                       "write the result to a file or to standard output ('-')", path);
+    return 0;
+}
+
+int output_begin(struct gc_output *o, const char *path, int flags)
 {
     memset(o, 0, sizeof *o);
+    o->file.fd = -1;
     o->path = path;
     o->name = gc_display_name(path, 1);
+    int binary = flags & OUTPUT_BINARY;
+    int rc = output_check_name(path);
+    if (rc)
+        return rc;
     if (strcmp(path, "-") == 0)
         return begin_descriptor(o, STDOUT_FILENO, binary);
 
@@ -309,10 +257,10 @@ int output_begin(struct gc_output *o, const char *path, int binary)
             output_abort(o);
             return gc_fail(GC_EXIT_OUTPUT, "%s: %s", path, strerror(e));
         }
-        return begin_replace(o, NULL);
+        return begin_replace(o, NULL, flags);
     }
     if (S_ISREG(st.st_mode))
-        return begin_replace(o, &st);
+        return begin_replace(o, &st, flags);
     if (S_ISDIR(st.st_mode)) {
         output_abort(o);
         return gc_fail(GC_EXIT_OUTPUT, "%s: is a directory", path);
@@ -355,16 +303,15 @@ int output_commit(struct gc_output *o)
         output_abort(o);
         return gc_fail(GC_EXIT_OUTPUT, "%s: write error: %s", o->name, strerror(e));
     }
-    if (o->tmp_path && rename(o->tmp_path, o->target) != 0) {
-        e = errno;
-        output_abort(o);
-        return gc_fail(GC_EXIT_OUTPUT, "%s: cannot rename the finished output into place: %s",
-                       o->name, strerror(e));
+    if (o->replacing) {
+        give_mode(o);
+        if ((e = newfile_commit(&o->file))) {
+            output_abort(o);
+            return gc_fail(GC_EXIT_OUTPUT, "%s: cannot rename the finished output into "
+                           "place: %s", o->name, strerror(e));
+        }
     }
-    release_slot(o->slot);
-    o->slot = 0;
-    free(o->tmp_path);
-    o->tmp_path = NULL;
+    o->replacing = 0;
     free(o->target);
     o->target = NULL;
     return 0;
@@ -375,13 +322,40 @@ void output_abort(struct gc_output *o)
     if (o->f && o->f != stdout)
         fclose(o->f);
     o->f = NULL;
-    if (o->tmp_path) {
-        unlink(o->tmp_path);
-        free(o->tmp_path);
-        o->tmp_path = NULL;
-    }
-    release_slot(o->slot);
-    o->slot = 0;
+    newfile_discard(&o->file);
+    o->replacing = 0;
     free(o->target);
     o->target = NULL;
+}
+
+int output_replaces(const struct gc_output *o)
+{
+    return o->replacing;
+}
+
+/* Standard output's reader is gone when a write met a broken pipe there:
+ * end as Unix filters do, killed by SIGPIPE and silent, after removing
+ * any temporary file.  A broken pipe elsewhere (a FIFO named as the
+ * output) stays a write error, reported by its writer. */
+static void on_sigpipe(int sig)
+{
+    struct pollfd p = { .fd = STDOUT_FILENO, .events = 0, .revents = 0 };
+    if (poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP)))
+        newfile_die_of(sig);
+}
+
+void output_signals_init(void)
+{
+    /* Past the file-size limit a write then fails with EFBIG, which every
+     * writer reports as an output error (status 4), cleaning up as for any
+     * other, instead of killing the process. */
+    signal(SIGXFSZ, SIG_IGN);
+    struct sigaction old, sa;
+    /* A caller that ignores SIGPIPE gets a write error (status 4) instead. */
+    if (sigaction(SIGPIPE, NULL, &old) != 0 || old.sa_handler == SIG_IGN)
+        return;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigpipe;
+    sigfillset(&sa.sa_mask);
+    sigaction(SIGPIPE, &sa, NULL);
 }

@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../core/error.h"
 #include "report.h"
 
 #define SHOW_AFTER_MS 1000.0
@@ -71,10 +72,13 @@ void progress_phase(struct gc_progress *p, const char *fmt, ...)
         return;
     pthread_mutex_lock(&p->lock);
     erase(p);
+    char raw[sizeof p->phase];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(p->phase, sizeof p->phase, fmt, ap);
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    /* It names files, which must not move the cursor. */
+    gc_escape(p->phase, sizeof p->phase, raw);
     p->phase_start = now_ms();
     pthread_mutex_unlock(&p->lock);
 }

@@ -372,10 +372,10 @@ static int sweep_plot(FILE *f, const char *name, const struct gc_device *dev, co
 
 static int write_sweep_files(const char *prefix, const char *name, enum gemm_sig sig,
                              const struct gc_device *dev, const char *date,
-                             const struct sweep_shape *v, int count, int quiet)
+                             const struct sweep_shape *v, int count, int quiet, int flags)
 {
     struct bench_files out;
-    int rc = bench_files_begin(&out, prefix);
+    int rc = bench_files_begin(&out, prefix, flags);
     if (rc)
         return rc;
     FILE *csv = out.csv.f, *json = out.json.f;
@@ -456,7 +456,8 @@ int bench_sweep(const struct gc_opts *o, enum gemm_sig sig)
         if (o->bench_out) {
             char prefix[4096];
             snprintf(prefix, sizeof prefix, "%s-sweep-%s", o->bench_out, si->name);
-            rc = write_sweep_files(prefix, name, sig, &dev, date, v, count, o->quiet);
+            rc = write_sweep_files(prefix, name, sig, &dev, date, v, count, o->quiet,
+                                   o->force ? OUTPUT_FORCE : 0);
         }
     }
     device_close(&dev);

@@ -10,6 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../core/newfile.h"
+
 #define HEADER_FMT "# gemmcli tune cache %d"
 #define FIELDS 12
 #define KEY_FIELDS 8
@@ -369,6 +371,22 @@ static int load(const char *path, enum tune_cache_state *state, struct collect *
     return 0;
 }
 
+/* 0 when a store may replace what is at `path` (or there is nothing),
+ * else -1 with the reason: a store leaves it as it is. */
+static int store_refusal(const char *path, char *why, size_t n)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return 0;
+    if (S_ISDIR(st.st_mode))
+        return snprintf(why, n, "it is a directory"), -1;
+    if (!S_ISREG(st.st_mode))
+        return snprintf(why, n, "it is not a regular file"), -1;
+    if (!(st.st_mode & S_IWUSR))
+        return snprintf(why, n, "it is read-only (its owner has no write permission)"), -1;
+    return 0;
+}
+
 int tune_cache_list(struct tune_cache_listing *l)
 {
     memset(l, 0, sizeof *l);
@@ -380,6 +398,7 @@ int tune_cache_list(struct tune_cache_listing *l)
     struct collect c;
     if (load(l->path, &l->state, &c, &l->malformed) != 0)
         return -1;
+    l->stored = store_refusal(l->path, l->kept, sizeof l->kept) == 0;
     l->entries = c.v;
     l->count = c.count;
     return 0;
@@ -443,19 +462,18 @@ static void append_line(char *buf, size_t cap, size_t *used, const struct tune_e
         *used += (size_t)w;
 }
 
-/* Writes all of text to a new file in `dir` and renames it to `path`. */
+/* Writes all of text to a new file in `dir` that takes the name `path`
+ * once complete (core/newfile.h: a killed store leaves nothing). */
 static int replace_file(const char *dir, const char *path, const char *text, size_t len,
                         char *why, size_t n)
 {
-    char tmp[TUNE_PATH_MAX + 32];
-    snprintf(tmp, sizeof tmp, "%s/.tune.txt.XXXXXX", dir);
-    int fd = mkostemp(tmp, O_CLOEXEC);
-    if (fd < 0)
-        return WHY("cannot create a temporary file in %s: %s", dir, strerror(errno));
+    struct gc_newfile nf;
+    int err = newfile_create(&nf, path, 0);
+    if (err)
+        return WHY("cannot create a temporary file in %s: %s", dir, strerror(err));
     size_t done = 0;
-    int err = 0;
     while (done < len && !err) {
-        ssize_t w = write(fd, text + done, len - done);
+        ssize_t w = write(nf.fd, text + done, len - done);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0)
@@ -463,17 +481,14 @@ static int replace_file(const char *dir, const char *path, const char *text, siz
         else
             done += (size_t)w;
     }
-    if (!err && fsync(fd) != 0)
-        err = errno;
-    if (close(fd) != 0 && !err)
+    if (!err && fsync(nf.fd) != 0)
         err = errno;
     if (err) {
-        unlink(tmp);
+        newfile_discard(&nf);
         return WHY("cannot write a temporary file in %s: %s", dir, strerror(err));
     }
-    if (rename(tmp, path) != 0) {
-        err = errno;
-        unlink(tmp);
+    if ((err = newfile_commit(&nf))) {
+        newfile_discard(&nf);
         return WHY("cannot rename a temporary file over it: %s", strerror(err));
     }
     return 0;
@@ -491,17 +506,8 @@ int tune_cache_store(const struct tune_entry *entries, int count, char *why, siz
         return WHY("no cache location: XDG_CACHE_HOME and HOME are unset, empty or relative paths");
     snprintf(dir, sizeof dir, "%s", path);
     *strrchr(dir, '/') = '\0';
-    if (make_dirs(dir, why, n) != 0)
+    if (make_dirs(dir, why, n) != 0 || store_refusal(path, why, n) != 0)
         return -1;
-    struct stat st;
-    if (stat(path, &st) == 0) {
-        if (S_ISDIR(st.st_mode))
-            return WHY("it is a directory");
-        if (!S_ISREG(st.st_mode))
-            return WHY("it is not a regular file");
-        if (!(st.st_mode & S_IWUSR))
-            return WHY("it is read-only (its owner has no write permission): left as it is");
-    }
 
     enum tune_cache_state state;
     struct collect c;

@@ -30,7 +30,8 @@
  * A file whose first line names another version, or that is not text
  * (a NUL or another control byte), larger than TUNE_CACHE_MAX_BYTES, not
  * a regular file, or unreadable, has no entries; a malformed line is
- * skipped.  A store replaces such a file. */
+ * skipped.  A store replaces such a file if it is a regular file its
+ * owner may write; anything else it leaves as it is. */
 #ifndef GC_TUNE_CACHE_H
 #define GC_TUNE_CACHE_H
 
@@ -107,13 +108,16 @@ enum tune_cache_state {
     TUNE_CACHE_OK,
 };
 
-/* Everything in the file, for `gemmcli tune --show`. */
+/* Everything in the file, and whether a store would replace it, for
+ * `gemmcli tune --show`. */
 struct tune_cache_listing {
     char path[TUNE_PATH_MAX];   /* empty for TUNE_CACHE_NONE */
     enum tune_cache_state state;
     struct tune_entry *entries;
     size_t count;
     size_t malformed;           /* lines skipped */
+    int stored;                 /* a store would replace the file (or create it) */
+    char kept[128];             /* else why a store leaves it as it is */
 };
 
 /* Reads the listing: 0, or -1 when out of memory. */

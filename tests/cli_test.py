@@ -8,6 +8,7 @@ usage: cli_test.py [path/to/gemmcli]     (prints 'cli: N passed, M failed')
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -481,13 +482,22 @@ def test_errors(d):
     if os.path.exists("/dev/full"):
         expect_status("/dev/full", run("mul", a, b, "-o", "/dev/full", "--format", "npy",
                                        "--kernel", "cpu", "--quiet"), 4, ["/dev/full"])
-    r, w = os.pipe()
-    os.close(r)
-    p = subprocess.run([GEMMCLI, "convert", a, "-o", "-", "--format", "csv", "--quiet"],
-                       stdout=w, stderr=subprocess.PIPE, timeout=60)
-    os.close(w)
-    check("closed stdout pipe", p.returncode == 4 and b"<stdout>" in p.stderr,
-          (p.returncode, p.stderr[:200]))
+    # A reader that has gone ends the run quietly, killed by SIGPIPE as a
+    # Unix filter is; a caller that ignores SIGPIPE gets a write error.
+    for ignored in (False, True):
+        r, w = os.pipe()
+        os.close(r)
+        pre = (lambda: signal.signal(signal.SIGPIPE, signal.SIG_IGN)) if ignored else None
+        p = subprocess.run([GEMMCLI, "convert", a, "-o", "-", "--format", "csv", "--quiet"],
+                           stdout=w, stderr=subprocess.PIPE, timeout=60, preexec_fn=pre)
+        os.close(w)
+        if ignored:
+            check("closed stdout pipe, SIGPIPE ignored: exit 4", p.returncode == 4 and
+                  b"<stdout>" in p.stderr, (p.returncode, p.stderr[:200]))
+        else:
+            check("closed stdout pipe: killed by SIGPIPE, silent",
+                  p.returncode == -signal.SIGPIPE and p.stderr == b"",
+                  (p.returncode, p.stderr[:200]))
     # verification failure: 1, and the result is not written
     p = run("mul", a, b, "-o", out, "--kernel", "cpu", "--verify", "--tol", "0")
     expect_status("--verify above --tol", p, 1, ["verification failed"])

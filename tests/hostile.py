@@ -86,29 +86,80 @@ def test_huge_dimensions(d):
           np.load(os.path.join(d, "e.npy")).shape == (10**9, 0), err(p))
 
 
+def writing(proc, d):
+    """True once `proc` has its output open in d: an unnamed file there (shown as
+    'd/#N (deleted)') or a named temporary file."""
+    real = os.path.realpath(d) + "/"
+    try:
+        for fd in os.listdir(f"/proc/{proc.pid}/fd"):
+            target = os.readlink(f"/proc/{proc.pid}/fd/{fd}")
+            if target.startswith(real + "#") or target.startswith(real + ".gemmcli"):
+                return True
+    except OSError:
+        pass
+    return bool(leftovers(d))
+
+
 def test_signals(d):
-    # 2. A signal during a write removes the temporary file and kills with that signal.
+    # 2. A run killed while it writes leaves no temporary or partial file,
+    # whatever the signal (SIGKILL included), and dies of that signal.  The
+    # suite may run under nohup: gemmcli is started with the signal's
+    # default action, as a shell would, and a signal ignored when it starts
+    # stays ignored.
     x = os.path.join(d, "big.npy")
     np.save(x, rng.standard_normal((1500, 1500)).astype(np.float32))
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        # Level 12 gzip is slow enough that the write is surely under way.
-        proc = subprocess.Popen([GEMMCLI, "convert", "-q", x, "-o", "out.csv.gz", "--level", "12"],
-                                cwd=d, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        seen = False
+    # Level 12 gzip is slow enough that the write is surely under way.
+    argv = [GEMMCLI, "convert", "-q", x, "-o", "out.csv.gz", "--level", "12"]
+    hup = signal.signal(signal.SIGHUP, signal.SIG_IGN)      # as under nohup
+    sigs = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGALRM,
+            signal.SIGUSR1, signal.SIGUSR2, signal.SIGVTALRM, signal.SIGPROF, signal.SIGSEGV,
+            signal.SIGBUS, signal.SIGABRT, signal.SIGFPE, signal.SIGILL, signal.SIGKILL]
+    try:
+        for sig in sigs:
+            def pre(sig=sig):
+                if sig != signal.SIGKILL:
+                    signal.signal(sig, signal.SIG_DFL)
+                resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+            proc = subprocess.Popen(argv, cwd=d, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.PIPE, preexec_fn=pre)
+            seen = False
+            for _ in range(2000):
+                if writing(proc, d):
+                    seen = True
+                    break
+                if proc.poll() is not None:
+                    break
+                time.sleep(0.005)
+            proc.send_signal(sig)
+            proc.wait(timeout=30)
+            name = signal.Signals(sig).name
+            check(f"{name}: the output was being written", seen)
+            check(f"{name}: died of the signal", proc.returncode == -sig, proc.returncode)
+            check(f"{name}: no temporary or partial file", not leftovers(d) and
+                  not os.path.exists(os.path.join(d, "out.csv.gz")), os.listdir(d))
+            for f in leftovers(d):
+                os.remove(os.path.join(d, f))
+        # The CPU time limit (ulimit -t) sends SIGXCPU.
+        def cpu_limit():
+            resource.setrlimit(resource.RLIMIT_CPU, (1, resource.RLIM_INFINITY))
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        p = subprocess.run(argv, cwd=d, capture_output=True, preexec_fn=cpu_limit, timeout=60)
+        check("ulimit -t: died of SIGXCPU", p.returncode == -signal.SIGXCPU, p.returncode)
+        check("ulimit -t: no temporary or partial file", not leftovers(d) and
+              not os.path.exists(os.path.join(d, "out.csv.gz")), os.listdir(d))
+        # SIGHUP ignored by the caller (nohup): it stays ignored.
+        proc = subprocess.Popen(argv, cwd=d, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         for _ in range(2000):
-            if leftovers(d):
-                seen = True
-                break
-            if proc.poll() is not None:
+            if writing(proc, d) or proc.poll() is not None:
                 break
             time.sleep(0.005)
-        proc.send_signal(sig)
-        proc.wait(timeout=30)
-        name = signal.Signals(sig).name
-        check(f"{name}: temporary file was there to remove", seen)
-        check(f"{name}: died of the signal", proc.returncode == -sig, proc.returncode)
-        check(f"{name}: no temporary or partial file", not leftovers(d) and
-              not os.path.exists(os.path.join(d, "out.csv.gz")), os.listdir(d))
+        proc.send_signal(signal.SIGHUP)
+        proc.wait(timeout=120)
+        check("SIGHUP ignored when started: the run completes", proc.returncode == 0 and
+              os.path.exists(os.path.join(d, "out.csv.gz")) and not leftovers(d),
+              (proc.returncode, os.listdir(d)))
+    finally:
+        signal.signal(signal.SIGHUP, hup)
 
 
 def test_modes(d):

@@ -94,7 +94,8 @@ expect 4 "No space left" "/dev/full" -- "$bin" convert -q "$good" -o /dev/full -
 expect 4 "is a directory" "$work/a_directory" -- \
     "$bin" convert -q "$good" -o "$work/a_directory" --format npy
 
-# A reader that has gone away: stdout is a pipe closed at the far end.
+# A reader that has gone away: stdout is a pipe closed at the far end.  The
+# run ends as a Unix filter does, killed by SIGPIPE, saying nothing.
 python3 - "$bin" "$good" >"$work/pipe.txt" 2>&1 <<'EOF'
 import os, subprocess, sys
 r, w = os.pipe()
@@ -103,7 +104,7 @@ p = subprocess.run([sys.argv[1], "convert", "-q", sys.argv[2], "-o", "-", "--for
                    stdout=w, stderr=subprocess.PIPE)
 print(p.returncode, p.stderr.decode().strip())
 EOF
-if grep -q '^4 gemmcli: <stdout>: .*Broken pipe' "$work/pipe.txt"; then
+if [ "$(cat "$work/pipe.txt")" = "-13 " ]; then
     passed=$((passed + 1))
 else
     fail "closed stdout pipe: $(cat "$work/pipe.txt")"

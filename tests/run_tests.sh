@@ -46,6 +46,7 @@ suite threads         python3 tests/threads_test.py ./gemmcli --big
 suite threads-asan    python3 tests/threads_test.py $B/gemmcli_san
 suite hostile         python3 tests/hostile.py ./gemmcli
 suite text            python3 tests/text_test.py ./gemmcli
+suite safety          python3 tests/safety_test.py ./gemmcli
 suite sass            sh tests/sass_check.sh
 suite plots           sh -c "rm -rf tests/out/plots && $B/test_plot tests/out/plots &&
                              python3 tests/check_svg.py tests/out/plots"

@@ -143,7 +143,7 @@ static int temp_files(const char *dir)
     if (!d)
         return 0;
     for (struct dirent *e; (e = readdir(d));)
-        count += strncmp(e->d_name, ".tune.txt.", 10) == 0;
+        count += strncmp(e->d_name, ".gemmcli-", 9) == 0;
     closedir(d);
     return count;
 }

@@ -27,17 +27,17 @@ $(B)/test_plot: tests/test_plot.c src/plot.c src/plot.h
 	@mkdir -p $(B)
 	$(CC) $(HOST_CFLAGS) $(SAN) -o $@ tests/test_plot.c src/plot.c -lm
 # The tune cache is host C alone: its tests build without CUDA.
-$(B)/test_tune_cache: tests/test_tune_cache.c src/tune_cache.c src/tune_cache.h
+$(B)/test_tune_cache: tests/test_tune_cache.c src/tune_cache.c src/tune_cache.h core/newfile.c core/newfile.h
 	@mkdir -p $(B)
-	$(CC) $(HOST_CFLAGS) -o $@ tests/test_tune_cache.c src/tune_cache.c -lm
+	$(CC) $(HOST_CFLAGS) -o $@ tests/test_tune_cache.c src/tune_cache.c core/newfile.c -lm
 
 $(B)/test_tiled: tests/test_tiled.c src/tiled.c src/tiled.h src/dist_plan.c src/dist_plan.h
 	@mkdir -p $(B)
 	$(CC) $(HOST_CFLAGS) $(SAN) -o $@ tests/test_tiled.c src/tiled.c src/dist_plan.c -lm
 
-$(B)/test_tune_cache_san: tests/test_tune_cache.c src/tune_cache.c src/tune_cache.h
+$(B)/test_tune_cache_san: tests/test_tune_cache.c src/tune_cache.c src/tune_cache.h core/newfile.c core/newfile.h
 	@mkdir -p $(B)
-	$(CC) $(HOST_CFLAGS) $(SAN) -o $@ tests/test_tune_cache.c src/tune_cache.c -lm
+	$(CC) $(HOST_CFLAGS) $(SAN) -o $@ tests/test_tune_cache.c src/tune_cache.c core/newfile.c -lm
 
 # gemmcli itself with its host code under ASan and UBSan (kernels as usual).
 $(B)/gemmcli_san: gemmcli

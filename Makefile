@@ -3,7 +3,10 @@
 #   make              build ./gemmcli
 #   make run          the main job on the bundled samples (CPU kernel if no GPU)
 #   make test         every test that needs no GPU (what CI runs)
-#   make check-gpu    every GPU test, sanitizer passes and the bench, one go
+#   make check-gpu    the GPU check: every kernel under the sanitizers, the GPU
+#                     tests and a short bench, one go of a few minutes
+#   make check-gpu-full PART=kernels|race|bench
+#                     the exhaustive GPU check, a part at a time
 #   make bench        kernel benchmark (needs a GPU); rewrites kernels/auto_table.c
 #   make bench-e2e    whole-process timings against NumPy, CuPy, PyTorch (GPU)
 #   make fuzz         run the format fuzzers for FUZZ_SECONDS each
@@ -55,7 +58,7 @@ HOST_OBJ   := $(patsubst %.c,$(BUILD)/%.o,$(CORE_C) $(SRC_C) $(FORMAT_C))
 KERNEL_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(KERNEL_C)) $(patsubst %.cu,$(BUILD)/%.o,$(KERNEL_CU))
 MAIN_OBJ   := $(BUILD)/src/main.o
 
-.PHONY: all run test check-gpu bench bench-e2e fuzz install clean deps test-deps mpi
+.PHONY: all run test check-gpu check-gpu-full bench bench-e2e fuzz install clean deps test-deps mpi
 
 all: $(BIN) $(if $(HAVE_MPI),$(MPI_LIB))
 
@@ -99,6 +102,10 @@ test: $(BIN)
 check-gpu: $(BIN)
 	@$(MAKE) --no-print-directory mpi
 	@$(MAKE) --no-print-directory -f tests/tests.mk check-gpu
+
+check-gpu-full: $(BIN)
+	@$(MAKE) --no-print-directory mpi
+	@$(MAKE) --no-print-directory -f tests/tests.mk check-gpu-full PART=$(PART)
 
 # Also rewrites auto's table for this device: rebuild afterwards with make.
 bench: $(BIN)

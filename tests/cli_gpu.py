@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -18,6 +19,9 @@ from bf16 import from_bf16_bits, to_bf16_bits
 
 GEMMCLI = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "./gemmcli")
 rng = np.random.default_rng(11)
+# gemmcli processes at once: each spends most of its life starting the GPU
+# and the host's side, so several share one GPU well.
+WORKERS = min(16, os.cpu_count() or 4)
 passed = failed = 0
 
 
@@ -98,6 +102,104 @@ def uploads_while_read(p):
           not os.path.exists(p("ut_out.npy")), r.stderr.decode()[-300:])
 
 
+def mul_operands(t, dt, m, n, k):
+    """A case's operands, C0, scalars and NumPy's answer for signature t."""
+    if t == "i64":
+        a = rng.integers(-1000, 1000, (m, k)).astype(dt)
+        b = rng.integers(-1000, 1000, (k, n)).astype(dt)
+        c0 = rng.integers(-1000, 1000, (m, n)).astype(dt)
+        return a, b, c0, "3", "-2", 3 * (a.astype(np.int64) @ b) - 2 * c0
+    a = rng.standard_normal((m, k)).astype(dt)
+    b = rng.standard_normal((k, n)).astype(dt)
+    c0 = rng.standard_normal((m, n)).astype(dt)
+    if t == "bf16":
+        a, b, c0 = (from_bf16_bits(to_bf16_bits(x)) for x in (a, b, c0))
+    return a, b, c0, "1.5", "0.5", 1.5 * (a.astype(np.float64) @ b.astype(np.float64)) + 0.5 * c0
+
+
+# The messages of a kernel that refuses a shape, and whether the shape
+# deserves the refusal.
+REFUSALS = [
+    (b"must be multiples of 8", lambda m, n, k: k % 8 or n % 8, "refused: 16-byte rows"),
+    (b"gemv computes a vector", lambda m, n, k: m != 1 and n != 1, "refused (not a vector product)"),
+    (b"thin computes products with M <= 32", lambda m, n, k: min(m, n) > 32,
+     "refused (no thin side)"),
+    (b"small_k computes products with K <= 32", lambda m, n, k: k > 32,
+     "refused (K beyond small_k's)"),
+    (b"computes products with M, N, K <= 64", lambda m, n, k: max(m, n, k) > 64,
+     "refused (beyond the small stages' limit)"),
+]
+
+
+def mul_by_name(d, tol, idx, kern, t, shape, a, b, c0, alpha, beta, ref):
+    """One kernel in one signature through `mul --kernel NAME --verify`, in
+    a folder of its own; returns the checks as (name, cond, detail)."""
+    m, n, k = shape
+    sub = os.path.join(d, f"mul{idx}")
+    os.mkdir(sub)
+    p = lambda name: os.path.join(sub, name)
+    out = []
+    np.save(p("c0.npy"), c0)
+    if t == "bf16":
+        to_bf16_bits(a).tofile(p("a.bin"))
+        to_bf16_bits(b).tofile(p("b.bin"))
+        ins = [p("a.bin"), p("b.bin"), "--in-dtype", "bf16", "--dtype", "bf16", "--shape",
+               f"{m}x{k}", "--shape", f"{k}x{n}", "-o", p("c.bin")]
+    else:
+        np.save(p("a.npy"), a)
+        np.save(p("b.npy"), b)
+        ins = [p("a.npy"), p("b.npy"), "-o", p("c.npy")]
+    mode = ["--compute", t] if t in ("tf32", "tf32x3") else []
+    r = run("mul", *ins, "-c", p("c0.npy"), "--alpha", alpha, "--beta", beta,
+            "--kernel", kern, "--verify", "--json", "--repeat", "2", *mode)
+    label = f"mul {kern} {t} {m}x{n}x{k}"
+    if r.returncode == 2:
+        for words, deserved, what in REFUSALS:
+            if words in r.stderr:
+                return [(f"{label} {what}", bool(deserved(m, n, k)), r.stderr.decode()[-200:])]
+    out.append((label, r.returncode == 0, r.stderr.decode()[-300:]))
+    if r.returncode != 0:
+        return out
+    if t == "bf16":
+        raw = np.fromfile(p("c.bin"), np.uint16)
+        out.append((label + " size", raw.size == m * n, raw.size))
+        if raw.size != m * n:
+            return out
+        c = from_bf16_bits(raw).reshape(m, n)
+    else:
+        c = np.load(p("c.npy"))
+        out.append((label + " dtype", c.dtype == a.dtype, c.dtype))
+    if t == "i64":
+        out.append((label + " exact", np.array_equal(c, ref.astype(a.dtype)), ""))
+    else:
+        err = np.linalg.norm(c - ref) / np.linalg.norm(ref)
+        out.append((label + " vs numpy", err < tol[t], err))
+    rep = json.loads(r.stdout)
+    out.append((label + " json", rep["verify"]["ok"] and rep["ms"]["kernel"] >= 0, ""))
+    if kern == "auto" and t in ("tf32", "tf32x3"):
+        out.append((label + " runs " + t, rep["kernel"] == t, rep["kernel"]))
+    return out
+
+
+def transpose_by_name(d, idx, kern, sizes, x, name):
+    """One transpose kernel on one matrix, in a folder of its own; a kernel
+    may refuse only the element sizes its row leaves out."""
+    sub = os.path.join(d, f"tra{idx}")
+    os.mkdir(sub)
+    src, dst = os.path.join(sub, "x.npy"), os.path.join(sub, "y.npy")
+    np.save(src, x)
+    r = run("transpose", src, dst, "--kernel", kern, "--verify")
+    if kern != "auto" and x.dtype.itemsize not in sizes[kern]:
+        return [(f"transpose {kern} {name} refused", r.returncode == 2 and
+                 b"cannot move" in r.stderr, r.stderr.decode()[-300:])]
+    out = [(f"transpose {kern} {name}", r.returncode == 0, r.stderr.decode()[-300:])]
+    if r.returncode == 0:
+        y = np.load(dst)
+        out.append((f"transpose {kern} {name} values",
+                    y.dtype == x.dtype and np.array_equal(y, x.T), ""))
+    return out
+
+
 def main():
     kernels = json.loads(run("kernels", "--json").stdout)
     probe = run("kernels", "--details")
@@ -117,81 +219,17 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         p = lambda n: os.path.join(d, n)
         # Rows of 16 bytes in the last shape (K, N multiples of 8): the
-        # Hopper stages that need them refuse the others, saying so.
+        # Hopper stages that need them refuse the others, saying so.  The
+        # operands are drawn here, in order; the runs go side by side.
+        jobs = []
         for m, n, k in [(1, 1, 1), (33, 65, 17), (300, 200, 130), (130, 136, 72)]:
             for kern, types in mul + [("auto", ["f32", "f16", "bf16", "f64", "i64", "tf32x3"])]:
                 for t in types:
-                    dt = data[t]
-                    if t == "i64":
-                        a = rng.integers(-1000, 1000, (m, k)).astype(dt)
-                        b = rng.integers(-1000, 1000, (k, n)).astype(dt)
-                        c0 = rng.integers(-1000, 1000, (m, n)).astype(dt)
-                        alpha, beta = "3", "-2"
-                        ref = 3 * (a.astype(np.int64) @ b) - 2 * c0
-                    else:
-                        a = rng.standard_normal((m, k)).astype(dt)
-                        b = rng.standard_normal((k, n)).astype(dt)
-                        c0 = rng.standard_normal((m, n)).astype(dt)
-                        if t == "bf16":
-                            a, b, c0 = (from_bf16_bits(to_bf16_bits(x)) for x in (a, b, c0))
-                        alpha, beta = "1.5", "0.5"
-                        ref = 1.5 * (a.astype(np.float64) @ b.astype(np.float64)) + 0.5 * c0
-                    np.save(p("c0.npy"), c0)
-                    if t == "bf16":
-                        to_bf16_bits(a).tofile(p("a.bin"))
-                        to_bf16_bits(b).tofile(p("b.bin"))
-                        ins = [p("a.bin"), p("b.bin"), "--in-dtype", "bf16", "--dtype", "bf16", "--shape",
-                               f"{m}x{k}", "--shape", f"{k}x{n}", "-o", p("c.bin")]
-                    else:
-                        np.save(p("a.npy"), a)
-                        np.save(p("b.npy"), b)
-                        ins = [p("a.npy"), p("b.npy"), "-o", p("c.npy")]
-                    mode = ["--compute", t] if t in ("tf32", "tf32x3") else []
-                    r = run("mul", *ins, "-c", p("c0.npy"), "--alpha", alpha, "--beta", beta,
-                            "--kernel", kern, "--verify", "--json", "--repeat", "2", *mode)
-                    ok = r.returncode == 0
-                    label = f"mul {kern} {t} {m}x{n}x{k}"
-                    if (r.returncode == 2 and b"must be multiples of 8" in r.stderr and
-                            (k % 8 or n % 8)):
-                        check(label + " refused: " + r.stderr.decode().strip()[-80:], True)
-                        continue
-                    if r.returncode == 2 and b"gemv computes a vector" in r.stderr:
-                        check(label + " refused (not a vector product)", m != 1 and n != 1,
-                              r.stderr.decode()[-200:])
-                        continue
-                    if r.returncode == 2 and b"thin computes products with M <= 32" in r.stderr:
-                        check(label + " refused (no thin side)", min(m, n) > 32,
-                              r.stderr.decode()[-200:])
-                        continue
-                    if r.returncode == 2 and b"small_k computes products with K <= 32" in r.stderr:
-                        check(label + " refused (K beyond small_k's)", k > 32,
-                              r.stderr.decode()[-200:])
-                        continue
-                    if r.returncode == 2 and b"computes products with M, N, K <= 64" in r.stderr:
-                        check(label + " refused (beyond the small stages' limit)",
-                              max(m, n, k) > 64, r.stderr.decode()[-200:])
-                        continue
-                    check(label, ok, r.stderr.decode()[-300:])
-                    if not ok:
-                        continue
-                    if t == "bf16":
-                        raw = np.fromfile(p("c.bin"), np.uint16)
-                        check(label + " size", raw.size == m * n, raw.size)
-                        if raw.size != m * n:
-                            continue
-                        c = from_bf16_bits(raw).reshape(m, n)
-                    else:
-                        c = np.load(p("c.npy"))
-                        check(label + " dtype", c.dtype == dt, c.dtype)
-                    if t == "i64":
-                        check(label + " exact", np.array_equal(c, ref.astype(dt)))
-                    else:
-                        err = np.linalg.norm(c - ref) / np.linalg.norm(ref)
-                        check(label + " vs numpy", err < tol[t], err)
-                    rep = json.loads(r.stdout)
-                    check(label + " json", rep["verify"]["ok"] and rep["ms"]["kernel"] >= 0)
-                    if kern == "auto" and t in ("tf32", "tf32x3"):
-                        check(label + " runs " + t, rep["kernel"] == t, rep["kernel"])
+                    jobs.append((len(jobs), kern, t, (m, n, k)) + mul_operands(t, data[t], m, n, k))
+        with ThreadPoolExecutor(WORKERS) as pool:
+            for results in pool.map(lambda j: mul_by_name(d, tol, *j), jobs):
+                for r in results:
+                    check(*r)
         # NumPy's semantics on the device: dtypes, vectors, broadcast stacks.
         cases = [("f64 @ f32", rng.standard_normal((70, 45)),
                   rng.standard_normal((45, 33)).astype(np.float32)),
@@ -259,26 +297,20 @@ def main():
         # kernel may refuse only the element sizes its row leaves out.
         sizes = {k["name"]: {int(v) for v in k["types"][:-5].split(",")}
                  for k in kernels if k["operation"] == "transpose"}
+        jobs = []
         for dtype in (np.float32, np.float64, np.float16, np.int16, np.int8, np.uint8, np.bool_):
             for shape in ((301, 77), (400, 272)):
                 if dtype == np.bool_:
                     x = rng.integers(0, 2, shape).astype(bool)
                 else:
                     x = (rng.standard_normal(shape) * 30).astype(dtype)
-                np.save(p("x.npy"), x)
                 name = f"{np.dtype(dtype).name} {shape[0]}x{shape[1]}"
                 for kern in tra + ["auto"]:
-                    r = run("transpose", p("x.npy"), p("y.npy"), "--kernel", kern, "--verify")
-                    if kern != "auto" and x.dtype.itemsize not in sizes[kern]:
-                        check(f"transpose {kern} {name} refused", r.returncode == 2 and
-                              b"cannot move" in r.stderr, r.stderr.decode()[-300:])
-                        continue
-                    check(f"transpose {kern} {name}", r.returncode == 0,
-                          r.stderr.decode()[-300:])
-                    if r.returncode == 0:
-                        y = np.load(p("y.npy"))
-                        check(f"transpose {kern} {name} values",
-                              y.dtype == x.dtype and np.array_equal(y, x.T))
+                    jobs.append((len(jobs), kern, sizes, x, name))
+        with ThreadPoolExecutor(WORKERS) as pool:
+            for results in pool.map(lambda j: transpose_by_name(d, *j), jobs):
+                for r in results:
+                    check(*r)
         # without --verify, results stream from the device to the file in
         # 8 MiB chunks: several chunks, a ragged last one, npy, raw, stdout
         a = rng.standard_normal((1777, 300)).astype(np.float32)

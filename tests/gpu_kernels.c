@@ -30,7 +30,10 @@
  *   gpu_kernels [--small] [--kernel NAME]... [--shape [BATCHx]MxNxK]... [--op mul|transpose]
  *               [--type f32|f16|bf16|f64|i64|tf32|tf32x3]
  *
- * --small keeps the shapes that compute-sanitizer can get through.
+ * --small keeps the shapes that compute-sanitizer can get through; --once
+ * runs each kernel in each of its signatures (and each transpose kernel at
+ * each element size) on the first small case it can implement, the
+ * sanitizers' pass over every kernel.
  * Without a CUDA device it says so and exits 0. */
 #include <math.h>
 #include <stdint.h>
@@ -260,6 +263,23 @@ static const struct mul_case gemv_cases[] = {
 };
 
 
+/* --once: the shape each kernel runs first, ragged against every tile:
+ * a kernel meets the first of these it can implement (in each of its
+ * signatures), and only kernels none of them suits go on to the other
+ * tables' small cases.  Stacks with an operand shared, C0, rows of 16
+ * bytes for the TMA stages, a thin side, a vector, a short K. */
+static const struct mul_case once_cases[] = {
+    { 3, 127, 129, 255, -1.0f, 0.5f, 1, 1 },
+    { 2, 129, 264, 72, 0.5f, -1.0f, 2, 1 },
+    { 1, 127, 136, 200, 1.0f, 0.0f, 0, 1 },
+    { 3, 17, 130, 257, 1.0f, 0.0f, 1, 1 },
+    { 1, 999, 17, 1001, 2.0f, 0.5f, 0, 1 },
+    { 3, 1, 100, 50, 1.0f, 0.0f, 2, 1 },
+    { 1, 1024, 1, 4096, 2.0f, 0.5f, 0, 1 },
+    { 40, 17, 33, 9, 0.5f, 1.0f, 1, 1 },
+    { 1, 301, 539, 24, 0.5f, -1.0f, 0, 1 },
+};
+
 /* Transposes, each run for every element size (1, 2, 4 and 8 bytes).
  * in_shift and out_shift (elements) move `in` and `out` off their 16-byte
  * boundaries.  Rows and columns multiples of 16 take the vector stage's
@@ -288,7 +308,7 @@ static const struct { int n, small; } inplace_cases[] = {
 };
 
 struct options {
-    int small, do_mul, do_xpose;
+    int small, once, do_mul, do_xpose;
     unsigned sigs;
     const char *kernels[MAX_PICK];
     int nkernels;
@@ -302,6 +322,9 @@ struct ctx {
     struct launch_env env;
     int passed, failed, seq_only;
     uint64_t rng;
+    /* --once: ran[kernel * GEMM_SIG_COUNT + sig] once a kernel has run in a
+     * signature; xran[kernel * 4 + log2(element size)] for transposes. */
+    unsigned char *ran, *xran;
 };
 
 static int picked(const struct options *o, const char *name)
@@ -534,6 +557,50 @@ static void free_operands(struct operands *ops)
     free(ops->iref);
 }
 
+/* The problem a case poses in `sig`, without operands: what
+ * can_implement looks at. */
+static struct gemm_problem case_problem(const struct mul_case *mc, enum gemm_sig sig, int cc)
+{
+    struct gemm_problem p;
+    memset(&p, 0, sizeof p);
+    p.sig = sig;
+    p.m = mc->m;
+    p.n = mc->n;
+    p.k = mc->k;
+    p.batch = mc->batch;
+    gemm_problem_dense(&p);
+    p.stride_a = mc->bcast == 1 || mc->batch == 1 ? 0 : (long long)mc->m * mc->k;
+    p.stride_b = mc->bcast == 2 || mc->batch == 1 ? 0 : (long long)mc->k * mc->n;
+    p.alpha = mc->alpha;
+    p.beta = mc->beta;
+    p.cc = cc;
+    return p;
+}
+
+/* --once: whether some kernel that has not yet run in `sig` would run on
+ * this case, so that a case nothing needs costs no operands and no cuBLAS
+ * run. */
+static int case_needed(const struct ctx *x, const struct options *o, const struct mul_case *mc,
+                       enum gemm_sig sig, unsigned need_flags)
+{
+    struct gemm_problem p = case_problem(mc, sig, x->env.cc);
+    char why[256];
+    for (size_t i = 0; i < gemm_kernel_count; i++) {
+        const struct gemm_kernel *kern = &gemm_kernels[i];
+        if ((kern->flags & KERNEL_REFERENCE) || !picked(o, kern->name) ||
+            !(kern->sigs & (1u << sig)) || x->ran[i * GEMM_SIG_COUNT + sig] ||
+            (mc->only && strcmp(kern->name, mc->only) != 0) || mc->refused)
+            continue;
+        if (!(kern->flags & KERNEL_HOST) && (kern->flags & need_flags) != need_flags)
+            continue;
+        if ((kern->flags & KERNEL_HOST) && 2.0 * mc->batch * mc->m * mc->n * mc->k > HOST_FLOP_LIMIT)
+            continue;
+        if (gemm_can_implement(kern, &p, why, sizeof why))
+            return 1;
+    }
+    return 0;
+}
+
 /* `need_flags`: flags a device row must have to run (0: every row);
  * cuBLAS and the host kernel always run. */
 static void test_mul_case(struct ctx *x, const struct options *o, const struct mul_case *mc,
@@ -545,6 +612,8 @@ static void test_mul_case(struct ctx *x, const struct options *o, const struct m
                "larger than the host's limit");
         return;
     }
+    if (o->once && !case_needed(x, o, mc, sig, need_flags))
+        return;
     struct operands ops;
     make_operands(x, mc, sig, &ops);
     size_t es_out = gc_dtypes[si->out].size;
@@ -584,6 +653,8 @@ static void test_mul_case(struct ctx *x, const struct options *o, const struct m
             if (!is_ref && !(kern->flags & KERNEL_HOST) &&
                 (kern->flags & need_flags) != need_flags)
                 continue;
+            if (pass == 1 && o->once && x->ran[i * GEMM_SIG_COUNT + run_sig])
+                continue;
             p.sig = run_sig;
             if (pass == 1 && mc->refused) {
                 int took = gemm_can_implement(kern, &p, why, sizeof why);
@@ -592,9 +663,12 @@ static void test_mul_case(struct ctx *x, const struct options *o, const struct m
                 continue;
             }
             if (!gemm_can_implement(kern, &p, why, sizeof why)) {
-                printf("%-16s %-34s skip   %s\n", kern->name, shape, why);
+                if (!o->once)
+                    printf("%-16s %-34s skip   %s\n", kern->name, shape, why);
                 continue;
             }
+            if (pass == 1 && o->once)
+                x->ran[i * GEMM_SIG_COUNT + run_sig] = 1;
             if (kern->flags & KERNEL_HOST) {
                 if (flop > HOST_FLOP_LIMIT)
                     continue;
@@ -743,10 +817,13 @@ static void test_xpose_case(struct ctx *x, const struct options *o, const struct
     char shape[64];
     snprintf(shape, sizeof shape, "%dx%d e%zu%s", tc->rows, tc->cols, es,
              tc->in_shift || tc->out_shift ? " shifted" : "");
+    int log_es = es == 1 ? 0 : es == 2 ? 1 : es == 4 ? 2 : 3;
     for (size_t i = 0; i < transpose_kernel_count; i++) {
         const struct transpose_kernel *kern = &transpose_kernels[i];
-        if (!picked(o, kern->name))
+        if (!picked(o, kern->name) || (o->once && x->xran[i * 4 + log_es]))
             continue;
+        if (o->once && (kern->elem_sizes & (1u << es)))
+            x->xran[i * 4 + log_es] = 1;
         if (!(kern->elem_sizes & (1u << es))) {
             if (!(kern->flags & KERNEL_HOST)) {
                 struct transpose_problem p = { tc->rows, tc->cols, es, din, dout };
@@ -830,9 +907,24 @@ static void test_inplace_case(struct ctx *x, const struct options *o, int n, siz
     free(want);
 }
 
+/* --once promises every kernel in every signature it declares: one that
+ * no small case suited is a gap in the tables above, reported as such. */
+static void report_unrun(struct ctx *x, const struct options *o)
+{
+    for (size_t i = 0; i < gemm_kernel_count; i++) {
+        const struct gemm_kernel *kern = &gemm_kernels[i];
+        if ((kern->flags & (KERNEL_REFERENCE | KERNEL_HOST)) || !picked(o, kern->name))
+            continue;
+        for (int s = 0; s < GEMM_SIG_COUNT; s++)
+            if ((o->sigs & (1u << s)) && (kern->sigs & (1u << s)) &&
+                !x->ran[i * GEMM_SIG_COUNT + s] && o->do_mul && !o->nshapes)
+                report(x, 0, kern->name, gemm_sigs[s].name, "no small case it can implement");
+    }
+}
+
 static int usage(void)
 {
-    fprintf(stderr, "usage: gpu_kernels [--small] [--op mul|transpose] "
+    fprintf(stderr, "usage: gpu_kernels [--small | --once] [--op mul|transpose] "
                     "[--type f32|f16|bf16|f64|i64|tf32|tf32x3] "
                     "[--kernel NAME]... [--shape [BATCHx]MxNxK]...\n");
     return 2;
@@ -846,6 +938,8 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--small") == 0) {
             o.small = 1;
+        } else if (strcmp(argv[i], "--once") == 0) {
+            o.small = o.once = 1;
         } else if (strcmp(argv[i], "--op") == 0 && i + 1 < argc) {
             i++;
             o.do_mul = strcmp(argv[i], "mul") == 0;
@@ -903,6 +997,12 @@ int main(int argc, char **argv)
     x.env.cublas = x.cublas;
     x.env.sm_count = prop.multiProcessorCount;
     x.env.cc = prop.major * 10 + prop.minor;
+    x.ran = calloc(gemm_kernel_count * GEMM_SIG_COUNT, 1);
+    x.xran = calloc(transpose_kernel_count * 4, 1);
+    if (!x.ran || !x.xran) {
+        fprintf(stderr, "gpu_kernels: out of host memory\n");
+        return 2;
+    }
     printf("gpu_kernels on %s (%d SMs, compute capability %d.%d), seed %llu\n", prop.name,
            prop.multiProcessorCount, prop.major, prop.minor, (unsigned long long)x.rng);
 
@@ -920,6 +1020,8 @@ int main(int argc, char **argv)
                     test_mul_case(&x, &o, &mc, (enum gemm_sig)s, 0);
                 }
             } else {
+                for (size_t i = 0; o.once && i < sizeof once_cases / sizeof once_cases[0]; i++)
+                    test_mul_case(&x, &o, &once_cases[i], (enum gemm_sig)s, 0);
                 for (size_t i = 0; i < sizeof mul_cases / sizeof mul_cases[0]; i++)
                     if (!o.small || mul_cases[i].small)
                         test_mul_case(&x, &o, &mul_cases[i], (enum gemm_sig)s, 0);
@@ -951,6 +1053,10 @@ int main(int argc, char **argv)
                 if (!o.small || inplace_cases[i].small)
                     test_inplace_case(&x, &o, inplace_cases[i].n, es);
     }
+    if (o.once)
+        report_unrun(&x, &o);
+    free(x.ran);
+    free(x.xran);
     cublasDestroy(x.cublas);
     cudaStreamDestroy(x.stream);
     if (x.seq_only)

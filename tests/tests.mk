@@ -12,7 +12,7 @@ LIBS      := -ldeflate -lz -lm -lpthread
 # The CUDA objects the top Makefile built; host sources are recompiled here.
 CU_OBJ    := $(patsubst kernels/%.cu,build/kernels/%.o,$(wildcard kernels/*.cu))
 
-.PHONY: test check-gpu fuzz
+.PHONY: test check-gpu check-gpu-full fuzz
 
 $(B)/test_formats: tests/test_formats.c $(FMT_SRC) $(wildcard formats/*.h core/*.h)
 	@mkdir -p $(B)
@@ -57,6 +57,10 @@ test: $(B)/test_formats $(B)/test_formats_san $(B)/test_plot $(B)/test_tune_cach
 
 check-gpu: $(B)/gpu_kernels
 	@sh tests/check_gpu.sh
+
+check-gpu-full: $(B)/gpu_kernels
+	@case "$(PART)" in kernels|race|bench) sh tests/check_gpu.sh full-$(PART) ;; \
+	 *) echo "make check-gpu-full: PART=kernels, race or bench" >&2; exit 2 ;; esac
 
 fuzz:
 	@sh tests/fuzz/run.sh $${FUZZ_SECONDS:-60}

@@ -57,6 +57,9 @@ enum kernel_flags {
     KERNEL_VECTOR = 1 << 8,    /* made for M = 1 or N = 1: auto takes it for them */
     KERNEL_MEMORY = 1 << 9,    /* a memory-bound stage for the shapes tiles are not made
                                   for (vectors, a thin side, a short K, stacks) */
+    KERNEL_FLOAT_VALUES = 1 << 10, /* a transpose that moves elements as floating-point
+                                  values (1*x): faithful to f32 and f64 data only, since
+                                  an integer's bits may read as a NaN it rewrites */
 };
 
 /* ---- mul ---- */

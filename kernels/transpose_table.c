@@ -54,7 +54,7 @@ void transpose_cpu_host(const struct transpose_problem *p);
 const struct transpose_kernel transpose_kernels[] = {
     TRANSPOSE_STAGES(ROW)
     { "geam", "cuBLAS cublasSgeam/cublasDgeam with op T", "cuBLAS", "kernels/transpose_geam.c",
-      KERNEL_REFERENCE, sizes_float, transpose_geam_launch, NULL, NULL },
+      KERNEL_REFERENCE | KERNEL_FLOAT_VALUES, sizes_float, transpose_geam_launch, NULL, NULL },
     { "cpu", "cache-blocked host transpose, one thread per core", "gemmcli",
       "kernels/transpose_cpu.c", KERNEL_HOST, sizes_all, NULL, transpose_cpu_host, NULL },
 };

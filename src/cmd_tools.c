@@ -166,6 +166,10 @@ static struct kernel_row transpose_row(size_t i)
     const struct transpose_kernel *k = &transpose_kernels[i];
     struct kernel_row r = { k->name, k->flags & KERNEL_BENCH_ONLY ? "copy" : "transpose", k->idea,
                             k->source, k->file, "", "", k->flags, 0, k->attr };
+    if (k->flags & KERNEL_FLOAT_VALUES) {
+        snprintf(r.types, sizeof r.types, "f32,f64");
+        return r;
+    }
     size_t used = 0;
     for (unsigned es = 1; es <= 8; es *= 2)
         if (k->elem_sizes & (1u << es))

@@ -177,7 +177,7 @@ static int transpose_device(struct transpose_job *j, size_t bytes)
     const struct gc_opts *o = j->o;
     struct job *jb = &j->job;
     const struct transpose_kernel *geam = transpose_kernel_find("geam");
-    int ref_on_device = o->verify && geam && (geam->elem_sizes & (1u << j->elem));
+    int ref_on_device = o->verify && geam && select_transpose_takes(geam, j->in.dtype);
     int rc;
     if ((rc = job_open_device(jb, (j->kern->flags & KERNEL_REFERENCE) || ref_on_device)))
         return rc;
@@ -320,7 +320,7 @@ int cmd_transpose(const struct gc_opts *o)
         }
     } else {
         int is_auto;
-        j.kern = select_transpose(o->kernel, j.rows, j.cols, j.elem, &is_auto, &rc);
+        j.kern = select_transpose(o->kernel, j.rows, j.cols, j.in.dtype, &is_auto, &rc);
         if (!j.kern)
             goto out;
         rep->kernel = j.kern->name;

@@ -146,20 +146,29 @@ const struct gemm_kernel *select_gemm(const char *name, const struct matmul_plan
     return NULL;
 }
 
-const struct transpose_kernel *select_transpose(const char *name, size_t rows, size_t cols,
-                                                size_t elem_size, int *is_auto, int *status)
+int select_transpose_takes(const struct transpose_kernel *kern, enum gc_dtype dtype)
 {
+    size_t es = gc_dtypes[dtype].size;
+    if (es > 8 || !(kern->elem_sizes & (1u << es)))
+        return 0;
+    return !(kern->flags & KERNEL_FLOAT_VALUES) || dtype == GC_F32 || dtype == GC_F64;
+}
+
+const struct transpose_kernel *select_transpose(const char *name, size_t rows, size_t cols,
+                                                enum gc_dtype dtype, int *is_auto, int *status)
+{
+    size_t elem_size = gc_dtypes[dtype].size;
     *is_auto = strcmp(name, "auto") == 0;
     const struct transpose_kernel *kern = NULL;
     if (*is_auto) {
         const struct auto_choice *row = transpose_table_row((double)rows, (double)cols);
         kern = row ? transpose_kernel_find(row->kernel) : NULL;
-        if (kern && select_auto_candidate(kern->flags) && (kern->elem_sizes & (1u << elem_size)))
+        if (kern && select_auto_candidate(kern->flags) && select_transpose_takes(kern, dtype))
             return kern;
         kern = NULL;
         for (size_t i = 0; i < transpose_kernel_count; i++)
             if (select_auto_candidate(transpose_kernels[i].flags) &&
-                (transpose_kernels[i].elem_sizes & (1u << elem_size)))
+                select_transpose_takes(&transpose_kernels[i], dtype))
                 kern = &transpose_kernels[i];
         if (!kern)
             *status = gc_fail(GC_EXIT_INPUT, "no transpose kernel moves %zu-byte elements",
@@ -180,6 +189,12 @@ const struct transpose_kernel *select_transpose(const char *name, size_t rows, s
     if (elem_size > 8 || !(kern->elem_sizes & (1u << elem_size))) {
         *status = gc_fail(GC_EXIT_USAGE, "kernel '%s' cannot move %zu-byte elements", name,
                           elem_size);
+        return NULL;
+    }
+    if (!select_transpose_takes(kern, dtype)) {
+        *status = gc_fail(GC_EXIT_USAGE, "kernel '%s' moves elements as floating-point values, "
+                          "which would rewrite %s elements whose bits read as a NaN: it "
+                          "takes f32 and f64 only", name, gc_dtypes[dtype].name);
         return NULL;
     }
     return kern;

@@ -19,8 +19,12 @@ const struct gemm_kernel *select_gemm(const char *name, const struct matmul_plan
                                       int sm_count, int f64_exact, enum gemm_sig *sig, int *is_auto,
                                       int *status);
 
+/* The transpose kernel for a dtype: auto's, or the one named. */
 const struct transpose_kernel *select_transpose(const char *name, size_t rows, size_t cols,
-                                                size_t elem_size, int *is_auto, int *status);
+                                                enum gc_dtype dtype, int *is_auto, int *status);
+
+/* Whether a transpose kernel moves `dtype`'s elements faithfully. */
+int select_transpose_takes(const struct transpose_kernel *kern, enum gc_dtype dtype);
 
 /* Whether the plan may run in `sig`: an exact plan's f64 only below the
  * 2^53 bound (`f64_exact`). */

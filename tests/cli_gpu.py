@@ -189,9 +189,16 @@ def transpose_by_name(d, idx, kern, sizes, x, name):
     src, dst = os.path.join(sub, "x.npy"), os.path.join(sub, "y.npy")
     np.save(src, x)
     r = run("transpose", src, dst, "--kernel", kern, "--verify")
-    if kern != "auto" and x.dtype.itemsize not in sizes[kern]:
-        return [(f"transpose {kern} {name} refused", r.returncode == 2 and
-                 b"cannot move" in r.stderr, r.stderr.decode()[-300:])]
+    if kern != "auto":
+        takes = sizes[kern]
+        if isinstance(takes, list):
+            refused = not (x.dtype.kind == "f" and f"f{x.dtype.itemsize * 8}" in takes)
+        else:
+            refused = x.dtype.itemsize not in takes
+        if refused:
+            return [(f"transpose {kern} {name} refused", r.returncode == 2 and
+                     (b"cannot move" in r.stderr or b"takes f32 and f64 only" in r.stderr),
+                     r.stderr.decode()[-300:])]
     out = [(f"transpose {kern} {name}", r.returncode == 0, r.stderr.decode()[-300:])]
     if r.returncode == 0:
         y = np.load(dst)
@@ -295,7 +302,10 @@ def main():
         # Every dtype, ragged (301 x 77) and with rows and columns multiples
         # of 16 (the vector stage's 16-byte paths, partial tiles too); a
         # kernel may refuse only the element sizes its row leaves out.
-        sizes = {k["name"]: {int(v) for v in k["types"][:-5].split(",")}
+        # "1,2,4,8-byte": the element sizes a kernel moves; "f32,f64": the
+        # dtypes whose values it moves (geam computes 1*x).
+        sizes = {k["name"]: k["types"].split(",") if not k["types"].endswith("-byte") else
+                 {int(v) for v in k["types"][:-5].split(",")}
                  for k in kernels if k["operation"] == "transpose"}
         jobs = []
         for dtype in (np.float32, np.float64, np.float16, np.int16, np.int8, np.uint8, np.bool_):

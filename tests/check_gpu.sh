@@ -52,7 +52,7 @@ step() {
         res=FAILED
     fi
     secs=$(($(date +%s) - start))
-    summary=$(grep -E "passed|ERROR SUMMARY|RACECHECK SUMMARY|skipped|^all |TOP/s|done" \
+    summary=$(grep -E "passed|ERROR SUMMARY|RACECHECK SUMMARY|skipped|^all |TOP/s|GB/s|done" \
               "$LOGS/$lane/$name.log" | tail -n 1)
     printf '%-16s %-7s %4ss  %s\n' "$name" "$res" "$secs" "$summary" >> "$LOGS/rows-$lane"
     echo "== $name: $res ($secs s)" >&2
@@ -68,6 +68,9 @@ lane_kernels() {
     step k racecheck 200 $RACECHECK $B/gpu_kernels --once
     step k memcheck-peel 60 $MEMCHECK $B/gpu_kernels --type f32 --kernel edge_peel \
         --shape 2183x2056x77
+    # mul as MPI ranks, each on a GPU (sharing the GPUs there are); here to
+    # even out the two lanes.
+    step k mpi-gpu 180 python3 tests/mpi_test.py ./gemmcli --gpu
 }
 
 # The CLI: the host tests again with a device present, then the GPU's own.
@@ -76,8 +79,6 @@ lane_cli() {
     step c hostile 90 python3 tests/hostile.py ./gemmcli
     step c cli-gpu 180 python3 tests/cli_gpu.py ./gemmcli
     step c tiled 150 python3 tests/tiled_gpu.py ./gemmcli
-    # mul as MPI ranks, each on a GPU (sharing the GPUs there are).
-    step c mpi-gpu 150 python3 tests/mpi_test.py ./gemmcli --gpu
     step c tune-gpu 90 python3 tests/tune_gpu.py ./gemmcli
     # The tuner: every f32 candidate on its own operands and scratch C,
     # ragged stack.
@@ -98,7 +99,8 @@ lane_timed_quick() {
         --bench-out "$LOGS/bench"
     step t bench-transpose 60 ./gemmcli bench --op transpose --sizes 8192 \
         --bench-out "$LOGS/bench"
-    step t sweep 120 ./gemmcli bench --sweep 30 --dtype f32,f16,f64 --bench-out "$LOGS/sweep"
+    step t transpose-rate 60 python3 tests/transpose_rate.py ./gemmcli
+    step t sweep 120 ./gemmcli bench --sweep 10 --dtype f32,f16,f64 --bench-out "$LOGS/sweep"
     step t i64-rate 60 python3 tests/i64_rate.py ./gemmcli
     step t accuracy 120 python3 tests/accuracy.py ./gemmcli --sizes 1024 --json "$LOGS/accuracy.json"
 }
@@ -135,6 +137,7 @@ full-bench)
         --auto-table "$LOGS/auto_table.c"
     step t sweep-200 150 ./gemmcli bench --sweep 200 --bench-out "$LOGS/sweep"
     step t i64-rate 60 python3 tests/i64_rate.py ./gemmcli
+    step t transpose-rate 60 python3 tests/transpose_rate.py ./gemmcli
     step t accuracy 240 python3 tests/accuracy.py ./gemmcli --json "$LOGS/accuracy.json"
     lanes=t
     ;;
@@ -153,6 +156,7 @@ for f in "$LOGS"/t/sweep.log "$LOGS"/t/sweep-200.log; do
     [ -f "$f" ] && grep -v '^sweep:' "$f"
 done
 [ -f "$LOGS/t/i64-rate.log" ] && tail -n 1 "$LOGS/t/i64-rate.log"
+[ -f "$LOGS/t/transpose-rate.log" ] && cat "$LOGS/t/transpose-rate.log"
 [ -f "$LOGS/t/accuracy.log" ] && grep -v '^accuracy:' "$LOGS/t/accuracy.log"
 echo
 echo "check-gpu ($part) on $(cat "$LOGS/device.txt"), $(date -u +%Y-%m-%d), $(($(date +%s) - begin)) s"

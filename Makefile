@@ -25,7 +25,7 @@ VERSION   := 0.1.0
 BUILD := build
 BIN   := gemmcli
 # MPI, where mpicc is found: gemmcli loads this library only when an MPI
-# launcher starts it as one of several processes (src/cluster.h), so that
+# launcher starts it as one of several processes (src/scale/cluster.h), so that
 # the binary itself neither links MPI nor needs it.
 MPICC   ?= mpicc
 MPI_LIB := gemmcli-mpi.so
@@ -38,25 +38,25 @@ CFLAGS   += -std=c11 -Wall -Wextra -pthread -MMD -MP
 NVCCFLAGS ?= -O3 -lineinfo
 NVCCFLAGS += -std=c++17 -I. -MMD -MP -Xptxas -v -Xcompiler -Wall,-Wextra
 # SASS for the target plus PTX, so that newer GPUs can still run the binary;
-# the Hopper stages (the files that include kernels/hgemm_hopper.cuh: wgmma,
+# the Hopper stages (the files that include kernels/hgemm/hgemm_hopper.cuh: wgmma,
 # setmaxnreg, TMA multicast) exist for sm_90a alone, whatever ARCH is.
 GENCODE   := -gencode arch=compute_$(ARCH),code=sm_$(ARCH) \
              -gencode arch=compute_$(ARCH),code=compute_$(ARCH)
-SM90A_CU  := $(shell grep -l '"hgemm_hopper.cuh"' kernels/*.cu 2>/dev/null)
-# cuBLAS is not linked: src/cublas_lazy.c loads it on first use.  The CUDA
+SM90A_CU  := $(shell grep -l 'kernels/hgemm/hgemm_hopper.cuh"' kernels/*/*.cu 2>/dev/null)
+# cuBLAS is not linked: kernels/reference/cublas_lazy.c loads it on first use.  The CUDA
 # runtime and libdeflate are linked statically: starting costs no library
 # loading, and the binary runs where libdeflate is not installed.
 LDLIBS   := -L$(CUDA_HOME)/lib64 -lcudart_static -Wl,-Bstatic -ldeflate -Wl,-Bdynamic -lz -lpthread -ldl -lrt -lm -lstdc++
 
 CORE_C    := $(wildcard core/*.c)
-SRC_C     := $(filter-out src/main.c,$(wildcard src/*.c))
+SRC_C     := $(filter-out src/cli/main.c,$(wildcard src/*/*.c))
 FORMAT_C  := $(wildcard formats/*.c)
-KERNEL_C  := $(wildcard kernels/*.c)
-KERNEL_CU := $(wildcard kernels/*.cu)
+KERNEL_C  := $(wildcard kernels/*.c kernels/*/*.c)
+KERNEL_CU := $(wildcard kernels/*.cu kernels/*/*.cu)
 
 HOST_OBJ   := $(patsubst %.c,$(BUILD)/%.o,$(CORE_C) $(SRC_C) $(FORMAT_C))
 KERNEL_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(KERNEL_C)) $(patsubst %.cu,$(BUILD)/%.o,$(KERNEL_CU))
-MAIN_OBJ   := $(BUILD)/src/main.o
+MAIN_OBJ   := $(BUILD)/src/cli/main.o
 
 .PHONY: all run test check-gpu check-gpu-full bench bench-e2e fuzz install clean deps test-deps mpi
 
@@ -83,8 +83,8 @@ $(BUILD)/%.o: %.cu
 	@$(NVCC) $(NVCCFLAGS) $(GENCODE) -c -o $@ $< 2> $@.ptxas || { cat $@.ptxas >&2; exit 1; }
 	@grep -v -e '^ptxas info' -e 'bytes stack frame' $@.ptxas >&2 || true
 
-$(MPI_LIB): src/mpi/gemmcli_mpi.c src/cluster_ops.h
-	$(MPICC) -O2 -g -std=c11 -Wall -Wextra -shared -fPIC -o $@ $<
+$(MPI_LIB): src/scale/mpi/gemmcli_mpi.c src/scale/cluster_ops.h
+	$(MPICC) -O2 -g -std=c11 -Wall -Wextra -I. -shared -fPIC -o $@ $<
 
 # The MPI library if MPI is there now (make test installs it first).
 mpi:

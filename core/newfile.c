@@ -1,4 +1,4 @@
-#include "newfile.h"
+#include "core/newfile.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -52,7 +52,7 @@ static void on_fatal_signal(int sig)
 
 /* Every signal whose default action ends the process and that a handler
  * may catch, but SIGPIPE (whose handling depends on the descriptor that
- * met it: src/output.c) and SIGXFSZ (ignored, so that a write past the
+ * met it: src/job/output.c) and SIGXFSZ (ignored, so that a write past the
  * size limit fails with EFBIG and is reported). */
 static void install_handlers(void)
 {

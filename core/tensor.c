@@ -1,4 +1,4 @@
-#include "tensor.h"
+#include "core/tensor.h"
 
 #include <limits.h>
 #include <math.h>
@@ -9,7 +9,7 @@
 
 /* Large tensors start on a 2 MiB boundary and ask for huge pages: fewer
  * page faults while they are filled, and page-locking them for copies to
- * a GPU (src/tiled_run.h) runs several times faster than over 4 KiB pages.
+ * a GPU (src/scale/tiled_run.h) runs several times faster than over 4 KiB pages.
  * Where huge pages are off the advice is ignored. */
 #define HUGE_PAGE ((size_t)2 << 20)
 #define HUGE_FROM ((size_t)64 << 20)

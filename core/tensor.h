@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dtype.h"
+#include "core/dtype.h"
 
 /* NumPy's limit since 2.0. */
 #define GC_MAX_DIMS 64

@@ -40,7 +40,7 @@
  * CSV_GZ_LEVEL unless --level (0-12, libdeflate's scale) says otherwise:
  * level 1 is the fastest that compresses, and on matrix text its files are
  * only a little larger than level 6's, which is much slower. */
-#include "format_impl.h"
+#include "formats/format_impl.h"
 
 #include <inttypes.h>
 #include <libdeflate.h>
@@ -51,9 +51,9 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "../core/error.h"
-#include "../core/parallel.h"
-#include "decimal.h"
+#include "core/error.h"
+#include "core/parallel.h"
+#include "formats/decimal.h"
 
 #define CSV_GZ_LEVEL 1
 /* The gzip header of each member written: FEXTRA holds one subfield,

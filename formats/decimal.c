@@ -1,4 +1,4 @@
-#include "decimal.h"
+#include "formats/decimal.h"
 
 #include <math.h>
 #include <stdint.h>

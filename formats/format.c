@@ -1,6 +1,6 @@
 /* The format table, format detection and the payload helpers the binary
  * formats share. */
-#include "format_impl.h"
+#include "formats/format_impl.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,8 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../core/error.h"
-#include "../core/parallel.h"
+#include "core/error.h"
+#include "core/parallel.h"
 
 const struct gc_format gc_formats[GC_FMT_COUNT] = {
     [GC_FMT_NPY] = { "npy", ".npy",

@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "../core/tensor.h"
+#include "core/tensor.h"
 
 struct gc_sink;
 

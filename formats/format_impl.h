@@ -3,7 +3,7 @@
 #ifndef GC_FORMAT_IMPL_H
 #define GC_FORMAT_IMPL_H
 
-#include "format.h"
+#include "formats/format.h"
 
 /* Probe results: a magic number long enough to trust before the file name
  * matched, or the bytes look like this format (trusted only when the name

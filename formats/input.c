@@ -1,6 +1,6 @@
 /* Inputs: a file, a pipe or stdin, read through a small look-ahead buffer
  * so that formats can be detected from their first bytes even on a pipe. */
-#include "format.h"
+#include "formats/format.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../core/error.h"
-#include "../core/parallel.h"
+#include "core/error.h"
+#include "core/parallel.h"
 
 /* A payload this large from a regular file is read by several threads:
  * from the page cache one thread is bound by the page faults on the fresh
@@ -22,7 +22,7 @@
  * pread is long enough to cost little. */
 #define PREAD_MIN ((size_t)16 << 20)
 #define PREAD_SLICE ((size_t)4 << 20)
-/* Per file, so that operands read side by side (src/io.c) do not
+/* Per file, so that operands read side by side (src/job/io.c) do not
  * multiply into a thread per core each. */
 #define PREAD_THREADS_MAX 8
 

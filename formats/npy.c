@@ -14,13 +14,13 @@
  * Data is kept in the file's dtype, byte-swapped in place when big-endian,
  * and kept column-major when fortran_order is True, so that np.save(a.T)
  * costs no extra host copy. */
-#include "format_impl.h"
+#include "formats/format_impl.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/error.h"
+#include "core/error.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the .npy code assumes a little-endian host"

@@ -4,14 +4,14 @@
  * a perfect square number of elements; the dtype from --in-dtype (f32 by
  * default), the order from --order.  Output is always in C order, in the
  * tensor's own dtype. */
-#include "format_impl.h"
+#include "formats/format_impl.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/error.h"
+#include "core/error.h"
 
 struct raw_layout {
     struct gc_tensor shape;   /* no data */

@@ -1,8 +1,8 @@
 /* auto's rates, measured by `gemmcli bench --auto-table` on NVIDIA H200, 2026-11-22
- * (src/model.c turns them into estimates).  For each signature and kernel
+ * (src/plan/model.c turns them into estimates).  For each signature and kernel
  * auto may pick: TFLOP/s with every SM busy, or for the memory-bound
  * ones GB/s moved; and for transpose, the fastest kernel per shape. */
-#include "registry.h"
+#include "kernels/registry.h"
 
 const int auto_rate_sm_count = 132;
 const double auto_rate_copy_gbps = 4162;

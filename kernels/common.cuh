@@ -4,7 +4,7 @@
 #define GC_KERNELS_COMMON_CUH
 
 #include <cuda_runtime.h>
-#include "registry.h"
+#include "kernels/registry.h"
 
 static inline __host__ __device__ int ceil_div(int a, int b) { return (a + b - 1) / b; }
 

@@ -9,8 +9,8 @@
 #include <stdint.h>
 #include <type_traits>
 
-#include "common.cuh"
-#include "convert.h"
+#include "kernels/common.cuh"
+#include "kernels/convert.h"
 
 /* The bit pattern of a half, so that the host-side types stay uint16_t. */
 struct half_bits { uint16_t bits; };

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <cuda_runtime_api.h>
 
-#include "../core/dtype.h"
+#include "core/dtype.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -17,7 +17,7 @@
 #define GC_GEMM_H
 
 #include <stdint.h>
-#include "registry.h"
+#include "kernels/registry.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -15,7 +15,7 @@
  * splits there too (tests/gpu_kernels.c checks both). */
 #include <limits.h>
 
-#include "gemm.h"
+#include "kernels/gemm.h"
 
 #define CHUNK(k) (((k)->flags & KERNEL_BATCHED) ? (int64_t)INT_MAX : 1)
 
@@ -56,7 +56,7 @@ FAMILY_RUN(hgemm_run_stack, hgemm_problem, uint16_t, hgemm_launch_fn,
            (q.alpha = (float)p->alpha, q.beta = (float)p->beta, q.bf16 = p->sig == GEMM_BF16,
             q.lda = (int)p->lda, q.ldb = (int)p->ldb))
 /* The exact path applies alpha and beta in its epilogue; a nonzero beta
- * here only sums into C, step after step of K (src/tiled_run.c). */
+ * here only sums into C, step after step of K (src/scale/tiled_run.c). */
 FAMILY_RUN(gemm_run_igemm, igemm_problem, int64_t, igemm_launch_fn,
            (q.accumulate = p->beta != 0))
 

@@ -1,12 +1,12 @@
 /* gemm_geometries[]: how each kernel auto may pick lays a product on the
- * GPU, for auto's model (src/model.c): the tile of C a block computes,
+ * GPU, for auto's model (src/plan/model.c): the tile of C a block computes,
  * the blocks an SM holds at once, the k a tile spends filling and
  * draining its pipeline, and how the work spreads when the tiles are few.
  * The figures are the stages' own (their cfg structs and launchers); the
  * rates that go with them are measured (kernels/auto_table.c). */
 #include <string.h>
 
-#include "registry.h"
+#include "kernels/registry.h"
 
 const struct gemm_geometry gemm_geometries[] = {
     /* kernel             tile_m tile_n per_sm k_fill spread          slice_k block_us */

@@ -4,8 +4,8 @@
  * and applies alpha and beta.  Used by the sgemm splitk stage and by the
  * tensor-core and DMMA stages' split of long K (kernels/gemm_dispatch.c),
  * in float and in double. */
-#include "gemm.h"
-#include "common.cuh"
+#include "kernels/gemm.h"
+#include "kernels/common.cuh"
 
 enum { SPLIT_THREADS = 256 };
 

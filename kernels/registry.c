@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "gemm.h"
+#include "kernels/gemm.h"
 
 const struct gemm_sig_info gemm_sigs[GEMM_SIG_COUNT] = {
     [GEMM_F32] = { "f32", GC_F32, GC_F32, "FP32" },

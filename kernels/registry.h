@@ -19,7 +19,7 @@
 #include <cuda_runtime_api.h>
 #include <cublas_v2.h>
 
-#include "../core/dtype.h"
+#include "core/dtype.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -196,7 +196,7 @@ const struct transpose_kernel *transpose_kernel_find(const char *name);
 /* ---- auto ---- */
 
 /* How a kernel spreads a product over the SMs, for auto's model
- * (src/model.c). */
+ * (src/plan/model.c). */
 enum gemm_spread {
     SPREAD_WAVES,      /* whole tiles of C, in waves of per_sm blocks on every SM */
     SPREAD_STREAM_K,   /* full waves whole, the last partial wave shared out by k-steps */

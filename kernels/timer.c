@@ -1,4 +1,4 @@
-#include "timer.h"
+#include "kernels/timer.h"
 
 cudaError_t device_timer_init(struct device_timer *t, cudaStream_t stream)
 {

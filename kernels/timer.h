@@ -5,7 +5,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "../core/clock.h"
+#include "core/clock.h"
 
 #ifdef __cplusplus
 extern "C" {

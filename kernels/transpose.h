@@ -11,7 +11,7 @@
 #ifndef GC_TRANSPOSE_H
 #define GC_TRANSPOSE_H
 
-#include "registry.h"
+#include "kernels/registry.h"
 
 #ifdef __cplusplus
 extern "C" {

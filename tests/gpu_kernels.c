@@ -5,7 +5,7 @@
  * mul: A, B (and C0 when beta != 0) are drawn from N(0, 1) in the
  * signature's operand type (f32, f16, f64), or as integers (i64: small
  * ones, and ones near 2^62 whose products wrap); the reference is FP64 on
- * the device (kernels/ref_dgemm.cu) from the same operands widened exactly
+ * the device (kernels/reference/ref_dgemm.cu) from the same operands widened exactly
  * to double, or for i64 the exact product modulo 2^64 on the host.  Before
  * each run C is poisoned (NaN, or 0xff bytes), or holds C0, so an element
  * a kernel fails to write fails the test.  A float kernel passes when its
@@ -48,7 +48,7 @@
 #include "kernels/convert.h"
 #include "kernels/gemm.h"
 #include "kernels/transpose.h"
-#include "kernels/ref_dgemm.h"
+#include "kernels/reference/ref_dgemm.h"
 
 #define TINY 1e-7
 #define SEQ_SCALE 0.5
@@ -202,7 +202,7 @@ static const struct mul_case thin_cases[] = {
     { 2000, 8, 9, 67, 1.0f, 0.0f, 2, 0 },
 };
 
-/* Stacks of small products (the small stages, kernels/small.cuh), run by
+/* Stacks of small products (the small stages, kernels/memory_bound/small.cuh), run by
  * every kernel: many tiny products, a stack sharing one B (NumPy's
  * (4096, 32, 32) @ (32, 32)), ragged shapes whose rows are not whole
  * 16-byte units (2-, 4- and 8-byte copies), the largest products the small

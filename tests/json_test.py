@@ -6,7 +6,7 @@ shapes (a zero dimension, 1x1, empty, a scalar, stacks).  Each must parse
 with Python's json module refusing NaN and Infinity, hold no number that
 is not finite, no "" (an absent value is null), and every shape as a list
 of integers.  (bench's and the sweep's .json files need a GPU; they are
-written through the same src/json.c.)
+written through the same src/job/json.c.)
 
 usage: json_test.py [path/to/gemmcli]     (prints 'json: N passed, M failed')
 """

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""mul as one job of several MPI ranks (src/dist.c), with --kernel cpu, so
+"""mul as one job of several MPI ranks (src/scale/dist.c), with --kernel cpu, so
 that it runs where there is no GPU: `mpirun -np 2` and `-np 3` (uneven
 blocks, --oversubscribe) against NumPy and against gemmcli as one process
 (bit for bit, with the CPU kernel), .npy (C and Fortran order, big-endian) and raw read by
@@ -332,7 +332,7 @@ def main():
         r = mpmd((p("r0"), [GEMMCLI, *job]), (p("r1"), [GEMMCLI, *job, "--kernel", "nosuch"]))
         untouched("a rank that stops before joining", r)
 
-        # K in panels (src/summa.c): a --host-memory too small for a rank's
+        # K in panels (src/scale/summa.c): a --host-memory too small for a rank's
         # parts whole.  K = 1000 in 500 KiB: 4 panels of 256, the last 232,
         # at 2, 3 and 4 ranks (4: a 2x2 grid, where both the row and the
         # column broadcasts matter); a vector's K = 2000 in 300 KiB: 8, 4

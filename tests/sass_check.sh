@@ -4,10 +4,10 @@
 # FP32 ladder, the CUDA-core 16-bit stages and the 16-bit gemv, DFMA for
 # the CUDA-core FP64 stages and the FP64 gemv, DMMA for the FP64
 # tensor-core stage, HMMA for the mma.sync stage,
-# HGMMA for every stage built on kernels/hgemm_hopper.cuh; the vector
+# HGMMA for every stage built on kernels/hgemm/hgemm_hopper.cuh; the vector
 # transpose's 1-byte path: 16-byte accesses and PRMT),
 # and ptxas reported no register spills for any kernel of the tables
-# (build/kernels/*.o.ptxas, written by the Makefile).
+# (build/kernels/*/*.o.ptxas, written by the Makefile).
 #   tests/sass_check.sh          (prints 'sass: N passed, M failed')
 set -u
 cd "$(dirname "$0")/.." || exit 2
@@ -26,8 +26,9 @@ if [ -z "$dump" ]; then
 fi
 passed=0
 failed=0
-for obj in build/kernels/*.o; do
-    src=kernels/$(basename "$obj" .o).cu
+for obj in build/kernels/*.o build/kernels/*/*.o; do
+    src=${obj#build/}
+    src=${src%.o}.cu
     [ -f "$src" ] || continue
     case $src in
         # stream_k only plans for thread_8x16's kernel (in sgemm_17).
@@ -41,7 +42,7 @@ for obj in build/kernels/*.o; do
         *igemm_*) want=IMAD ;;
         *) want="" ;;
     esac
-    grep -q '"hgemm_hopper.cuh"' "$src" && want=HGMMA
+    grep -q 'kernels/hgemm/hgemm_hopper.cuh"' "$src" && want=HGMMA
     if [ -n "$want" ]; then
         n=$("$dump" --dump-sass "$obj" 2>/dev/null | grep -c "[[:space:]]$want[.[:space:]]")
         if [ "$n" -gt 0 ]; then
@@ -68,7 +69,7 @@ done
 # (vec_bytes_kernel<true, true>): 16-byte global loads and stores, the
 # 4 x 4-byte turns as PRMT, 4-byte stores into the tile and 16-byte reads
 # out of it, nothing in local memory.
-obj=build/kernels/transpose_07_vec.o
+obj=build/kernels/transpose/transpose_07_vec.o
 if [ -f "$obj" ]; then
     sass=$("$dump" --dump-sass "$obj" 2>/dev/null |
            awk '/Function :/ { on = ($0 ~ /vec_bytes_kernelILb1ELb1E/) } on')
@@ -79,11 +80,11 @@ if [ -f "$obj" ]; then
     printf '%s\n' "$sass" | grep -qE "[[:space:]](LDL|STL)" && missing="$missing (local memory)"
     if [ -z "$missing" ]; then
         passed=$((passed + 1))
-        echo "sass: kernels/transpose_07_vec.cu 1-byte path:" \
+        echo "sass: kernels/transpose/transpose_07_vec.cu 1-byte path:" \
              "$(printf '%s\n' "$sass" | grep -c '[[:space:]]PRMT') PRMT, 16-byte loads and stores"
     else
         failed=$((failed + 1))
-        echo "sass: FAIL kernels/transpose_07_vec.cu 1-byte path: missing$missing" >&2
+        echo "sass: FAIL kernels/transpose/transpose_07_vec.cu 1-byte path: missing$missing" >&2
     fi
 fi
 echo "sass: $passed passed, $failed failed ($dump)"

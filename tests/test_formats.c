@@ -2041,7 +2041,7 @@ static void test_big_write(unsigned char *payload)
     signal(SIGXFSZ, old_xfsz);
 }
 
-/* ---- a payload read into a sink (src/upload.c sends it to the device) ----
+/* ---- a payload read into a sink (src/job/upload.c sends it to the device) ----
  *
  * This one copies each slice into `dst`, counting what it sees: slices are
  * checked to be whole, in bounds, each byte delivered once, and no more

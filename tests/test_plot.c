@@ -1,7 +1,7 @@
 /* Writes bench's pictures from made-up data, for tests/check_svg.py to
  * read, and checks what plot.c refuses.  No GPU:
  *
- *   cc -I. -D_GNU_SOURCE tests/test_plot.c src/plot.c -lm -o test_plot
+ *   cc -I. -D_GNU_SOURCE tests/test_plot.c src/bench/plot.c -lm -o test_plot
  *   ./test_plot tests/out/plots && python3 tests/check_svg.py tests/out/plots
  *
  * (tests/tests.mk builds it under ASan and UBSan as build/tests/test_plot.)
@@ -15,7 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "src/plot.h"
+#include "src/bench/plot.h"
 
 static int failures;
 

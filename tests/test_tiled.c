@@ -1,7 +1,7 @@
-/* The out-of-core tiler's arithmetic (src/tiled.c): for many shapes and
+/* The out-of-core tiler's arithmetic (src/scale/tiled.c): for many shapes and
  * budgets, the plan fits its budget, its tiles cover C once, its steps
  * cover K once, and a product that fits whole is one tile of one step.
- * The MPI ranks' grid (src/dist_plan.c): the blocks of every rank count
+ * The MPI ranks' grid (src/scale/dist_plan.c): the blocks of every rank count
  * cover C once, are as even as they go, and the grid reads no more than
  * any other factorisation.  K in panels: the widest that fits a budget,
  * two at a time; the panels cover K once; each panel's owner is in the
@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "src/dist_plan.h"
-#include "src/tiled.h"
+#include "src/scale/dist_plan.h"
+#include "src/scale/tiled.h"
 
 static int passed, failed;
 

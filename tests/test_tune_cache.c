@@ -1,6 +1,6 @@
-/* Unit tests of the tuned-choice cache (src/tune_cache.c), no GPU:
+/* Unit tests of the tuned-choice cache (src/plan/tune_cache.c), no GPU:
  *
- *   cc -I. -D_GNU_SOURCE tests/test_tune_cache.c src/tune_cache.c -lm -o test_tune_cache
+ *   cc -I. -D_GNU_SOURCE tests/test_tune_cache.c src/plan/tune_cache.c -lm -o test_tune_cache
  *
  * (tests/tests.mk does that as build/tests/test_tune_cache, and again
  * under ASan and UBSan as build/tests/test_tune_cache_san.)  Every case
@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "src/tune_cache.h"
+#include "src/plan/tune_cache.h"
 
 struct tally {
     int passed, failed;

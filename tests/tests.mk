@@ -10,7 +10,10 @@ HOST_CFLAGS := -std=c11 -O1 -g -Wall -Wextra -pthread -D_GNU_SOURCE -I. -I$(CUDA
 SAN       := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LIBS      := -ldeflate -lz -lm -lpthread
 # The CUDA objects the top Makefile built; host sources are recompiled here.
-CU_OBJ    := $(patsubst kernels/%.cu,build/kernels/%.o,$(wildcard kernels/*.cu))
+CU_OBJ    := $(patsubst %.cu,build/%.o,$(wildcard kernels/*.cu kernels/*/*.cu))
+# The host sources of the binary and of the kernel tests: every folder.
+SRC_ALL   := $(wildcard src/*/*.c)
+KERNEL_C  := $(wildcard kernels/*.c kernels/*/*.c)
 
 .PHONY: test check-gpu check-gpu-full fuzz
 
@@ -23,32 +26,33 @@ $(B)/test_formats_san: tests/test_formats.c $(FMT_SRC) $(wildcard formats/*.h co
 	$(CC) $(HOST_CFLAGS) $(SAN) -o $@ tests/test_formats.c $(FMT_SRC) $(LIBS)
 
 # bench's pictures from made-up data, under ASan and UBSan.
-$(B)/test_plot: tests/test_plot.c src/plot.c src/plot.h
+$(B)/test_plot: tests/test_plot.c src/bench/plot.c src/bench/plot.h
 	@mkdir -p $(B)
-	$(CC) $(HOST_CFLAGS) $(SAN) -o $@ tests/test_plot.c src/plot.c -lm
+	$(CC) $(HOST_CFLAGS) $(SAN) -o $@ tests/test_plot.c src/bench/plot.c -lm
 # The tune cache is host C alone: its tests build without CUDA.
-$(B)/test_tune_cache: tests/test_tune_cache.c src/tune_cache.c src/tune_cache.h core/newfile.c core/newfile.h
+$(B)/test_tune_cache: tests/test_tune_cache.c src/plan/tune_cache.c src/plan/tune_cache.h core/newfile.c core/newfile.h
 	@mkdir -p $(B)
-	$(CC) $(HOST_CFLAGS) -o $@ tests/test_tune_cache.c src/tune_cache.c core/newfile.c -lm
+	$(CC) $(HOST_CFLAGS) -o $@ tests/test_tune_cache.c src/plan/tune_cache.c core/newfile.c -lm
 
-$(B)/test_tiled: tests/test_tiled.c src/tiled.c src/tiled.h src/dist_plan.c src/dist_plan.h
+$(B)/test_tiled: tests/test_tiled.c src/scale/tiled.c src/scale/tiled.h src/scale/dist_plan.c src/scale/dist_plan.h
 	@mkdir -p $(B)
-	$(CC) $(HOST_CFLAGS) $(SAN) -o $@ tests/test_tiled.c src/tiled.c src/dist_plan.c -lm
+	$(CC) $(HOST_CFLAGS) $(SAN) -o $@ tests/test_tiled.c src/scale/tiled.c src/scale/dist_plan.c -lm
 
-$(B)/test_tune_cache_san: tests/test_tune_cache.c src/tune_cache.c src/tune_cache.h core/newfile.c core/newfile.h
+$(B)/test_tune_cache_san: tests/test_tune_cache.c src/plan/tune_cache.c src/plan/tune_cache.h core/newfile.c core/newfile.h
 	@mkdir -p $(B)
-	$(CC) $(HOST_CFLAGS) $(SAN) -o $@ tests/test_tune_cache.c src/tune_cache.c core/newfile.c -lm
+	$(CC) $(HOST_CFLAGS) $(SAN) -o $@ tests/test_tune_cache.c src/plan/tune_cache.c core/newfile.c -lm
 
 # gemmcli itself with its host code under ASan and UBSan (kernels as usual).
 $(B)/gemmcli_san: gemmcli
 	@mkdir -p $(B)
-	$(CC) $(HOST_CFLAGS) $(SAN) -DGC_VERSION='"san"' -o $@ core/*.c src/*.c formats/*.c \
-	    kernels/*.c $(CU_OBJ) \
+	$(CC) $(HOST_CFLAGS) $(SAN) -DGC_VERSION='"san"' -o $@ core/*.c $(SRC_ALL) formats/*.c \
+	    $(KERNEL_C) $(CU_OBJ) \
 	    -DGC_CUDA_LIB_DIR='"$(CUDA_HOME)/lib64"' -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt $(LIBS) -lstdc++
 
 $(B)/gpu_kernels: tests/gpu_kernels.c gemmcli
 	@mkdir -p $(B)
-	$(CC) $(HOST_CFLAGS) -Wno-missing-field-initializers -O2 -o $@ tests/gpu_kernels.c core/*.c kernels/*.c $(CU_OBJ) \
+	$(CC) $(HOST_CFLAGS) -Wno-missing-field-initializers -O2 -o $@ tests/gpu_kernels.c core/*.c \
+	    $(filter-out kernels/reference/cublas_lazy.c,$(KERNEL_C)) $(CU_OBJ) \
 	    -L$(CUDA_HOME)/lib64 -lcublas -lcudart -lm -lpthread -lstdc++
 
 test: $(B)/test_formats $(B)/test_formats_san $(B)/test_plot $(B)/test_tune_cache \

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Products computed in tiles on the GPU (src/tiled_run.c): --device-memory
+"""Products computed in tiles on the GPU (src/scale/tiled_run.c): --device-memory
 at 1/2, 1/8 and 1/64 of the in-core need, ragged shapes, float16, float32
 and float64, a broadcast stack, --verify tile by tile and NumPy's answer;
 C0 with alpha and beta (whole and broadcast); integer products, exact

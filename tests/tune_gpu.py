@@ -35,7 +35,7 @@ def run(*args, env=None):
 
 
 def bucket(d):
-    """The cache's bucket of one dimension (src/tune_cache.h)."""
+    """The cache's bucket of one dimension (src/plan/tune_cache.h)."""
     align = 8 if d % 8 == 0 else 4 if d % 4 == 0 else 1
     return f"{d}/{align}" if d <= 16 else f"q{round(4 * math.log2(d))}/{align}"
 

@@ -1,0 +1,649 @@
+/* mma_sync: IEEE half or bfloat16 operands on the tensor cores, by the
+ * warp-level mma.sync.m16n8k16 of Ampere (FP32 accumulation, float C); the
+ * first stage of the tensor-core chapter.
+ *
+ * Beyond the seeds; the PTX ISA's mma and ldmatrix.  Against f16_simt
+ * (FFMA on the CUDA cores, each half widened to float once per tile in
+ * shared memory): nothing is widened any more.  The halves go from global
+ * to shared memory by cp.async, from shared memory to registers by
+ * ldmatrix, already in the fragment layout that mma.sync takes, and one
+ * HMMA.16816.F32 does the 2048 multiply-adds of a 16x8x16 product that took
+ * 64 FFMA per lane.  The only change for bfloat16 is the mma's type
+ * (`p->bf16` picks the instantiation); ldmatrix moves 16-bit words either
+ * way.
+ *
+ * Block 128x256, BK 32, 4 stages of cp.async (24 KiB a stage, 96 KiB in
+ * all, one block of 8 warps per SM); the warps form 2 x 4, each owning a
+ * 64x64 piece of C: 4 x 8 tiles of m16n8, 128 float accumulators per lane.
+ * Per k-step of 16 a warp loads its A as 4 ldmatrix.x4 (one m16k16 tile
+ * each: matrices rows 0-7 / 8-15 x k 0-7 / 8-15, exactly the four
+ * registers of mma's A fragment) and its B as 4 ldmatrix.x4.trans (one
+ * k16n16 piece each: B is k x n with n contiguous, the transposing load
+ * hands every lane the two consecutive k of one column that a B fragment
+ * register holds), then issues 32 mma.sync.  8 ldmatrix feed 32 HMMA; the
+ * fragments of the next k-step are loaded while this one multiplies.  One
+ * barrier per tile: before the first fragments of tile t + 1 are read,
+ * which also frees tile t - 1's slot for the copies of tile t + 3.
+ *
+ * Shared memory, one stage: A as 128 rows of 64 bytes (4 units of 16
+ * bytes, 8 halves of k each), then B as 32 rows of 512 bytes (32 units of
+ * 8 halves of n).  Unit c of row r is stored at unit
+ *     A: c ^ ((r >> 1) & 3)          B: c ^ (r & 7)
+ * of its row.  Banks repeat every 128 bytes, 8 units, and each access
+ * below is served 8 lanes x 16 bytes at a time:
+ *   - ldmatrix of A: 8 lanes give rows r..r+7 (r a multiple of 8) at one
+ *     unit c; the pairs of rows (r, r + 1) share a 128-byte line, so the
+ *     unit's place in the line is 4 * (r & 1) + (c ^ (r >> 1 & 3)): 8
+ *     different places.  Unswizzled, rows 2 apart would collide (4-way).
+ *   - ldmatrix.trans of B: 8 lanes give rows k..k+7 at one unit; c ^ (k &
+ *     7) puts them in 8 different places.  Unswizzled, all 8 would hit the
+ *     same 16 bytes of banks (rows 512 bytes apart): 8-way.
+ *   - cp.async, 16 bytes a lane: 8 lanes of A copy rows (2j, 2j + 1), all
+ *     4 units each, one whole 128-byte line; 8 lanes of B copy units
+ *     8q..8q+7 of one row, and XOR by r & 7 only permutes those 8 within
+ *     their line.  Every phase touches each bank once.
+ * The XOR touches only the low bits of the unit, so the address a lane
+ * gives moves by a constant for the other m16 tiles (16 rows: +1 KiB), the
+ * next k-step of B (16 rows: +8 KiB) and the other copies of a thread (64
+ * rows of A, 8 of B): the lanes' offsets are computed once, 6 registers.
+ *
+ * Copies: 16 bytes (8 elements) where an operand's rows and its batch
+ * stride are multiples of 8 elements and its base 16-byte aligned, 4 bytes
+ * where even, and otherwise 2-byte loads through registers (odd K or N),
+ * issued after the tile's first k-step of mma.sync and stored to the slot
+ * as 16-byte words before the barrier that publishes it.  Each operand
+ * picks its path at launch.  Elements outside A or B land as zeros (src-size
+ * 0, or the load's predicate), so the loop has no edge cases; C is written
+ * under a bounds check, two floats at a time where its rows allow.
+ *
+ * Blocks walk bands of 8 tile rows (f16_simt's order, for L2 reuse); a
+ * stack of products takes blockIdx.y, in launches of at most 65535.
+ *
+ * Build (sm_90, CUDA 13.0): 228 registers, no spills (the other 17
+ * instantiations, copy paths x f16/bf16, 228 to 252, none spill), 96 KiB
+ * of dynamic shared memory, one block of 256 threads per SM.  The SASS of
+ * the main loop holds 64 HMMA.16816.F32 (.F32.BF16 for bfloat16) in 133
+ * instructions per tile of 32 (48%): 8 LDSM.16.M88.4, 8 LDSM.16.MT88.4, 6
+ * LDGSTS.128, one BAR.SYNC, the 3 never-executed LDS that ptxas puts before
+ * LDGSTS and 43 others (addresses, predicates, cp.async groups, the
+ * branch).  With 4-byte copies for both operands: 186 (24 LDGSTS.32);
+ * with 2-byte loads for both: about 450 (48 LDG.U16, 24 PRMT).
+ *
+ * Figures (`gemmcli bench`, NVIDIA H200, 2026-11-22, TFLOP/s and % of
+ * cuBLAS GemmEx in the same run): f16: 4096^3 471.5 (66%), 8192^3 439.9
+ * (59%), 4097^3 96.5 (73%), 1000x3000x500 129.0 (136%), 256x256x65536 173.4
+ * (72%); bf16: 4096^3 467.2 (66%), 8192^3 436.1 (56%), 4097^3 96.0 (72%),
+ * 1000x3000x500 131.3 (144%), 256x256x65536 168.4 (70%). */
+#include <stdint.h>
+
+#include "kernels/gemm.h"
+#include "kernels/common.cuh"
+
+struct hmma_cfg {
+    static constexpr int bm = 128, bn = 256, bk = 32, stages = 4, group = 8;
+    static constexpr int warps_m = 2, warps_n = 4;
+    static constexpr int warps = warps_m * warps_n, threads = warps * 32;
+    /* A warp's piece of C, in m16n8 tiles, and the k-steps of a tile. */
+    static constexpr int wm = bm / warps_m, wn = bn / warps_n;
+    static constexpr int mt = wm / 16, nt = wn / 8, ksteps = bk / 16;
+    /* One stage: A (bm rows of bk halves), then B (bk rows of bn halves). */
+    static constexpr int a_row = bk * 2, b_row = bn * 2;
+    static constexpr int a_bytes = bm * a_row, b_bytes = bk * b_row;
+    static constexpr int stage_bytes = a_bytes + b_bytes;
+    static constexpr size_t smem = (size_t)stages * stage_bytes;
+    /* Copies of 8 halves per tile and thread; a thread's copies of A are
+     * a_rows_apart rows apart, those of B b_rows_apart. */
+    static constexpr int a_chunks = bm * bk / 8 / threads, b_chunks = bk * bn / 8 / threads;
+    static constexpr int a_units = bk / 8, b_units = bn / 8;
+    static constexpr int a_rows_apart = threads / a_units, b_rows_apart = threads / b_units;
+
+    static_assert(wm == 64 && wn == 64, "64x64 warp tiles: 4 x 8 mma tiles per k-step");
+    static_assert(bk == 32 && a_units == 4, "A rows of a tile are 4 units: the XOR takes r >> 1 & 3");
+    static_assert(b_units % 8 == 0, "B rows are whole 128-byte lines: the XOR takes r & 7");
+    static_assert(ksteps % 2 == 0, "fragments alternate between two buffers, step 0 in buffer 0");
+    static_assert(a_chunks * threads * 8 == bm * bk && b_chunks * threads * 8 == bk * bn,
+                  "copies split evenly over threads");
+    static_assert(a_rows_apart % 8 == 0 && b_rows_apart % 8 == 0,
+                  "a thread's copies keep its lane's swizzle");
+    static_assert(stages >= 2, "a pipeline needs at least two stages");
+};
+
+/* Byte offset in a stage of unit c (halves 8c..8c+7 of k) of row r of A's
+ * tile, and of unit c (halves 8c..8c+7 of n) of row r (a k) of B's tile:
+ * the swizzled layout of the header. */
+static __host__ __device__ constexpr int hmma_a_unit(int r, int c)
+{
+    return r * hmma_cfg::a_row + 16 * (c ^ (r >> 1 & 3));
+}
+
+static __host__ __device__ constexpr int hmma_b_unit(int r, int c)
+{
+    return hmma_cfg::a_bytes + r * hmma_cfg::b_row + 16 * (c ^ (r & 7));
+}
+
+/* Where `lane` points ldmatrix.x4: for A, m16 tile 0 of warp row warp_m
+ * at k-step s (lanes 0-15 give rows 0-15 at k 0-7, lanes 16-31 the same
+ * rows at k 8-15); m16 tile i is i * a_tile_step further.  For B, the
+ * k16n16 piece `pair` (n-tiles 2 pair, 2 pair + 1) of warp column warp_n
+ * at k-step 0 (lanes 0-15 give rows k 0-15 at n 0-7, lanes 16-31 at n
+ * 8-15); k-step s is s * b_step_step further. */
+static __host__ __device__ constexpr int hmma_a_lane(int warp_m, int lane, int s)
+{
+    return hmma_a_unit(warp_m * hmma_cfg::wm + lane % 16, 2 * s + lane / 16);
+}
+
+static __host__ __device__ constexpr int hmma_b_lane(int warp_n, int lane, int pair)
+{
+    return hmma_b_unit(lane % 16, warp_n * (hmma_cfg::wn / 8) + 2 * pair + lane / 16);
+}
+
+enum {
+    hmma_a_tile_step = 16 * hmma_cfg::a_row,
+    hmma_b_step_step = 16 * hmma_cfg::b_row,
+};
+
+/* The constant steps above, and those between a thread's copies, hold for
+ * every row and unit: the XOR only sees bits they leave alone. */
+static constexpr bool hmma_steps_hold(void)
+{
+    typedef hmma_cfg C;
+    for (int r = 0; r < C::bm; r++)
+        for (int c = 0; c < C::a_units; c++) {
+            if (r + 16 < C::bm && hmma_a_unit(r + 16, c) != hmma_a_unit(r, c) + hmma_a_tile_step)
+                return false;
+            if (r + C::a_rows_apart < C::bm &&
+                hmma_a_unit(r + C::a_rows_apart, c) != hmma_a_unit(r, c) + C::a_rows_apart * C::a_row)
+                return false;
+        }
+    for (int r = 0; r < C::bk; r++)
+        for (int c = 0; c < C::b_units; c++) {
+            if (r + 16 < C::bk && hmma_b_unit(r + 16, c) != hmma_b_unit(r, c) + hmma_b_step_step)
+                return false;
+            if (r + C::b_rows_apart < C::bk &&
+                hmma_b_unit(r + C::b_rows_apart, c) != hmma_b_unit(r, c) + C::b_rows_apart * C::b_row)
+                return false;
+        }
+    return true;
+}
+static_assert(hmma_steps_hold(), "swizzled offsets move by constant steps");
+
+struct hmma_args {
+    struct hgemm_problem p;
+    int batch0;               /* product of blockIdx.y == 0 */
+    int tiles_m, tiles_n;
+    int c_vec;                /* rows of C may be stored as float2 */
+};
+
+static __device__ __forceinline__ void hmma_cp16(unsigned dst, const void *src, bool ok)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+                 "r"(ok ? 16 : 0));
+}
+
+static __device__ __forceinline__ void hmma_cp4(unsigned dst, const void *src, bool ok)
+{
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src),
+                 "r"(ok ? 4 : 0));
+}
+
+static __device__ __forceinline__ void hmma_commit(void)
+{
+    asm volatile("cp.async.commit_group;\n" ::);
+}
+
+template <int N>
+static __device__ __forceinline__ void hmma_wait(void)
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+static __device__ __forceinline__ void hmma_st16(unsigned dst, uint4 v)
+{
+    asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(dst), "r"(v.x), "r"(v.y),
+                 "r"(v.z), "r"(v.w)
+                 : "memory");
+}
+
+static __device__ __forceinline__ unsigned short hmma_ldg(const uint16_t *p)
+{
+    return __ldg(reinterpret_cast<const unsigned short *>(p));
+}
+
+/* Four 8x8 matrices of 16-bit words; register q from the rows that lanes
+ * 8q..8q+7 point at.  Without .trans lane l gets the words 2 (l % 4) and
+ * 2 (l % 4) + 1 of row l / 4; with .trans, word l / 4 of rows 2 (l % 4)
+ * and 2 (l % 4) + 1. */
+static __device__ __forceinline__ void hmma_ldsm(uint32_t (&r)[4], unsigned addr)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr)
+                 : "memory");
+}
+
+static __device__ __forceinline__ void hmma_ldsm_trans(uint32_t (&lo)[2], uint32_t (&hi)[2],
+                                                       unsigned addr)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(lo[0]), "=r"(lo[1]), "=r"(hi[0]), "=r"(hi[1])
+                 : "r"(addr)
+                 : "memory");
+}
+
+/* d += a * b for one m16n8k16 tile.  Lane l (g = l / 4, t = l % 4) holds
+ * A rows g, g + 8 at k 2t, 2t + 1 and 2t + 8, 2t + 9 (registers: g low k,
+ * g + 8 low k, g high k, g + 8 high k); B column g at k 2t, 2t + 1 and
+ * 2t + 8, 2t + 9; C rows g, g + 8 at columns 2t, 2t + 1. */
+template <bool BF16>
+static __device__ __forceinline__ void hmma_mma(float (&d)[4], const uint32_t (&a)[4],
+                                                const uint32_t (&b)[2])
+{
+    if constexpr (BF16)
+        asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+            "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    else
+        asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+            "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+/* Where block `id` works: down a band of `group` tile rows, then right. */
+static __device__ __forceinline__ void hmma_tile_of(int id, int tiles_m, int tiles_n, int group,
+                                                    int *tm, int *tn)
+{
+    int band = id / (group * tiles_n);
+    int first = band * group;
+    int rows = min(tiles_m - first, group);
+    int in_band = id - band * group * tiles_n;
+    *tm = first + in_band % rows;
+    *tn = in_band / rows;
+}
+
+/* One thread's copies of a tile: A rows tid / 4 + 64 q (q < 2), unit tid %
+ * 4; B rows tid / 32 + 8 q (q < 4), unit tid % 32.  A warp reads 8 rows x
+ * 64 bytes of A and one 512-byte row of B per copy.  AMODE and BMODE are
+ * the operands' copy sizes in bytes: 16, 4, or 2 (loads through
+ * registers). */
+template <int AMODE, int BMODE>
+struct hmma_loader {
+    typedef hmma_cfg C;
+    const uint16_t *a_src, *b_src;   /* chunk 0 of the next tile */
+    size_t a_apart, b_apart;         /* elements between a thread's chunks */
+    size_t b_tile;                   /* elements between B's tiles: bk * N */
+    unsigned a_dst, b_dst;           /* chunk 0's byte offsets in a stage */
+    int a_rows_ok;                   /* bit q: the row of A chunk q exists */
+    int a_left;                      /* K - k of the A chunks' first half */
+    int b_left;                      /* K - k of B chunk 0's row */
+    int b_cols;                      /* halves of a B chunk inside N, 0..8 */
+    unsigned short a_held[C::a_chunks][8], b_held[C::b_chunks][8];
+
+    __host__ __device__ __forceinline__ hmma_loader(const uint16_t *a, const uint16_t *b, int m,
+                                                    int n, int k, int lda, int ldb, int bm0,
+                                                    int bn0, int tid)
+    {
+        int a_r = tid / C::a_units, a_c = tid % C::a_units;
+        int b_r = tid / C::b_units, b_c = tid % C::b_units;
+        a_rows_ok = 0;
+        for (int q = 0; q < C::a_chunks; q++)
+            a_rows_ok |= (int)(a_r + q * C::a_rows_apart < m - bm0) << q;
+        /* A row past M is never read; chunk 0 points at the tile's first
+         * row then (the others are a_apart further, never read either). */
+        a_src = a + (size_t)(bm0 + (a_rows_ok & 1 ? a_r : 0)) * lda + 8 * a_c;
+        a_apart = (size_t)C::a_rows_apart * lda;
+        a_dst = hmma_a_unit(a_r, a_c);
+        a_left = k - 8 * a_c;
+        int cols = n - bn0 - 8 * b_c;
+        b_cols = cols < 0 ? 0 : cols > 8 ? 8 : cols;
+        b_src = b + (size_t)b_r * ldb + bn0 + (b_cols > 0 ? 8 * b_c : 0);
+        b_apart = (size_t)C::b_rows_apart * ldb;
+        b_tile = (size_t)C::bk * ldb;
+        b_dst = hmma_b_unit(b_r, b_c);
+        b_left = k - b_r;
+    }
+
+    /* Chunk q of the next tile: where it is read from and stored to (byte
+     * offset in a stage), and whether the copy (of AMODE or BMODE bytes)
+     * that holds its element e reads memory: the copy's first element is
+     * inside the operand. */
+    __host__ __device__ __forceinline__ const uint16_t *a_from(int q) const
+    {
+        return a_src + q * a_apart;
+    }
+
+    __host__ __device__ __forceinline__ unsigned a_to(int q) const
+    {
+        return a_dst + q * C::a_rows_apart * C::a_row;
+    }
+
+    __host__ __device__ __forceinline__ bool a_reads(int q, int e) const
+    {
+        int first = e / (AMODE / 2) * (AMODE / 2);
+        return (a_rows_ok >> q & 1) && a_left > first;
+    }
+
+    __host__ __device__ __forceinline__ const uint16_t *b_from(int q) const
+    {
+        return b_src + q * b_apart;
+    }
+
+    __host__ __device__ __forceinline__ unsigned b_to(int q) const
+    {
+        return b_dst + q * C::b_rows_apart * C::b_row;
+    }
+
+    __host__ __device__ __forceinline__ bool b_reads(int q, int e) const
+    {
+        int first = e / (BMODE / 2) * (BMODE / 2);
+        return b_left > q * C::b_rows_apart && b_cols > first;
+    }
+
+    /* Starts the copies of the next tile into the stage at shared address
+     * `stage`, or the loads of its 2-byte chunks. */
+    __device__ __forceinline__ void issue(unsigned stage)
+    {
+#pragma unroll
+        for (int q = 0; q < C::a_chunks; q++) {
+            if constexpr (AMODE == 16) {
+                hmma_cp16(stage + a_to(q), a_from(q), a_reads(q, 0));
+            } else if constexpr (AMODE == 4) {
+#pragma unroll
+                for (int e = 0; e < 8; e += 2)
+                    hmma_cp4(stage + a_to(q) + 2 * e, a_from(q) + e, a_reads(q, e));
+            } else {
+#pragma unroll
+                for (int e = 0; e < 8; e++)
+                    a_held[q][e] = a_reads(q, e) ? hmma_ldg(a_from(q) + e) : 0;
+            }
+        }
+#pragma unroll
+        for (int q = 0; q < C::b_chunks; q++) {
+            if constexpr (BMODE == 16) {
+                hmma_cp16(stage + b_to(q), b_from(q), b_reads(q, 0));
+            } else if constexpr (BMODE == 4) {
+#pragma unroll
+                for (int e = 0; e < 8; e += 2)
+                    hmma_cp4(stage + b_to(q) + 2 * e, b_from(q) + e, b_reads(q, e));
+            } else {
+#pragma unroll
+                for (int e = 0; e < 8; e++)
+                    b_held[q][e] = b_reads(q, e) ? hmma_ldg(b_from(q) + e) : 0;
+            }
+        }
+    }
+
+    static __device__ __forceinline__ uint4 pack(const unsigned short (&h)[8])
+    {
+        return make_uint4(h[0] | (unsigned)h[1] << 16, h[2] | (unsigned)h[3] << 16,
+                          h[4] | (unsigned)h[5] << 16, h[6] | (unsigned)h[7] << 16);
+    }
+
+    /* Ends the tile that issue() started: 2-byte chunks go to the stage. */
+    __device__ __forceinline__ void finish(unsigned stage)
+    {
+        if constexpr (AMODE == 2) {
+#pragma unroll
+            for (int q = 0; q < C::a_chunks; q++)
+                hmma_st16(stage + a_to(q), pack(a_held[q]));
+        }
+        if constexpr (BMODE == 2) {
+#pragma unroll
+            for (int q = 0; q < C::b_chunks; q++)
+                hmma_st16(stage + b_to(q), pack(b_held[q]));
+        }
+    }
+
+    __host__ __device__ __forceinline__ void next_tile(void)
+    {
+        a_src += C::bk;
+        b_src += b_tile;
+        a_left -= C::bk;
+        b_left -= C::bk;
+    }
+};
+
+/* The fragments of k-step s of the tile in the stage at `stage`: A for the
+ * warp's 4 m16 tiles, B for its 8 n8 tiles. */
+struct hmma_frags {
+    uint32_t a[hmma_cfg::mt][4];
+    uint32_t b[hmma_cfg::nt][2];
+
+    __device__ __forceinline__ void load(unsigned stage, const unsigned (&a_lane)[hmma_cfg::ksteps],
+                                         const unsigned (&b_lane)[hmma_cfg::nt / 2], int s)
+    {
+#pragma unroll
+        for (int i = 0; i < hmma_cfg::mt; i++)
+            hmma_ldsm(a[i], stage + a_lane[s] + i * hmma_a_tile_step);
+#pragma unroll
+        for (int j = 0; j < hmma_cfg::nt / 2; j++)
+            hmma_ldsm_trans(b[2 * j], b[2 * j + 1], stage + b_lane[j] + s * hmma_b_step_step);
+    }
+};
+
+template <bool BF16>
+static __device__ __forceinline__ void hmma_step(float (&acc)[hmma_cfg::mt][hmma_cfg::nt][4],
+                                                 const hmma_frags &f)
+{
+    /* A serpentine over n, so that consecutive mmas share an operand. */
+#pragma unroll
+    for (int i = 0; i < hmma_cfg::mt; i++)
+#pragma unroll
+        for (int jj = 0; jj < hmma_cfg::nt; jj++) {
+            int j = i % 2 ? hmma_cfg::nt - 1 - jj : jj;
+            hmma_mma<BF16>(acc[i][j], f.a[i], f.b[j]);
+        }
+}
+
+static __device__ __forceinline__ float hmma_out(float alpha, float beta, float acc,
+                                                 const float *c)
+{
+    return beta == 0.0f ? alpha * acc : alpha * acc + beta * *c;
+}
+
+template <bool BF16, int AMODE, int BMODE>
+static __global__ void __launch_bounds__(hmma_cfg::threads, 1)
+hgemm_mma_sync_kernel(const struct hmma_args args)
+{
+    typedef hmma_cfg C;
+    extern __shared__ __align__(128) unsigned char hmma_smem[];
+    const struct hgemm_problem &p = args.p;
+    long long product = (long long)args.batch0 + blockIdx.y;
+    int tm, tn;
+    hmma_tile_of(blockIdx.x, args.tiles_m, args.tiles_n, C::group, &tm, &tn);
+    int bm0 = tm * C::bm, bn0 = tn * C::bn;
+    int tiles = p.k > 0 ? (p.k - 1) / C::bk + 1 : 0;
+
+    int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    int warp_m = warp / C::warps_n, warp_n = warp % C::warps_n;
+    unsigned smem0 = (unsigned)__cvta_generic_to_shared(hmma_smem);
+    unsigned a_lane[C::ksteps], b_lane[C::nt / 2];
+#pragma unroll
+    for (int s = 0; s < C::ksteps; s++)
+        a_lane[s] = hmma_a_lane(warp_m, lane, s);
+#pragma unroll
+    for (int j = 0; j < C::nt / 2; j++)
+        b_lane[j] = hmma_b_lane(warp_n, lane, j);
+
+    hmma_loader<AMODE, BMODE> loader(p.a + product * p.stride_a, p.b + product * p.stride_b,
+                                     p.m, p.n, p.k, p.lda, p.ldb, bm0, bn0,
+                                     threadIdx.x);
+
+    /* Tiles 0 .. STAGES-2, one group each (empty past K). */
+#pragma unroll
+    for (int s = 0; s < C::stages - 1; s++) {
+        if (s < tiles) {
+            loader.issue(smem0 + s * C::stage_bytes);
+            loader.finish(smem0 + s * C::stage_bytes);
+        }
+        hmma_commit();
+        loader.next_tile();
+    }
+
+    float acc[C::mt][C::nt][4];
+#pragma unroll
+    for (int i = 0; i < C::mt; i++)
+#pragma unroll
+        for (int j = 0; j < C::nt; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                acc[i][j][e] = 0.0f;
+
+    hmma_frags f[2];
+    hmma_wait<C::stages - 2>();
+    __syncthreads();
+    f[0].load(smem0, a_lane, b_lane, 0);
+
+    int rd = 0, wr = C::stages - 1;   /* stages of tile t and of tile t + STAGES - 1 */
+    for (int t = 0; t < tiles; t++) {
+        unsigned rd_addr = smem0 + rd * C::stage_bytes, wr_addr = smem0 + wr * C::stage_bytes;
+        bool more = t + C::stages - 1 < tiles;
+#pragma unroll
+        for (int s = 0; s < C::ksteps; s++) {
+            if (s == C::ksteps - 1) {
+                /* After this barrier tile t + 1 has landed, its 2-byte
+                 * chunks included, and every warp has read the last of
+                 * tile t's slot, which tile t + STAGES fills next. */
+                if (more)
+                    loader.finish(wr_addr);
+                loader.next_tile();
+                hmma_wait<C::stages - 2>();
+                __syncthreads();
+                rd = rd + 1 == C::stages ? 0 : rd + 1;
+                wr = wr + 1 == C::stages ? 0 : wr + 1;
+                f[(s + 1) % 2].load(smem0 + rd * C::stage_bytes, a_lane, b_lane, 0);
+            } else {
+                f[(s + 1) % 2].load(rd_addr, a_lane, b_lane, s + 1);
+            }
+            hmma_step<BF16>(acc, f[s % 2]);
+            if (s == 0) {
+                if (more)
+                    loader.issue(wr_addr);
+                hmma_commit();
+            }
+        }
+    }
+    hmma_wait<0>();
+
+    float *c = p.c + product * p.stride_c;
+    int g = lane / 4, t4 = lane % 4;
+#pragma unroll
+    for (int i = 0; i < C::mt; i++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            int row = bm0 + warp_m * C::wm + 16 * i + 8 * h + g;
+            if (row >= p.m)
+                continue;
+            float *crow = c + (size_t)row * p.n;
+#pragma unroll
+            for (int j = 0; j < C::nt; j++) {
+                int col = bn0 + warp_n * C::wn + 8 * j + 2 * t4;
+                float v0 = acc[i][j][2 * h], v1 = acc[i][j][2 * h + 1];
+                if (col >= p.n)
+                    continue;
+                if (args.c_vec) {
+                    float2 out = make_float2(p.alpha * v0, p.alpha * v1);
+                    if (p.beta != 0.0f) {
+                        float2 old = *reinterpret_cast<const float2 *>(crow + col);
+                        out.x += p.beta * old.x;
+                        out.y += p.beta * old.y;
+                    }
+                    *reinterpret_cast<float2 *>(crow + col) = out;
+                } else {
+                    crow[col] = hmma_out(p.alpha, p.beta, v0, crow + col);
+                    if (col + 1 < p.n)
+                        crow[col + 1] = hmma_out(p.alpha, p.beta, v1, crow + col + 1);
+                }
+            }
+        }
+}
+
+/* Copy size in bytes for an operand whose rows are `ld` elements long. */
+static int hmma_mode(const uint16_t *base, int ld, long long stride)
+{
+    uintptr_t addr = (uintptr_t)base;
+    if (ld % 8 == 0 && stride % 8 == 0 && addr % 16 == 0)
+        return 16;
+    if (ld % 2 == 0 && stride % 2 == 0 && addr % 4 == 0)
+        return 4;
+    return 2;
+}
+
+template <bool BF16, int AMODE, int BMODE>
+static cudaError_t hmma_run(struct hmma_args args, int batch, cudaStream_t stream)
+{
+    typedef hmma_cfg C;
+    cudaError_t err = cudaFuncSetAttribute(hgemm_mma_sync_kernel<BF16, AMODE, BMODE>,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, (int)C::smem);
+    if (err != cudaSuccess)
+        return err;
+    for (long long b0 = 0; b0 < batch; b0 += 65535) {
+        args.batch0 = (int)b0;
+        dim3 grid((unsigned)(args.tiles_m * args.tiles_n), (unsigned)min(batch - b0, 65535LL));
+        hgemm_mma_sync_kernel<BF16, AMODE, BMODE><<<grid, C::threads, C::smem, stream>>>(args);
+        err = launch_result();
+        if (err != cudaSuccess)
+            return err;
+    }
+    return cudaSuccess;
+}
+
+template <bool BF16, int AMODE>
+static cudaError_t hmma_run_b(const struct hmma_args &args, int bmode, int batch,
+                              cudaStream_t stream)
+{
+    if (bmode == 16)
+        return hmma_run<BF16, AMODE, 16>(args, batch, stream);
+    if (bmode == 4)
+        return hmma_run<BF16, AMODE, 4>(args, batch, stream);
+    return hmma_run<BF16, AMODE, 2>(args, batch, stream);
+}
+
+template <bool BF16>
+static cudaError_t hmma_run_ab(const struct hmma_args &args, int amode, int bmode, int batch,
+                               cudaStream_t stream)
+{
+    if (amode == 16)
+        return hmma_run_b<BF16, 16>(args, bmode, batch, stream);
+    if (amode == 4)
+        return hmma_run_b<BF16, 4>(args, bmode, batch, stream);
+    return hmma_run_b<BF16, 2>(args, bmode, batch, stream);
+}
+
+extern "C" cudaError_t hgemm_mma_sync_launch(const struct hgemm_problem *p,
+                                             const struct launch_env *env)
+{
+    typedef hmma_cfg C;
+    if (p->m < 0 || p->n < 0 || p->k < 0)
+        return cudaErrorInvalidValue;
+    if (p->m == 0 || p->n == 0)
+        return cudaSuccess;
+    int batch = p->batch > 1 ? p->batch : 1;
+    long long sa = batch > 1 ? p->stride_a : 0, sb = batch > 1 ? p->stride_b : 0;
+    long long sc = batch > 1 ? p->stride_c : 0;
+    long long tiles_m = ((long long)p->m + C::bm - 1) / C::bm;
+    long long tiles_n = ((long long)p->n + C::bn - 1) / C::bn;
+    if (tiles_m * tiles_n > 0x7fffffff)
+        return cudaErrorInvalidConfiguration;
+    struct hmma_args args;
+    args.p = *p;
+    args.p.batch = batch;
+    args.p.stride_a = sa;
+    args.p.stride_b = sb;
+    args.p.stride_c = sc;
+    args.batch0 = 0;
+    args.tiles_m = (int)tiles_m;
+    args.tiles_n = (int)tiles_n;
+    args.c_vec = p->n % 2 == 0 && sc % 2 == 0 && (uintptr_t)p->c % 8 == 0;
+    int amode = hmma_mode(p->a, p->lda, sa), bmode = hmma_mode(p->b, p->ldb, sb);
+    if (p->bf16)
+        return hmma_run_ab<true>(args, amode, bmode, batch, env->stream);
+    return hmma_run_ab<false>(args, amode, bmode, batch, env->stream);
+}
+
+extern "C" cudaError_t hgemm_mma_sync_attr(struct kernel_attr *out)
+{
+    return kernel_attr_of(hgemm_mma_sync_kernel<false, 16, 16>, hmma_cfg::threads, hmma_cfg::smem,
+                          out);
+}

@@ -1,0 +1,31 @@
+/* f16_small_k: products with a short K (K <= 32) on float16 or bfloat16
+ * operands, FP32 accumulation and float C: small_k's kernels
+ * (kernels/memory_bound/small_k.cuh), each value widened to float where it is read.
+ *
+ * Beyond the seeds.  Against the tensor-core stages, which spend a short
+ * K filling and draining their pipelines, and against small_k on float
+ * copies of the operands (their own pass first).
+ *
+ * Figures (`gemmcli bench --dtype f16`, NVIDIA H200, 2026-11-22, GemmEx in
+ * the same run): 8192x8192x8 13.52 TFLOP/s (105%; 3.4 TB/s moved),
+ * 8192x8192x1 142%, 8192x8192x32 9.20 (18%, FP32 arithmetic against the
+ * tensor cores). */
+#include "kernels/gemm.h"
+#include "kernels/memory_bound/small_k.cuh"
+
+extern "C" int hgemm_small_k_check(const struct gemm_problem *p, char *why, size_t n)
+{
+    return small_k_check("f16_small_k", p, why, n);
+}
+
+extern "C" cudaError_t hgemm_small_k_launch(const struct hgemm_problem *p,
+                                            const struct launch_env *env)
+{
+    return p->bf16 ? small_k_run_problem<gemv_bf16>(p, env)
+                   : small_k_run_problem<gemv_f16>(p, env);
+}
+
+extern "C" cudaError_t hgemm_small_k_attr(struct kernel_attr *out)
+{
+    return small_k_attr<gemv_f16>(out);
+}

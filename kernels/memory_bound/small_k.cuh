@@ -1,0 +1,192 @@
+/* What the small_k stages share (sgemm_25_small_k.cu float,
+ * hgemm_11_small_k.cu float16 and bfloat16, dgemm_06_small_k.cu double):
+ * products with a short K (K <= 32), outer products and their sums, where
+ * the work is writing C, as templates over gemv.cuh's operand types.
+ *
+ * Beyond the seeds.  With K this short a tile stage spends its time
+ * filling and draining its pipeline, and where N is not a multiple of 4
+ * its C stores go one value at a time from threads 8 or 16 columns apart,
+ * so a 1952 x 12555 x 1 product ran at 28% of cuBLAS.  Here C is written
+ * the way a copy writes: a warp owns a strip of 32 x Q columns
+ * (lane, lane + 32, ...: coalesced whatever the alignment) and a band of
+ * R rows; it keeps the strip's K x Q values of B in registers, read once
+ * (Q = 4, 2 for double: 16 bytes of accumulators per lane and k), and for
+ * each row of its band reads the row's K values of A (one address per
+ * warp: a broadcast; 16 bytes a load where the rows are whole, aligned
+ * units) and writes Q sums per lane.  R is chosen so the
+ * grid holds about 32 warps per SM; B, K x N, is read R times fewer than
+ * C is written.  The stack runs in one launch (the product is a grid
+ * index); broadcast operands have stride 0.
+ */
+#ifndef GC_KERNELS_SMALL_K_CUH
+#define GC_KERNELS_SMALL_K_CUH
+
+#include "kernels/memory_bound/gemv.cuh"
+
+enum {
+    SMALL_K_MAX = 32,
+    SMALL_K_THREADS = 256,
+    SMALL_K_MOST_ROWS = 64
+};
+
+template <typename E>
+struct small_k_shape {
+    static constexpr int Q = 16 / (int)sizeof(typename E::acc);   /* columns per lane */
+    static constexpr int COLS = 32 * Q;                            /* columns per warp */
+};
+
+template <typename E>
+struct small_k_args {
+    const typename E::elem *a, *b;
+    typename E::acc *c;
+    typename E::acc alpha, beta;
+    int m, n, k;
+    long long batch, stride_a, stride_b, stride_c;
+    int rows_per_warp;
+    long long strips_per_product;
+};
+
+/* C[rows r0.., cols j0..] for one product; KMAX bounds k for the register
+ * array; VEC: A's rows are whole, aligned units of E::vec values. */
+template <typename E, int KMAX, bool VEC>
+static __global__ void __launch_bounds__(SMALL_K_THREADS, 1)
+small_k_kernel(small_k_args<E> p)
+{
+    typedef typename E::acc T;
+    constexpr int Q = small_k_shape<E>::Q, COLS = small_k_shape<E>::COLS;
+    constexpr int W = VEC ? (E::vec < KMAX ? E::vec : KMAX) : 1;
+    long long item = (long long)blockIdx.x * (SMALL_K_THREADS / 32) + threadIdx.x / 32;
+    int lane = threadIdx.x % 32;
+    long long col_strips = (p.n + COLS - 1) / COLS;
+    if (item >= p.strips_per_product * p.batch)
+        return;
+    long long prod = item / p.strips_per_product, rest = item % p.strips_per_product;
+    int j0 = (int)(rest % col_strips) * COLS;
+    int r0 = (int)(rest / col_strips) * p.rows_per_warp;
+    const typename E::elem *a = p.a + prod * p.stride_a;
+    const typename E::elem *b = p.b + prod * p.stride_b;
+    T *c = p.c + prod * p.stride_c;
+
+    T bv[KMAX][Q];
+#pragma unroll
+    for (int kk = 0; kk < KMAX; kk++)
+#pragma unroll
+        for (int q = 0; q < Q; q++) {
+            int j = j0 + lane + 32 * q;
+            bv[kk][q] = kk < p.k && j < p.n ? gemv_load1<E>(b + (size_t)kk * p.n + j) : T(0);
+        }
+    int r1 = min(p.m, r0 + p.rows_per_warp);
+    for (int r = r0; r < r1; r++) {
+        const typename E::elem *ar = a + (size_t)r * p.k;
+        T sum[Q];
+#pragma unroll
+        for (int q = 0; q < Q; q++)
+            sum[q] = T(0);
+#pragma unroll
+        for (int k0 = 0; k0 < KMAX; k0 += W) {
+            if (k0 < p.k) {
+                T x[W];
+                if (VEC)
+                    E::template widen<W>(gemv_load<E, W>(ar + k0).w, x);
+                else
+                    x[0] = gemv_load1<E>(ar + k0);
+#pragma unroll
+                for (int t = 0; t < W; t++)
+#pragma unroll
+                    for (int q = 0; q < Q; q++)
+                        sum[q] = gemv_fma(x[t], bv[k0 + t][q], sum[q]);
+            }
+        }
+        T *cr = c + (size_t)r * p.n;
+#pragma unroll
+        for (int q = 0; q < Q; q++) {
+            int j = j0 + lane + 32 * q;
+            if (j < p.n)
+                cr[j] = p.beta != T(0) ? p.alpha * sum[q] + p.beta * cr[j] : p.alpha * sum[q];
+        }
+    }
+}
+
+static inline int small_k_check(const char *name, const struct gemm_problem *p, char *why,
+                                size_t n)
+{
+    if (p->k > SMALL_K_MAX) {
+        snprintf(why, n, "%s computes products with K <= %d; this one has K = %lld", name,
+                 SMALL_K_MAX, (long long)p->k);
+        return 0;
+    }
+    return 1;
+}
+
+template <typename E, int KMAX>
+static void small_k_launch_k(const small_k_args<E> &g, bool vec, unsigned blocks,
+                             cudaStream_t stream)
+{
+    if (vec)
+        small_k_kernel<E, KMAX, true><<<blocks, SMALL_K_THREADS, 0, stream>>>(g);
+    else
+        small_k_kernel<E, KMAX, false><<<blocks, SMALL_K_THREADS, 0, stream>>>(g);
+}
+
+/* Runs a family's problem struct (sgemm_problem, dgemm_problem,
+ * hgemm_problem: the same fields, dense rows). */
+template <typename E, typename P>
+static cudaError_t small_k_run_problem(const P *p, const struct launch_env *env)
+{
+    typedef typename E::acc T;
+    constexpr int COLS = small_k_shape<E>::COLS;
+    if (p->m < 1 || p->n < 1 || p->batch < 1)
+        return cudaSuccess;
+    long long col_strips = (p->n + COLS - 1) / COLS;
+    /* Rows per warp: as many as keep about 32 warps per SM busy. */
+    int sms = env->sm_count > 0 ? env->sm_count : 132;
+    long long want_warps = 32LL * sms;
+    long long bands = (want_warps + col_strips * p->batch - 1) / (col_strips * p->batch);
+    long long rows = (p->m + bands - 1) / bands;
+    if (rows < 1)
+        rows = 1;
+    if (rows > SMALL_K_MOST_ROWS)
+        rows = SMALL_K_MOST_ROWS;
+    long long strips = col_strips * ((p->m + rows - 1) / rows);
+    long long warps = strips * p->batch;
+    long long blocks = (warps + SMALL_K_THREADS / 32 - 1) / (SMALL_K_THREADS / 32);
+    if (blocks > 0x7fffffffLL)
+        return cudaErrorInvalidConfiguration;
+    small_k_args<E> g;
+    g.a = p->a;
+    g.b = p->b;
+    g.c = p->c;
+    g.alpha = (T)p->alpha;
+    g.beta = (T)p->beta;
+    g.m = p->m;
+    g.n = p->n;
+    g.k = p->k;
+    g.batch = p->batch;
+    g.stride_a = p->stride_a;
+    g.stride_b = p->stride_b;
+    g.stride_c = p->stride_c;
+    g.rows_per_warp = (int)rows;
+    g.strips_per_product = strips;
+    /* A's rows as 16-byte units: K whole units, every row and product
+     * starting on one. */
+    bool vec = p->k % E::vec == 0 && (uintptr_t)p->a % 16 == 0 &&
+               (p->batch == 1 || p->stride_a % E::vec == 0);
+    unsigned nb = (unsigned)blocks;
+    if (p->k <= 4)
+        small_k_launch_k<E, 4>(g, vec, nb, env->stream);
+    else if (p->k <= 8)
+        small_k_launch_k<E, 8>(g, vec, nb, env->stream);
+    else if (p->k <= 16)
+        small_k_launch_k<E, 16>(g, vec, nb, env->stream);
+    else
+        small_k_launch_k<E, SMALL_K_MAX>(g, vec, nb, env->stream);
+    return launch_result();
+}
+
+template <typename E>
+static cudaError_t small_k_attr(struct kernel_attr *out)
+{
+    return kernel_attr_of(small_k_kernel<E, SMALL_K_MAX, true>, SMALL_K_THREADS, 0, out);
+}
+
+#endif

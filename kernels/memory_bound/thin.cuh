@@ -1,0 +1,512 @@
+/* What the thin stages share (sgemm_24_thin.cu float, hgemm_10_thin.cu
+ * float16 and bfloat16, dgemm_05_thin.cu double): products with a thin
+ * side, M <= 32 (a few rows times a wide matrix) or N <= 32 (a tall
+ * matrix times a few columns), including the ones where M x N is tiny and
+ * K long (8 x 8 x 4000000), as templates over gemv.cuh's operand types.
+ * They are memory- or latency-bound: the wide operand should be read once
+ * at the copy kernel's rate, and a few long dot products must be cut along
+ * K to occupy every SM.
+ *
+ * Beyond the seeds.  The tile stages compute such a product on 128 x 128
+ * tiles that are mostly empty, through a handful of blocks; the gemv
+ * stages cover M = 1 and N = 1 only.  Q below is 16 bytes of accumulators:
+ * 4 for float and for the 16-bit types (which accumulate in float), 2 for
+ * double (1 beyond 24 rows: thin_cols).
+ *   - M <= 32: a thread owns Q adjacent columns of B (one load of Q
+ *     values along B's rows: 16 bytes, 8 for the 16-bit types; single
+ *     values when N % Q, K % Q or the alignment forbid) and keeps M x Q
+ *     sums in registers, the kernel templated on a bound of M (4, 8, 16,
+ *     24, 32; the smallest that fits is launched).  Q values of k at a
+ *     time, A is read as broadcasts through L1: the lanes of a warp that
+ *     share k share the address.  When N is narrow, or the blocks along N
+ *     would be fewer than the SMs and K too short to make up for it by
+ *     slices (a block then takes as few as 32 x Q columns), the block's
+ *     threads are laid out as columns x k-lanes, and the k-lanes' sums
+ *     are joined in shared memory in a fixed order: each thread's chain
+ *     of loads along K, which a small grid waits on, gets shorter.
+ *   - N <= 32 (and M > 32): a thread owns one row of A and N sums (bound
+ *     4 ... 32); 256 rows x KC values of k of A (KC = 32, 16 for double)
+ *     are staged in shared memory, widened, by loads of 4 values along
+ *     A's rows (rows padded by one value, so both the stores and the
+ *     per-row reads are free of bank conflicts), the matching KC x N piece
+ *     of B beside them, read as broadcasts; the next chunk is fetched into
+ *     registers while this one is multiplied.
+ *   - Both paths cut K into S slices over blockIdx.y, S chosen so the
+ *     grid fills the blocks the device holds at once (the kernel's
+ *     occupancy) without a part-filled second wave, each slice at least
+ *     64 values of k deep (and 16 per k-lane); the slices write their own M x N slabs of a workspace and
+ *     gemv_reduce adds them in a fixed order and applies alpha and beta,
+ *     so the result does not depend on scheduling.  With S = 1 the kernel
+ *     writes C itself.
+ * A stack is one launch per 65535 products (blockIdx.z), with per-operand
+ * strides; a stride of 0 shares an operand.  Both sides above 32 are
+ * refused: M x Q or N sums per thread would spill.  Rows are dense (lda =
+ * K, ldb = N).
+ *
+ * Registers.  The M path may take all 255 (__launch_bounds__(256, 1));
+ * the N path's wide-load kernels are held to 128, two blocks an SM
+ * (without the bound, 8192x1x8192 in FP64 ran at 48% of DGEMM where it
+ * runs at 79% with it), and its single-value kernels, which spilled at
+ * 128, may take more.  No kernel spills (tests/sass_check.sh). */
+#ifndef GC_KERNELS_THIN_CUH
+#define GC_KERNELS_THIN_CUH
+
+#include "kernels/memory_bound/gemv.cuh"
+
+enum {
+    THIN_THREADS = 256,
+    THIN_MOST = 32,             /* the thin side's bound */
+    THIN_ROWS = THIN_THREADS,   /* rows of A per block (N <= 32) */
+    THIN_MIN_K = 64,            /* values of k per slice at least */
+    THIN_LANE_K = 16,           /* values of k per k-lane and slice at least */
+    THIN_MOST_SLICES = 1024,
+    THIN_MOST_Z = 65535         /* products per launch (gridDim.z) */
+};
+
+/* The geometry of type E's kernels. */
+template <typename E>
+struct thin_shape {
+    typedef typename E::acc T;
+    static constexpr int KC = sizeof(T) == 8 ? 16 : 32; /* k per staged chunk (N <= 32) */
+    static constexpr int U = E::vec < 4 ? E::vec : 4;   /* values per load of A (N <= 32) */
+};
+
+/* Q, the M path's columns per thread and values of k per step, for a
+ * bound of M: 16 bytes of accumulators, but 1 double beyond 24 rows (32 x
+ * 2 doubles of sums, with the loads ptxas issues ahead, spilled). */
+template <typename E>
+static __host__ __device__ constexpr int thin_cols(int bound)
+{
+    return sizeof(typename E::acc) == 8 && bound > 24 ? 1 : 16 / (int)sizeof(typename E::acc);
+}
+
+template <typename E>
+struct thin_args {
+    int m, n, k;
+    int slice;                  /* values of k per blockIdx.y */
+    int tx;                     /* column threads per block (M <= 32) */
+    int batch;                  /* products in this launch */
+    const typename E::elem *a, *b;
+    typename E::acc *out;       /* C when gridDim.y == 1, else the workspace */
+    long long sa, sb, sc;
+    typename E::acc alpha, beta;
+};
+
+/* N values at p, widened: one load of N when `vec` (p aligned to it),
+ * else single values, those at or past `valid` read as 0. */
+template <typename E, int N, bool VEC>
+static __device__ __forceinline__ void thin_load(const typename E::elem *p, int valid,
+                                                 typename E::acc *out)
+{
+    if (VEC) {
+        E::template widen<N>(gemv_load<E, N>(p).w, out);
+    } else {
+#pragma unroll
+        for (int i = 0; i < N; i++)
+            out[i] = i < valid ? gemv_load1<E>(p + i) : typename E::acc(0);
+    }
+}
+
+/* One result: into C with alpha and beta, or into the slice's slab. */
+template <typename E>
+static __device__ __forceinline__ void thin_store(const thin_args<E> &p, size_t at,
+                                                  typename E::acc sum)
+{
+    typedef typename E::acc T;
+    if (gridDim.y == 1) {
+        T *c = p.out + (long long)blockIdx.z * p.sc + at;
+        *c = p.beta != T(0) ? p.alpha * sum + p.beta * *c : p.alpha * sum;
+    } else {
+        size_t count = (size_t)p.m * p.n;
+        p.out[((size_t)blockIdx.y * p.batch + blockIdx.z) * count + at] = sum;
+    }
+}
+
+/* M <= MB: thread (x, y) of a block sums columns j..j+Q-1 over the
+ * k-steps y, y + ty, ... of the slice; the ty k-lanes are joined at the
+ * end. */
+template <typename E, int MB, bool VEC>
+static __global__ void __launch_bounds__(THIN_THREADS, 1)
+thin_m_kernel(thin_args<E> p)
+{
+    typedef typename E::acc T;
+    constexpr int Q = thin_cols<E>(MB);
+    const int tx = p.tx, ty = THIN_THREADS / tx;
+    const int x = threadIdx.x % tx, y = threadIdx.x / tx;
+    const int j = (blockIdx.x * tx + x) * Q;
+    const typename E::elem *a = p.a + (long long)blockIdx.z * p.sa;
+    const typename E::elem *b = p.b + (long long)blockIdx.z * p.sb;
+    const int k0 = blockIdx.y * p.slice, k1 = min(p.k, k0 + p.slice);
+    T acc[MB][Q];
+#pragma unroll
+    for (int i = 0; i < MB; i++)
+#pragma unroll
+        for (int c = 0; c < Q; c++)
+            acc[i][c] = T(0);
+    if (j < p.n) {
+        for (int kk = k0 + Q * y; kk < k1; kk += Q * ty) {
+            T bv[Q][Q];
+#pragma unroll
+            for (int t = 0; t < Q; t++)
+                thin_load<E, Q, VEC>(b + (size_t)(kk + t) * p.n + j,
+                                     kk + t < k1 ? p.n - j : 0, bv[t]);
+#pragma unroll
+            for (int i = 0; i < MB; i++) {
+                /* Rows past M repeat the last one; their sums are dropped. */
+                T av[Q];
+                thin_load<E, Q, VEC>(a + (size_t)min(i, p.m - 1) * p.k + kk, k1 - kk, av);
+#pragma unroll
+                for (int t = 0; t < Q; t++)
+#pragma unroll
+                    for (int c = 0; c < Q; c++)
+                        acc[i][c] = gemv_fma(av[t], bv[t][c], acc[i][c]);
+            }
+        }
+    }
+    /* Join the k-lanes, R rows at a time, each result summed over y in
+     * order (with one k-lane, this is the store). */
+    constexpr int R = MB < 8 ? MB : 8;
+    static_assert(MB % R == 0, "the rows are joined R at a time");
+    __shared__ __align__(16) T joined[R][THIN_THREADS * Q];
+    const int cols = Q * tx;
+#pragma unroll
+    for (int r0 = 0; r0 < MB; r0 += R) {
+        if (r0 >= p.m)
+            break;
+#pragma unroll
+        for (int ii = 0; ii < R; ii++)
+#pragma unroll
+            for (int c = 0; c < Q; c++)
+                joined[ii][threadIdx.x * Q + c] = acc[r0 + ii][c];
+        __syncthreads();
+        for (int e = threadIdx.x; e < R * cols; e += THIN_THREADS) {
+            int ii = e / cols, col = e % cols;
+            int row = r0 + ii, jj = blockIdx.x * cols + col;
+            const T *lane = joined[ii] + col;
+            T sum = T(0);
+            for (int yy = 0; yy < ty; yy++)
+                sum += lane[yy * cols];
+            if (row < p.m && jj < p.n)
+                thin_store(p, (size_t)row * p.n + jj, sum);
+        }
+        __syncthreads();
+    }
+}
+
+/* N <= NB: a thread per row of A, its N sums in registers; A and B come
+ * through shared memory KC values of k at a time. */
+template <typename E, int NB, bool VEC>
+static __global__ void __launch_bounds__(THIN_THREADS, VEC ? 0 : 1)
+thin_n_kernel(thin_args<E> p)
+{
+    typedef typename E::acc T;
+    constexpr int KC = thin_shape<E>::KC, U = thin_shape<E>::U;
+    constexpr int LQ = KC / 4;                    /* threads per row of a chunk, 4 values each */
+    constexpr int RPP = THIN_THREADS / LQ;        /* rows per pass */
+    constexpr int PASSES = THIN_ROWS / RPP;
+    constexpr int BN = (NB * KC + THIN_THREADS - 1) / THIN_THREADS;
+    static_assert(THIN_ROWS == THIN_THREADS && NB % 4 == 0 && 4 % U == 0,
+                  "a thread per row; 4 values of A per thread and pass");
+    __shared__ T as[THIN_ROWS][KC + 1];
+    __shared__ __align__(16) T bs[KC][NB];
+    const typename E::elem *a = p.a + (long long)blockIdx.z * p.sa;
+    const typename E::elem *b = p.b + (long long)blockIdx.z * p.sb;
+    const int r0 = blockIdx.x * THIN_ROWS;
+    const int k0 = blockIdx.y * p.slice, k1 = min(p.k, k0 + p.slice);
+    const int lq = threadIdx.x % LQ, lr = threadIdx.x / LQ;
+    T na[PASSES][4];
+    T nb[BN];
+    auto fetch = [&](int c) {
+        int kk = c + 4 * lq;
+#pragma unroll
+        for (int u = 0; u < PASSES; u++) {
+            int row = r0 + lr + RPP * u;
+            const typename E::elem *ar = a + (size_t)(row < p.m ? row : 0) * p.k + kk;
+#pragma unroll
+            for (int h = 0; h < 4; h += U) {
+                int valid = row < p.m ? k1 - (kk + h) : 0;
+                if (VEC && valid <= 0) {
+#pragma unroll
+                    for (int i = 0; i < U; i++)
+                        na[u][h + i] = T(0);
+                } else {
+                    thin_load<E, U, VEC>(ar + h, valid, &na[u][h]);
+                }
+            }
+        }
+#pragma unroll
+        for (int v = 0; v < BN; v++) {
+            int e = threadIdx.x + v * THIN_THREADS, q = e / NB, jj = e % NB;
+            nb[v] = e < NB * KC && c + q < k1 && jj < p.n
+                        ? gemv_load1<E>(b + (size_t)(c + q) * p.n + jj) : T(0);
+        }
+    };
+    T acc[NB];
+#pragma unroll
+    for (int jj = 0; jj < NB; jj++)
+        acc[jj] = T(0);
+    if (k0 < k1)
+        fetch(k0);
+    for (int c = k0; c < k1; c += KC) {
+        __syncthreads();
+#pragma unroll
+        for (int u = 0; u < PASSES; u++)
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+                as[lr + RPP * u][4 * lq + i] = na[u][i];
+#pragma unroll
+        for (int v = 0; v < BN; v++) {
+            int e = threadIdx.x + v * THIN_THREADS;
+            if (e < NB * KC)
+                bs[e / NB][e % NB] = nb[v];
+        }
+        __syncthreads();
+        if (c + KC < k1)
+            fetch(c + KC);
+#pragma unroll
+        for (int q = 0; q < KC; q++) {
+            T s = as[threadIdx.x][q];
+#pragma unroll
+            for (int jj = 0; jj < NB; jj++)
+                acc[jj] = gemv_fma(s, bs[q][jj], acc[jj]);
+        }
+    }
+    int row = r0 + threadIdx.x;
+    if (row >= p.m)
+        return;
+#pragma unroll
+    for (int jj = 0; jj < NB; jj++)
+        if (jj < p.n)
+            thin_store(p, (size_t)row * p.n + jj, acc[jj]);
+}
+
+/* ---- the host ---- */
+
+/* The launch's shape: which path, its blocks along M or N, and the slices
+ * of K. */
+struct thin_plan {
+    bool by_rows;               /* N <= 32 with M > 32: a thread per row of A */
+    int bound;                  /* the template's bound of the thin side */
+    int tx, blocks, slices, slice;
+};
+
+static inline int thin_bound(int side)
+{
+    return side <= 4 ? 4 : side <= 8 ? 8 : side <= 16 ? 16 : side <= 24 ? 24 : 32;
+}
+
+/* `slots`: the blocks the GPU holds at once (SMs x blocks per SM); the
+ * slices of K are as many as fill them once, never a wave and a part (a
+ * grid of 2.2 waves runs 3). */
+template <typename E>
+static struct thin_plan thin_plan_for(int m, int n, int k, int batch, int sm_count, long slots)
+{
+    struct thin_plan pl;
+    int min_k, grain;
+    pl.by_rows = m > THIN_MOST;
+    pl.bound = thin_bound(pl.by_rows ? n : m);
+    const int Q = thin_cols<E>(pl.bound);
+    if (pl.by_rows) {
+        pl.tx = 0;
+        pl.blocks = ceil_div(m, THIN_ROWS);
+        min_k = THIN_MIN_K;
+        grain = thin_shape<E>::KC;
+    } else {
+        int groups = ceil_div(n, Q);
+        pl.tx = 1;
+        while (pl.tx < groups && pl.tx < THIN_THREADS)
+            pl.tx *= 2;
+        /* Fewer columns a block, more k-lanes, while the blocks along N
+         * are too few to give every SM one and K too short for slices
+         * to make up for it: each thread's chain of dependent loads along
+         * K is what a small grid waits on.  Where slices can fill the GPU
+         * they are better: the k-lanes of a block read A at different k,
+         * so its broadcasts no longer hit in L1 (f64, 16 x 8192 x 32768
+         * on 8 k-lanes: 28% of cuBLAS, DRAM 24% busy). */
+        long most_slices = k / THIN_MIN_K;
+        while (pl.tx > 32 && (long)ceil_div(groups, pl.tx) * batch < sm_count &&
+               (long)ceil_div(groups, pl.tx) * batch * most_slices < 2L * sm_count)
+            pl.tx /= 2;
+        pl.blocks = ceil_div(groups, pl.tx);
+        int lane_k = THIN_LANE_K * (THIN_THREADS / pl.tx);
+        min_k = lane_k > THIN_MIN_K ? lane_k : THIN_MIN_K;
+        grain = Q;
+    }
+    long blocks = (long)pl.blocks * batch;
+    long want = slots / blocks;
+    long most = k / min_k;
+    if (want > most)
+        want = most;
+    if (want > THIN_MOST_SLICES)
+        want = THIN_MOST_SLICES;
+    if (want < 1)
+        want = 1;
+    long slice = (k + want - 1) / want;
+    slice = (slice + grain - 1) / grain * grain;
+    pl.slice = (int)(slice < 1 ? grain : slice);
+    pl.slices = k > 0 ? (int)((k + pl.slice - 1) / pl.slice) : 1;
+    return pl;
+}
+
+/* The kernel for a path, a bound and a width. */
+template <typename E, int NB>
+static const void *thin_kernel_bound(bool by_rows, bool vec)
+{
+    if (by_rows)
+        return vec ? (const void *)thin_n_kernel<E, NB, true>
+                   : (const void *)thin_n_kernel<E, NB, false>;
+    return vec ? (const void *)thin_m_kernel<E, NB, true>
+               : (const void *)thin_m_kernel<E, NB, false>;
+}
+
+template <typename E>
+static const void *thin_kernel(bool by_rows, int bound, bool vec)
+{
+    switch (bound) {
+    case 4: return thin_kernel_bound<E, 4>(by_rows, vec);
+    case 8: return thin_kernel_bound<E, 8>(by_rows, vec);
+    case 16: return thin_kernel_bound<E, 16>(by_rows, vec);
+    case 24: return thin_kernel_bound<E, 24>(by_rows, vec);
+    default: return thin_kernel_bound<E, 32>(by_rows, vec);
+    }
+}
+
+/* The blocks of that kernel the device holds at once: its occupancy
+ * (registers and shared memory decide it: 2 blocks an SM for the widest
+ * bounds, more for the narrow ones) times the SMs. */
+template <typename E>
+static long thin_slots(bool by_rows, int bound, bool vec, int sm_count)
+{
+    int per_sm = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, thin_kernel<E>(by_rows, bound, vec),
+                                                      THIN_THREADS, 0) != cudaSuccess ||
+        per_sm < 1)
+        per_sm = 2;
+    return (long)per_sm * sm_count;
+}
+
+static inline int thin_check(const char *name, const struct gemm_problem *p, char *why,
+                             size_t n)
+{
+    if (p->m > THIN_MOST && p->n > THIN_MOST) {
+        snprintf(why, n, "%s computes products with M <= %d or N <= %d (the thin side's "
+                 "sums are kept in registers); this product is %lld x %lld", name, THIN_MOST,
+                 THIN_MOST, (long long)p->m, (long long)p->n);
+        return 0;
+    }
+    return 1;
+}
+
+/* The workspace's upper bound: the slice count grows with the SM count,
+ * so it is taken for 256 SMs, more than any GPU has. */
+template <typename E>
+static size_t thin_workspace(const struct gemm_problem *p)
+{
+    if (p->m < 1 || p->n < 1 || p->k < 1 || p->batch < 1 ||
+        (p->m > THIN_MOST && p->n > THIN_MOST) || p->k > 0x7fffffff)
+        return 0;
+    int batch = p->batch < THIN_MOST_Z ? (int)p->batch : THIN_MOST_Z;
+    /* 256 SMs holding 8 blocks each: more than any GPU has. */
+    struct thin_plan pl = thin_plan_for<E>((int)p->m, (int)p->n, (int)p->k, batch, 256, 256 * 8);
+    return pl.slices > 1
+               ? (size_t)pl.slices * batch * p->m * p->n * sizeof(typename E::acc) : 0;
+}
+
+static inline bool thin_aligned(const void *ptr, size_t bytes)
+{
+    return (uintptr_t)ptr % bytes == 0;
+}
+
+/* Runs a family's problem struct (sgemm_problem, dgemm_problem,
+ * hgemm_problem: the same fields, dense rows). */
+template <typename E, typename P>
+static cudaError_t thin_run_problem(const P *p, const struct launch_env *env)
+{
+    typedef typename E::acc T;
+    constexpr int U = thin_shape<E>::U;
+    if (p->m < 1 || p->n < 1 || p->batch < 1)
+        return cudaSuccess;
+    int sm_count = env->sm_count > 0 ? env->sm_count : 132;
+    long long per = (long long)p->m * p->n;
+    for (int b0 = 0; b0 < p->batch; b0 += THIN_MOST_Z) {
+        int batch = p->batch - b0 < THIN_MOST_Z ? p->batch - b0 : THIN_MOST_Z;
+        long long stride_c = batch > 1 ? p->stride_c : per;
+        T *c = p->c + (long long)b0 * p->stride_c;
+        T alpha = (T)p->alpha, beta = (T)p->beta;
+        cudaError_t err;
+        if (p->k == 0) {   /* C = beta C: an empty sum, 0 whatever alpha is */
+            err = gemv_reduce<T>(c, NULL, per * batch, 0, per, stride_c, T(0), beta,
+                                 env->stream);
+            if (err != cudaSuccess)
+                return err;
+            continue;
+        }
+        bool by_rows = p->m > THIN_MOST;
+        int bound = thin_bound(by_rows ? p->n : p->m);
+        const int Q = thin_cols<E>(bound);
+        /* Wide loads: rows of whole units from aligned starts in every
+         * product (Q values for the M path, U of A for the N path). */
+        size_t es = sizeof(typename E::elem);
+        bool stack = batch > 1;
+        int w = by_rows ? U : Q;
+        const typename E::elem *a = p->a + (long long)b0 * p->stride_a;
+        const typename E::elem *b = p->b + (long long)b0 * p->stride_b;
+        bool vec = p->k % w == 0 && thin_aligned(a, w * es) && (!stack || p->stride_a % w == 0);
+        if (!by_rows)
+            vec = vec && p->n % Q == 0 && thin_aligned(b, Q * es) &&
+                  (!stack || p->stride_b % Q == 0);
+        struct thin_plan pl = thin_plan_for<E>(p->m, p->n, p->k, batch, sm_count,
+                                               thin_slots<E>(by_rows, bound, vec, sm_count));
+        thin_args<E> args;
+        args.m = p->m;
+        args.n = p->n;
+        args.k = p->k;
+        args.slice = pl.slice;
+        args.tx = pl.tx;
+        args.batch = batch;
+        args.a = a;
+        args.b = b;
+        args.sa = p->stride_a;
+        args.sb = p->stride_b;
+        args.sc = p->stride_c;
+        args.alpha = alpha;
+        args.beta = beta;
+        dim3 grid((unsigned)pl.blocks, (unsigned)pl.slices, (unsigned)batch);
+        T *partial = NULL;
+        if (pl.slices > 1) {
+            err = cudaMallocAsync((void **)&partial, (size_t)pl.slices * batch * per * sizeof(T),
+                                  env->stream);
+            if (err != cudaSuccess)
+                return err;
+            args.out = partial;
+        } else {
+            args.out = c;
+        }
+        void *params[] = { &args };
+        err = cudaLaunchKernel(thin_kernel<E>(pl.by_rows, pl.bound, vec), grid, THIN_THREADS,
+                               params, 0, env->stream);
+        cudaError_t last = launch_result();   /* and clears it */
+        if (err == cudaSuccess)
+            err = last;
+        if (err == cudaSuccess && partial)
+            err = gemv_reduce<T>(c, partial, per * batch, pl.slices, per, stride_c, alpha, beta,
+                                 env->stream);
+        if (partial) {
+            cudaError_t free_err = cudaFreeAsync(partial, env->stream);
+            if (err == cudaSuccess)
+                err = free_err;
+        }
+        if (err != cudaSuccess)
+            return err;
+    }
+    return cudaSuccess;
+}
+
+/* The resources of the widest M-path kernel. */
+template <typename E>
+static cudaError_t thin_attr(struct kernel_attr *out)
+{
+    return kernel_attr_of(thin_m_kernel<E, 32, true>, THIN_THREADS, 0, out);
+}
+
+#endif

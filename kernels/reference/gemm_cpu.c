@@ -1,0 +1,131 @@
+/* cpu: every signature on the host, for machines without a GPU and as a
+ * test oracle.
+ *
+ * Threads take bands of the stack's rows of C (all products' rows laid end
+ * to end).  Within a band, for each block of 512 columns the loop order is
+ * i, k, j: one element of A times a contiguous piece of a row of B added
+ * into a row of accumulators that stays in L1, which the compiler
+ * vectorises.  Floating-point accumulators are double: each float or half
+ * product is exact in double, so the f32 and f16 results are the FP64 sum
+ * rounded once, more accurate than any FP32 GPU kernel, and the host
+ * kernel's own error never decides a test.  tf32 rounds the operands to
+ * TF32 first, as the tensor cores' TF32 mode does; tf32x3 is computed as
+ * f32 is (its three products aim at FP32's accuracy, which this exceeds).
+ * int64 accumulates modulo 2^64
+ * in unsigned arithmetic, exactly as NumPy's integer matmul wraps. */
+#include <string.h>
+
+#include "core/parallel.h"
+#include "kernels/registry.h"
+
+enum { CPU_BLOCK_N = 512 };
+
+/* x rounded to TF32 (10 bits of mantissa), to nearest, ties away from
+ * zero, as cvt.rna.tf32.f32 does; values that would overflow are cut
+ * instead, non-finite ones kept. */
+static double tf32_round(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    if ((u & 0x7f800000u) == 0x7f800000u)
+        return x;
+    uint32_t r = (u + 0x1000u) & 0xffffe000u;
+    if ((r & 0x7f800000u) == 0x7f800000u)
+        r = u & 0xffffe000u;
+    float y;
+    memcpy(&y, &r, sizeof y);
+    return y;
+}
+
+static double load_in(const struct gemm_problem *p, const void *base, int64_t i)
+{
+    switch (p->sig) {
+    case GEMM_F32:
+    case GEMM_TF32X3: return ((const float *)base)[i];
+    case GEMM_TF32: return tf32_round(((const float *)base)[i]);
+    case GEMM_F16: return gc_half_to_float(((const uint16_t *)base)[i]);
+    case GEMM_BF16: return gc_bf16_to_float(((const uint16_t *)base)[i]);
+    default: return ((const double *)base)[i];
+    }
+}
+
+static void float_rows(const struct gemm_problem *p, int64_t r0, int64_t r1)
+{
+    double acc[CPU_BLOCK_N];
+    for (int64_t j0 = 0; j0 < p->n; j0 += CPU_BLOCK_N) {
+        int64_t nb = p->n - j0 < CPU_BLOCK_N ? p->n - j0 : CPU_BLOCK_N;
+        for (int64_t r = r0; r < r1; r++) {
+            int64_t b = r / p->m, i = r % p->m;
+            const char *a = (const char *)p->a;
+            memset(acc, 0, sizeof(double) * (size_t)nb);
+            for (int64_t k = 0; k < p->k; k++) {
+                double av = load_in(p, a, b * p->stride_a + i * p->lda + k);
+                int64_t at = b * p->stride_b + k * p->ldb + j0;
+                if (p->sig == GEMM_F32 || p->sig == GEMM_TF32X3) {
+                    const float *brow = (const float *)p->b + at;
+                    for (int64_t j = 0; j < nb; j++)
+                        acc[j] += av * brow[j];
+                } else if (p->sig == GEMM_F64) {
+                    const double *brow = (const double *)p->b + at;
+                    for (int64_t j = 0; j < nb; j++)
+                        acc[j] += av * brow[j];
+                } else {
+                    for (int64_t j = 0; j < nb; j++)
+                        acc[j] += av * load_in(p, p->b, at + j);
+                }
+            }
+            int64_t at = b * p->stride_c + i * p->ldc + j0;
+            for (int64_t j = 0; j < nb; j++) {
+                if (p->sig == GEMM_F64) {
+                    double *c = (double *)p->c + at + j;
+                    *c = p->beta == 0 ? p->alpha * acc[j] : p->alpha * acc[j] + p->beta * *c;
+                } else {
+                    float *c = (float *)p->c + at + j;
+                    *c = (float)(p->beta == 0 ? p->alpha * acc[j]
+                                              : p->alpha * acc[j] + p->beta * (double)*c);
+                }
+            }
+        }
+    }
+}
+
+static void int_rows(const struct gemm_problem *p, int64_t r0, int64_t r1)
+{
+    uint64_t acc[CPU_BLOCK_N];
+    const uint64_t *A = p->a, *B = p->b;
+    uint64_t *C = p->c;
+    for (int64_t j0 = 0; j0 < p->n; j0 += CPU_BLOCK_N) {
+        int64_t nb = p->n - j0 < CPU_BLOCK_N ? p->n - j0 : CPU_BLOCK_N;
+        for (int64_t r = r0; r < r1; r++) {
+            int64_t b = r / p->m, i = r % p->m;
+            memset(acc, 0, sizeof acc[0] * (size_t)nb);
+            for (int64_t k = 0; k < p->k; k++) {
+                uint64_t av = A[b * p->stride_a + i * p->lda + k];
+                const uint64_t *brow = B + b * p->stride_b + k * p->ldb + j0;
+                for (int64_t j = 0; j < nb; j++)
+                    acc[j] += av * brow[j];
+            }
+            uint64_t *c = C + b * p->stride_c + i * p->ldc + j0;
+            /* Integers take no scalars (the exact path applies them after):
+             * a nonzero beta sums into C. */
+            for (int64_t j = 0; j < nb; j++)
+                c[j] = (p->beta != 0 ? c[j] : 0) + acc[j];
+        }
+    }
+}
+
+static void cpu_slice(void *arg, size_t begin, size_t end)
+{
+    const struct gemm_problem *p = arg;
+    if (p->sig == GEMM_I64)
+        int_rows(p, (int64_t)begin, (int64_t)end);
+    else
+        float_rows(p, (int64_t)begin, (int64_t)end);
+}
+
+void gemm_cpu(const struct gemm_problem *p, int threads)
+{
+    if (p->m < 1 || p->n < 1 || p->batch < 1)
+        return;
+    parallel_for(threads, (size_t)(p->batch * p->m), 1, cpu_slice, (void *)p);
+}

@@ -1,0 +1,82 @@
+/* splitk: swizzle, with K split over blockIdx.z when M x N alone makes too
+ * few blocks to fill the GPU (256 x 256 x 65536 makes 4).
+ *
+ * Beyond the seeds; seed 003's closing note points at it for K much larger
+ * than M and N.  Each of S splits multiplies a K/S slice into its own
+ * M x N slab of a workspace (stream-ordered cudaMallocAsync, freed the same
+ * way); a second kernel (kernels/gemm_split.cu) sums the slabs in a fixed
+ * order and applies alpha and beta, so the result does not depend on
+ * scheduling, unlike atomics.
+ * S is chosen for about two blocks per SM, with at least 8 tiles of k per
+ * split; when the tiles already fill the GPU, S = 1 and this is swizzle.
+ * A stack of products counts as one grid of tiles: S is chosen for all of
+ * them together, the workspace holds a slab per split and product (split
+ * outermost), and one reduce launch sums every product's slabs.
+ *
+ * The workspace comes back from the pool without being mapped again:
+ * kernels_prepare_device() keeps freed pool memory (kernels/registry.h).
+ *
+ * Figures (`gemmcli bench`, NVIDIA H200, 2026-11-21, cuBLAS FP32 in the
+ * same run): 4096^3 45.20 TFLOP/s (88% of cuBLAS), 8192^3 46.15 (90%).
+ * 256x256x65536 (S = 66): 41.94 TFLOP/s, 90% of cuBLAS, against 1.36 for
+ * swizzle, which makes 4 blocks there; with the pool handing its memory
+ * back to the driver at every synchronisation it was 35.3. */
+#include "kernels/sgemm/sgemm_pipeline.cuh"
+
+typedef pipe_cfg<4, 2, 16, 4> splitk_cfg;
+enum { SPLITK_GROUP = 8, SPLITK_MIN_TILES = 8 };
+
+/* How many slices of K: enough blocks for two per SM, each slice at least
+ * SPLITK_MIN_TILES tiles deep. */
+static int splitk_count(const struct sgemm_problem *p, int sm_count)
+{
+    long tiles = (long)ceil_div(p->m, splitk_cfg::bm) * ceil_div(p->n, splitk_cfg::bn);
+    if (tiles == 0 || tiles >= sm_count || tiles * pipe_batch(p) >= sm_count)
+        return 1;
+    tiles *= pipe_batch(p);
+    long want = (2L * sm_count + tiles - 1) / tiles;
+    long most = p->k / (SPLITK_MIN_TILES * splitk_cfg::bk);
+    return (int)(want < most ? want : most < 1 ? 1 : most);
+}
+
+extern "C" cudaError_t sgemm_splitk_launch(const struct sgemm_problem *p,
+                                           const struct launch_env *env)
+{
+    int splits = splitk_count(p, env->sm_count > 0 ? env->sm_count : 132);
+    if (splits == 1)
+        return pipe_launch<splitk_cfg, SPLITK_GROUP>(p, env, 1, p->k, NULL);
+    int k_per_split = ceil_div(ceil_div(p->k, splits), splitk_cfg::bk) * splitk_cfg::bk;
+    splits = ceil_div(p->k, k_per_split);
+
+    /* Fewer products than SMs here (splitk_count): one launch of each
+     * kernel, the products on gridDim.y. */
+    int batch = pipe_batch(p);
+    size_t count = (size_t)p->m * p->n;
+    float *partial;
+    cudaError_t err = cudaMallocAsync((void **)&partial,
+                                      (size_t)splits * batch * count * sizeof(float), env->stream);
+    if (err != cudaSuccess)
+        return err;
+    err = pipe_launch<splitk_cfg, SPLITK_GROUP>(p, env, splits, k_per_split, partial);
+    if (err == cudaSuccess)
+        err = gemm_split_reduce(p->c, p->stride_c, partial, count, batch, splits, p->alpha,
+                                p->beta, env->stream);
+    cudaError_t free_err = cudaFreeAsync(partial, env->stream);
+    return err != cudaSuccess ? err : free_err;
+}
+
+extern "C" cudaError_t sgemm_splitk_attr(struct kernel_attr *out)
+{
+    return pipe_attr<splitk_cfg, SPLITK_GROUP>(out);
+}
+
+/* The workspace's upper bound for the registry: the split count grows with
+ * the SM count, so it is taken for 256 SMs, more than any GPU has. */
+extern "C" size_t sgemm_splitk_workspace(const struct gemm_problem *g)
+{
+    struct sgemm_problem p = { (int)g->m, (int)g->n, (int)g->k, 1.0f, 0.0f, NULL, NULL, NULL,
+                               (int)(g->batch < 0x7fffffff ? g->batch : 0x7fffffff),
+                               g->stride_a, g->stride_b, g->stride_c };
+    int splits = splitk_count(&p, 256);
+    return splits == 1 ? 0 : (size_t)splits * pipe_batch(&p) * g->m * g->n * sizeof(float);
+}

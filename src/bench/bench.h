@@ -1,0 +1,31 @@
+/* What the bench's modes share (src/bench/bench.c, src/bench/sweep.c). */
+#ifndef GC_BENCH_H
+#define GC_BENCH_H
+
+#include <stddef.h>
+
+#include "src/job/device.h"
+#include "src/job/output.h"
+
+/* n values in [-1, 1) from `seed`, made as float32 on the host and
+ * converted on the device into `to`, in a new device buffer *dst.
+ * Returns 0 or an exit status it has reported. */
+int bench_random_operand(struct gc_device *dev, size_t n, unsigned long long seed,
+                         enum gc_dtype to, void **dst);
+
+/* PREFIX.csv, PREFIX.json and PREFIX.svg, written together: all three or
+ * none. */
+struct bench_files {
+    struct gc_output csv, json, svg;
+    char prefix[4096];
+};
+
+/* Opens the three with output_begin's `flags`; returns 0, or an exit status
+ * with none left open. */
+int bench_files_begin(struct bench_files *f, const char *prefix, int flags);
+
+/* With rc == 0 commits the three (and says so unless `quiet`), else drops
+ * them; returns rc or the first commit's failure. */
+int bench_files_end(struct bench_files *f, int rc, int quiet);
+
+#endif

@@ -1,0 +1,409 @@
+/* gemmcli convert, info and kernels: the commands that run no kernel. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "src/cli/commands.h"
+#include "src/job/device.h"
+#include "core/error.h"
+#include "src/job/io.h"
+#include "src/job/json.h"
+#include "src/plan/matmul.h"
+#include "src/plan/model.h"
+#include "src/plan/select.h"
+#include "src/job/output.h"
+#include "src/job/progress.h"
+#include "src/job/report.h"
+
+int cmd_convert(const struct gc_opts *o)
+{
+    struct gc_opts oo = *o;
+    if (oo.n_operands == 2 && !oo.output) {
+        oo.output = oo.operands[1];
+        oo.n_operands = 1;
+    }
+    if (oo.n_operands != 1 || !oo.output)
+        return gc_fail(GC_EXIT_USAGE, "convert takes one input and one output: "
+                       "convert IN -o OUT (see 'gemmcli convert --help')");
+    o = &oo;
+    int fb = format_by_extension(o->operands[0]);
+    int fmt = io_output_format(o, fb >= 0 ? fb : GC_FMT_CSV);
+    if (fmt < 0)
+        return -fmt;
+    struct gc_tensor m = { 0 };
+    double t0 = now_ms();
+    int read_as = -1;
+    int rc = io_read_operand(o, 0, o->operands[0], NULL, &m, &read_as);
+    fmt = io_stdout_format(o, read_as, fmt);
+    double t1 = now_ms();
+    if (!rc)
+        rc = io_check_ndim(o, fmt, m.ndim, m.shape, o->out_dtype >= 0 ? o->out_dtype : (int)m.dtype);
+    if (!rc)
+        rc = io_to_c_order(&m, o->out_dtype);
+    struct gc_output out = { 0 };
+    char shape[96];
+    gc_shape_text(m.ndim, m.shape, shape, sizeof shape);
+    if (!rc && !(rc = output_begin(&out, o->output, io_output_flags(o, fmt))) &&
+        !(rc = io_write_tensor(&out, o, fmt, &m)) && !o->quiet) {
+        clearerr(stderr);
+        fprintf(stderr, "gemmcli convert: %s %s -> %s: read %.3f ms, write %.3f ms\n", shape,
+                gc_dtypes[m.dtype].name, gc_formats[fmt].name, t1 - t0, now_ms() - t1);
+        rc = io_summary_check(stderr);
+    }
+    if (!rc)
+        rc = output_commit(&out);
+    output_abort(&out);
+    gc_tensor_free(&m);
+    return rc;
+}
+
+static void info_json(struct json *j, const char *path, int fmt, const struct gc_info *info)
+{
+    char version[16];
+    snprintf(version, sizeof version, "%u.%u", info->version_major, info->version_minor);
+    json_object(j, NULL);
+    json_string(j, "file", path);
+    json_string(j, "format", gc_formats[fmt].name);
+    json_string(j, "dtype", gc_dtypes[info->dtype].name);
+    json_shape(j, "shape", info->ndim, info->shape);
+    json_string(j, "order", info->fortran_order ? "F" : "C");
+    json_bool(j, "big_endian", info->big_endian);
+    json_string(j, "npy_version", fmt == GC_FMT_NPY ? version : NULL);
+    if (fmt == GC_FMT_NPY)
+        json_count(j, "header_bytes", info->header_bytes);
+    else
+        json_null(j, "header_bytes");
+    if (info->file_bytes >= 0)
+        json_int(j, "file_bytes", info->file_bytes);
+    else
+        json_null(j, "file_bytes");
+    json_end(j);
+}
+
+/* One file's line, or with --json its object in the list `j`. */
+static int info_one(const struct gc_opts *o, const char *path, struct json *j)
+{
+    struct gc_input in;
+    int rc = input_open(&in, path);
+    if (rc)
+        return rc;
+    int fmt = o->in_format >= 0 ? o->in_format : format_detect(&in, 0);
+    struct gc_read_opts ro = io_read_opts(o, 0);
+    ro.announce = 0;
+    struct gc_info info;
+    memset(&info, 0, sizeof info);
+    info.file_bytes = -1;
+    /* format_detect has reported why when it finds no format. */
+    rc = fmt < 0 ? GC_EXIT_INPUT : gc_formats[fmt].info(&in, &ro, &info);
+    if (!rc) {
+        info.format = fmt;
+        char shape[GC_MAX_DIMS * 22];
+        gc_shape_text(info.ndim, info.shape, shape, sizeof shape);
+        if (o->json) {
+            info_json(j, path, fmt, &info);
+        } else {
+            printf("%s: %s", path, gc_formats[fmt].name);
+            if (fmt == GC_FMT_NPY)
+                printf(" v%u.%u", info.version_major, info.version_minor);
+            printf(", %s%s, %s, %s order", gc_dtypes[info.dtype].name,
+                   info.big_endian ? " big-endian" : "", shape, info.fortran_order ? "F" : "C");
+            if (info.file_bytes >= 0)
+                printf(", %lld bytes", (long long)info.file_bytes);
+            putchar('\n');
+        }
+    }
+    input_close(&in);
+    return rc;
+}
+
+int info_check_usage(const struct gc_opts *o)
+{
+    if (o->n_operands < 1)
+        return gc_fail(GC_EXIT_USAGE, "info takes one or more files (see 'gemmcli info --help')");
+    return 0;
+}
+
+int cmd_info(const struct gc_opts *o)
+{
+    int worst = 0;
+    struct json j;
+    json_begin(&j, stdout);
+    if (o->json)
+        json_list(&j, NULL, 1);
+    for (int i = 0; i < o->n_operands; i++) {
+        int rc = info_one(o, o->operands[i], &j);
+        if (rc && !worst)
+            worst = rc;
+    }
+    if (o->json)
+        json_end(&j);
+    if (fflush(stdout) != 0 || ferror(stdout))
+        return gc_fail(GC_EXIT_OUTPUT, "<stdout>: write error");
+    return worst;
+}
+
+struct kernel_row {
+    const char *name, *op, *idea, *source, *file;
+    char types[48], runs_on[32];
+    unsigned flags;
+    int cc_min;
+    kernel_attr_fn attr;
+};
+
+static struct kernel_row gemm_row(size_t i)
+{
+    const struct gemm_kernel *k = &gemm_kernels[i];
+    struct kernel_row r = { k->name, "mul", k->idea, k->source, k->file, "", "", k->flags,
+                            k->cc_min, k->attr };
+    gemm_sigs_text(k->sigs, r.types, sizeof r.types);
+    return r;
+}
+
+static struct kernel_row transpose_row(size_t i)
+{
+    const struct transpose_kernel *k = &transpose_kernels[i];
+    struct kernel_row r = { k->name, k->flags & KERNEL_BENCH_ONLY ? "copy" : "transpose", k->idea,
+                            k->source, k->file, "", "", k->flags, 0, k->attr };
+    if (k->flags & KERNEL_FLOAT_VALUES) {
+        snprintf(r.types, sizeof r.types, "f32,f64");
+        return r;
+    }
+    size_t used = 0;
+    for (unsigned es = 1; es <= 8; es *= 2)
+        if (k->elem_sizes & (1u << es))
+            used += (size_t)snprintf(r.types + used, sizeof r.types - used, "%s%u", used ? "," : "",
+                                     es);
+    snprintf(r.types + used, sizeof r.types - used, "-byte");
+    return r;
+}
+
+static void fill_runs_on(struct kernel_row *r)
+{
+    if (r->flags & KERNEL_HOST)
+        snprintf(r->runs_on, sizeof r->runs_on, "cpu");
+    else if (r->cc_min)
+        snprintf(r->runs_on, sizeof r->runs_on, "gpu %d.%d%s", r->cc_min / 10, r->cc_min % 10,
+                 r->flags & KERNEL_ARCH_EXACT ? "a" : "+");
+    else
+        snprintf(r->runs_on, sizeof r->runs_on, "gpu");
+}
+
+/* Column widths: the longest entry of each column over all rows. */
+struct widths { int name, op, types, runs, idea; };
+
+static void widen(struct widths *w, const struct kernel_row *r)
+{
+#define W(f, s) if ((int)strlen(s) > w->f) w->f = (int)strlen(s)
+    W(name, r->name);
+    W(op, r->op);
+    W(types, r->types);
+    W(runs, r->runs_on);
+    W(idea, r->idea);
+#undef W
+}
+
+static void print_row(const struct gc_opts *o, const struct kernel_row *r, const struct widths *w,
+                      const struct gc_device *dev, struct json *j)
+{
+    struct kernel_attr a;
+    int dev_cc = dev ? dev->cc_major * 10 + dev->cc_minor : 0;
+    int usable = dev && !(r->flags & KERNEL_HOST) && dev_cc >= r->cc_min &&
+                 (!(r->flags & KERNEL_ARCH_EXACT) || dev_cc == r->cc_min);
+    int have_attr = o->details && usable && r->attr && r->attr(&a) == cudaSuccess;
+    if (o->details && usable && r->attr && !have_attr)
+        cudaGetLastError();
+    if (o->json) {
+        json_object(j, NULL);
+        json_string(j, "name", r->name);
+        json_string(j, "operation", r->op);
+        json_string(j, "types", r->types);
+        json_string(j, "runs_on", r->flags & KERNEL_HOST ? "cpu" : "gpu");
+        char cc[16];
+        snprintf(cc, sizeof cc, "%d.%d", r->cc_min / 10, r->cc_min % 10);
+        json_string(j, "min_compute_capability", r->cc_min ? cc : NULL);
+        json_string(j, "idea", r->idea);
+        json_string(j, "source", r->source);
+        json_string(j, "file", r->file);
+        if (dev && !(r->flags & KERNEL_HOST))
+            json_bool(j, "available", usable);
+        if (have_attr) {
+            json_int(j, "registers", a.regs);
+            json_count(j, "smem_bytes", a.smem_static + a.smem_dynamic);
+            json_count(j, "local_bytes", a.local_bytes);
+            json_int(j, "threads", a.threads);
+            json_int(j, "blocks_per_sm", a.blocks_per_sm);
+        }
+        json_end(j);
+        return;
+    }
+    printf("%-*s  %-*s  %-*s  %-*s  %-*s  %s", w->name, r->name, w->op, r->op, w->types,
+           r->types, w->runs, r->runs_on, w->idea, r->idea, r->source);
+    if (have_attr)
+        printf("\n%*s  regs %d, smem %zu B, local %zu B, %d threads, %d blocks/SM", w->name, "",
+               a.regs, a.smem_static + a.smem_dynamic, a.local_bytes, a.threads,
+               a.blocks_per_sm);
+    else if (o->details && dev && !(r->flags & KERNEL_HOST) && !usable)
+        printf("\n%*s  unavailable on this device (compute capability %d.%d)", w->name, "",
+               dev_cc / 10, dev_cc % 10);
+    putchar('\n');
+}
+
+struct estimate_row {
+    const struct gemm_kernel *k;
+    enum gemm_sig sig;
+    struct model_estimate e;
+};
+
+static int cmp_estimate(const void *x, const void *y)
+{
+    double a = ((const struct estimate_row *)x)->e.ms, b = ((const struct estimate_row *)y)->e.ms;
+    return a < b ? -1 : a > b;
+}
+
+/* kernels --for SHAPE: every kernel auto may pick that can compute the
+ * product, fastest first by the model, and auto's choice.  On the device
+ * when there is one, else on the one the model's rates come from. */
+static int kernels_for(const struct gc_opts *o)
+{
+    const struct gc_shape_opt *sh = &o->kernels_for;
+    size_t batch = sh->ndim == 4 ? sh->dims[0] : 1;
+    const size_t *d = sh->dims + (sh->ndim == 4);
+    struct gc_tensor a = { 0 }, b = { 0 };
+    a.dtype = b.dtype = o->out_dtype >= 0 ? (enum gc_dtype)o->out_dtype : GC_F32;
+    gc_tensor_set_stack(&a, batch, d[0], d[2]);
+    gc_tensor_set_stack(&b, batch, d[2], d[1]);
+    struct matmul_plan plan;
+    int rc = matmul_plan(&a, &b, o->compute, "A", "B", &plan);
+    if (rc)
+        return rc;
+    int cc = 90, sms = auto_rate_sm_count;
+    char where[300];
+    snprintf(where, sizeof where, "the model's device (%d SMs, compute capability 9.0)", sms);
+    if (device_present()) {
+        struct gc_device dev;
+        if (device_open(&dev, o->device, 0) == 0) {
+            cc = dev.cc_major * 10 + dev.cc_minor;
+            sms = dev.sm_count;
+            snprintf(where, sizeof where, "%s (%d SMs)", dev.name, sms);
+            device_close(&dev);
+        }
+    }
+    enum gemm_sig pick_sig;
+    int is_auto;
+    const struct gemm_kernel *pick = select_gemm("auto", &plan, cc, sms, 1, &pick_sig, &is_auto,
+                                                 &rc);
+    if (!pick)
+        return rc;
+    struct estimate_row rows[GEMM_SIG_COUNT * 64];
+    int n = 0;
+    char why[512];
+    for (int i = 0; i < plan.n_sigs; i++) {
+        struct gemm_problem p;
+        matmul_problem(&plan, plan.sigs[i], 1, 0, &p);
+        p.cc = cc;
+        for (size_t j = 0; j < gemm_kernel_count && n < (int)(sizeof rows / sizeof rows[0]); j++) {
+            const struct gemm_kernel *k = &gemm_kernels[j];
+            if (select_auto_candidate(k->flags) && gemm_can_implement(k, &p, why, sizeof why))
+                rows[n++] = (struct estimate_row){ k, plan.sigs[i], model_estimate(k, &p, sms) };
+        }
+    }
+    qsort(rows, (size_t)n, sizeof rows[0], cmp_estimate);
+    double gflop = 2.0 * (double)plan.batch * (double)plan.m * (double)plan.n * (double)plan.k / 1e9;
+    if (o->json) {
+        size_t shape[4] = { batch, d[0], d[1], d[2] };
+        struct json j;
+        json_begin(&j, stdout);
+        json_object(&j, NULL);
+        json_shape(&j, "shape", 4, shape);
+        json_string(&j, "device", where);
+        json_string(&j, "auto", pick->name);
+        json_string(&j, "auto_sig", gemm_sigs[pick_sig].name);
+        json_list(&j, "candidates", 1);
+        for (int i = 0; i < n; i++) {
+            json_object(&j, NULL);
+            json_string(&j, "kernel", rows[i].k->name);
+            json_string(&j, "sig", gemm_sigs[rows[i].sig].name);
+            json_number(&j, "ms", rows[i].e.ms);
+            json_number(&j, "compute_ms", rows[i].e.compute_ms);
+            json_number(&j, "memory_ms", rows[i].e.memory_ms);
+            json_number(&j, "overhead_ms", rows[i].e.overhead_ms);
+            json_number(&j, "util", rows[i].e.util);
+            json_int(&j, "slices", rows[i].e.slices);
+            json_end(&j);
+        }
+        json_end(&j);
+        json_end(&j);
+    } else {
+        printf("%zu x %zu x %zu x %zu (%.4g GFLOP) on %s\n", batch, d[0], d[1], d[2], gflop, where);
+        printf("%-18s %-7s %11s %11s %11s %6s %6s\n", "KERNEL", "SIG", "EST. MS", "COMPUTE",
+               "MEMORY", "UTIL", "SLICES");
+        for (int i = 0; i < n; i++) {
+            if (!isfinite(rows[i].e.ms)) {
+                printf("%-18s %-7s %11s  (no measured rate)\n", rows[i].k->name,
+                       gemm_sigs[rows[i].sig].name, "-");
+                continue;
+            }
+            printf("%-18s %-7s %11.4f %11.4f %11.4f %5.0f%% %6d%s\n", rows[i].k->name,
+                   gemm_sigs[rows[i].sig].name, rows[i].e.ms, rows[i].e.compute_ms,
+                   rows[i].e.memory_ms, 100 * rows[i].e.util, rows[i].e.slices,
+                   rows[i].k == pick && rows[i].sig == pick_sig ? "  <- auto" : "");
+        }
+        printf("auto: %s (%s)\n", pick->name, gemm_sigs[pick_sig].name);
+    }
+    if (fflush(stdout) != 0 || ferror(stdout))
+        return gc_fail(GC_EXIT_OUTPUT, "<stdout>: write error");
+    return 0;
+}
+
+int kernels_check_usage(const struct gc_opts *o)
+{
+    if (o->n_operands)
+        return gc_fail(GC_EXIT_USAGE, "kernels takes no operands");
+    return 0;
+}
+
+int cmd_kernels(const struct gc_opts *o)
+{
+    if (o->kernels_for_given)
+        return kernels_for(o);
+    int dev_ok = 0;
+    struct gc_device dev;
+    if (o->details) {
+        if (device_present() && device_open(&dev, o->device, 0) == 0)
+            dev_ok = 1;
+        else
+            gc_warn("no CUDA device: --details shows no per-device figures");
+    }
+    size_t n = gemm_kernel_count + transpose_kernel_count;
+    struct kernel_row *rows = malloc(n * sizeof *rows);
+    if (!rows)
+        return gc_fail(GC_EXIT_INPUT, "out of host memory");
+    struct widths w = { 4, 2, 5, 7, 4 };
+    for (size_t i = 0; i < n; i++) {
+        rows[i] = i < gemm_kernel_count ? gemm_row(i) : transpose_row(i - gemm_kernel_count);
+        fill_runs_on(&rows[i]);
+        widen(&w, &rows[i]);
+    }
+    struct json j;
+    json_begin(&j, stdout);
+    if (o->json)
+        json_list(&j, NULL, 1);
+    else
+        printf("%-*s  %-*s  %-*s  %-*s  %-*s  %s\n", w.name, "NAME", w.op, "OP", w.types, "TYPES",
+               w.runs, "RUNS ON", w.idea, "IDEA", "SOURCE");
+    for (size_t i = 0; i < n; i++)
+        print_row(o, &rows[i], &w, dev_ok ? &dev : NULL, &j);
+    free(rows);
+    if (o->json)
+        json_end(&j);
+    else if (o->details && dev_ok)
+        printf("\n(on %s, compute capability %d.%d, %d SMs)\n", dev.name, dev.cc_major,
+               dev.cc_minor, dev.sm_count);
+    if (dev_ok)
+        device_close(&dev);
+    if (fflush(stdout) != 0 || ferror(stdout))
+        return gc_fail(GC_EXIT_OUTPUT, "<stdout>: write error");
+    return 0;
+}

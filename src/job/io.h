@@ -1,0 +1,89 @@
+/* Reading operands and writing results as the command line asks: which
+ * --shape goes with which operand, the output's format and dtype. */
+#ifndef GC_IO_H
+#define GC_IO_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "src/job/options.h"
+#include "src/job/output.h"
+
+/* The read options for operand number `index` (0 = first): --shape given
+ * once serves every raw operand, several go in operand order. */
+struct gc_read_opts io_read_opts(const struct gc_opts *o, int index);
+
+/* Reads operand number `index` from `path` into `t`, as stored; the
+ * format it was read as goes to *read_as (NULL: not wanted).  `sink`, if
+ * not NULL, may take a large payload instead of host memory (then
+ * t->data is NULL). */
+int io_read_operand(const struct gc_opts *o, int index, const char *path,
+                    const struct gc_sink *sink, struct gc_tensor *t, int *read_as);
+
+/* Reads `count` operands (paths[i] is operand number i) at once, one
+ * thread each, as stored, operand i offered to sinks[i] when `sinks` and
+ * it are not NULL; the first one's format goes to *first_read_as (NULL:
+ * not wanted).  Returns the first failing operand's status. */
+int io_read_operands(const struct gc_opts *o, int count, const char *const *paths,
+                     const struct gc_sink *const *sinks, struct gc_tensor *out,
+                     int *first_read_as);
+
+/* The output format for o->output: --format, else the extension, else (for
+ * stdout) `fallback`.  Returns the format or a negative status after
+ * reporting why none could be chosen. */
+int io_output_format(const struct gc_opts *o, int fallback);
+
+/* A pipeline keeps its format: standard output without --format is
+ * written in `read_as`, the format the first input was read as (its magic
+ * bytes, then its extension, then its content); any other output keeps
+ * `chosen` (io_output_format's). */
+int io_stdout_format(const struct gc_opts *o, int read_as, int chosen);
+
+/* 0, or GC_EXIT_USAGE after saying so, when `format` cannot hold a tensor
+ * of `ndim` dimensions (CSV: one or two) or of `dtype` (.npy: no bfloat16;
+ * dtype < 0: not checked). */
+int io_check_ndim(const struct gc_opts *o, int format, int ndim, const size_t *shape, int dtype);
+
+/* Writes `t` in `format` to `out`, begun by the caller, who commits it. */
+int io_write_tensor(struct gc_output *out, const struct gc_opts *o, int format,
+                    const struct gc_tensor *t);
+
+/* 1 when `format` is binary (refused on a terminal). */
+int io_format_is_binary(int format);
+
+/* output_begin's flags for the result in `format`, as the options ask. */
+int io_output_flags(const struct gc_opts *o, int format);
+
+/* 0 when the summary just written to `f` (cleared of errors before it)
+ * went out, else GC_EXIT_OUTPUT after saying so: a run whose summary was
+ * lost must not look like a success, so the output is then not committed. */
+int io_summary_check(FILE *f);
+
+/* A result written at its offsets, in any order and from any thread: a
+ * regular .npy or raw file whose header is written and whose length is
+ * set before the rows come. */
+struct io_offsets {
+    int fd;
+    off_t payload;             /* the first element's byte */
+    size_t es;
+    const char *name;
+};
+
+/* For `out` (begun by the caller) in `format`, whose whole result is
+ * `whole` (shape and dtype; no data): 0 when it can be written at offsets
+ * and now can, 1 when it cannot (written in place: standard output, a
+ * FIFO; a text format), or a status after saying why. */
+int io_offsets_begin(struct gc_output *out, int format, const struct gc_tensor *whole,
+                     struct io_offsets *at);
+
+/* `rows` rows of `cols` elements, at `data`, data + ld, ... (in elements),
+ * to elements first, first + ld, ... of the result; 0 or GC_EXIT_OUTPUT
+ * after saying why. */
+int io_offsets_write(const struct io_offsets *at, size_t first, int64_t rows, int64_t cols,
+                     size_t ld, const void *data);
+
+/* Converts `t` in place to a C-order tensor of dtype `dt` (no-op if it
+ * already is one); dt < 0 keeps its dtype. */
+int io_to_c_order(struct gc_tensor *t, int dt);
+
+#endif

@@ -1,0 +1,96 @@
+/* Command-line options: one table (options.c) that drives getopt_long,
+ * each command's --help and the manual's OPTIONS list, and one struct that
+ * carries the parsed values to the command. */
+#ifndef GC_OPTIONS_H
+#define GC_OPTIONS_H
+
+#include <stddef.h>
+#include "formats/format.h"
+#include "src/plan/matmul.h"
+
+enum gc_command_bit {
+    CMD_MUL = 1 << 0,
+    CMD_TRANSPOSE = 1 << 1,
+    CMD_CONVERT = 1 << 2,
+    CMD_INFO = 1 << 3,
+    CMD_KERNELS = 1 << 4,
+    CMD_BENCH = 1 << 5,
+    CMD_TUNE = 1 << 6,
+};
+
+#define GC_MAX_OPERANDS 16
+#define GC_MAX_SHAPES 3
+#define GC_MAX_DEVICES 64
+
+struct gc_shape_opt {
+    int ndim;
+    size_t dims[GC_MAX_DIMS];
+};
+#define GC_MAX_SIZES 32
+
+struct gc_opts {
+    unsigned command;               /* one CMD_* bit */
+    const char *operands[GC_MAX_OPERANDS];
+    int n_operands;
+
+    const char *output;             /* -o; NULL: none given */
+    const char *c0_path;            /* -c: C0 for beta */
+    double alpha, beta;             /* a float result's; checked against the compute
+                                       precision by mul */
+    const char *alpha_text, *beta_text;  /* as given (NULL: 1 and 0): an integer result
+                                       takes them exactly (matmul_integer_scalars) */
+    const char *kernel;             /* --kernel; "auto" by default */
+    int verify;
+    double tol;                     /* relative Frobenius error allowed; < 0: by dtype */
+    int compute;                    /* --compute: enum matmul_compute */
+    int repeat;
+    int quiet, json, details;
+    int force;                      /* --force: replace outputs the caller may not write to */
+    int threads;                    /* host threads; 0: all cores */
+    int device;                     /* CUDA device ordinal */
+    int device_given;               /* --device was on the command line */
+
+    int out_format;                 /* --format; GC_FMT_AUTO: from -o */
+    int in_format;                  /* --in-format; GC_FMT_AUTO: detect */
+    int out_dtype;                  /* --dtype; -1: the command's default */
+    struct gc_shape_opt shapes[GC_MAX_SHAPES];  /* --shape, in operand order */
+    int n_shapes;
+    struct gc_read_opts read;
+    struct gc_write_opts write;
+
+    const char *bench_op;           /* bench: "mul", "transpose", "all" */
+    const char *bench_dtypes;       /* bench, tune: --dtype as given (a list), NULL: the
+                                       command's default */
+    const char *bench_sizes;        /* bench: size list as given */
+    const char *bench_out;          /* bench: prefix for .csv/.json/.svg */
+    const char *auto_table;         /* bench: where to write auto's table */
+    struct gc_shape_opt kernels_for;   /* kernels --for: a product's shape */
+    int kernels_for_given;
+    int sweep;                      /* bench --sweep: random shapes; 0: no sweep */
+    int seed;                       /* bench --seed: the sweep's random shapes */
+
+    size_t device_memory;           /* mul --device-memory: bytes of device memory it may
+                                       use per GPU; 0: what is free */
+    int devices[GC_MAX_DEVICES];    /* mul --devices: the GPUs to share the tiles */
+    int n_devices;                  /* 0: --device's one; -1: all */
+    size_t host_memory;             /* mul --host-memory: bytes of host memory an MPI rank may
+                                       use for its operands and block; 0: its share of the
+                                       host's */
+
+    int tune;                       /* mul --tune: tune auto's choice on a cache miss */
+    int tune_show, tune_clear;      /* tune --show, --clear */
+};
+
+/* Parses argv (argv[0] is the command name) for `command`; returns 0,
+ * GC_EXIT_USAGE on a bad option, or -1 when --help was printed. */
+int options_parse(struct gc_opts *o, unsigned command, const char *usage,
+                  int argc, char **argv);
+
+/* Prints the options that `command` accepts, one per line, to `f`. */
+void options_print_help(FILE *f, unsigned command);
+
+/* "5", "96x64", "4x8x5" -> a shape of up to GC_MAX_DIMS dimensions, each
+ * at most 2^63 - 1, "scalar" -> none (0-d); returns 0 or -1. */
+int options_parse_shape(const char *s, struct gc_shape_opt *shape);
+
+#endif

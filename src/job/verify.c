@@ -1,0 +1,224 @@
+#include "src/job/verify.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/parallel.h"
+
+static double got_at(const struct gc_tensor *t, size_t i)
+{
+    switch (t->dtype) {
+    case GC_F32: return ((const float *)t->data)[i];
+    case GC_F64: return ((const double *)t->data)[i];
+    case GC_F16: return gc_half_to_float(((const uint16_t *)t->data)[i]);
+    default: return (double)gc_tensor_get(t, i);
+    }
+}
+
+void verify_compare_float(const struct gc_tensor *got, const double *ref,
+                          struct gc_verify_result *v)
+{
+    size_t n = gc_tensor_count(got);
+    double scale = 0, diff2 = 0, ref2 = 0, max_abs = 0, max_rel = 0;
+    size_t got_only = 0, ref_only = 0, differ = 0;
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(ref[i]) && fabs(ref[i]) > scale)
+            scale = fabs(ref[i]);
+    double rel_floor = scale * 1e-6;
+    for (size_t i = 0; i < n; i++) {
+        double g = got_at(got, i), r = ref[i];
+        if (!isfinite(g) || !isfinite(r)) {
+            /* Non-finite values must agree exactly: NaN with NaN, an
+             * infinity with the same infinity. */
+            if (isfinite(r))
+                got_only++;
+            else if (isfinite(g))
+                ref_only++;
+            else if (!(isnan(g) && isnan(r)) && g != r)
+                differ++;
+            continue;
+        }
+        double d = fabs(g - r);
+        diff2 += d * d;
+        ref2 += r * r;
+        if (d > max_abs)
+            max_abs = d;
+        if (fabs(r) > rel_floor && d / fabs(r) > max_rel)
+            max_rel = d / fabs(r);
+    }
+    v->exact = 0;
+    v->count = n;
+    verify_settle_float(v, max_abs, max_rel, diff2, ref2, got_only, ref_only, differ);
+}
+
+void verify_settle_float(struct gc_verify_result *v, double max_abs, double max_rel,
+                         double diff2, double ref2, size_t got_only, size_t ref_only,
+                         size_t differ)
+{
+    v->max_abs = max_abs;
+    v->max_rel = max_rel;
+    v->rel_fro = ref2 > 0 ? sqrt(diff2 / ref2) : sqrt(diff2);
+    v->diff2 = diff2;
+    v->ref2 = ref2;
+    v->nonfinite_got = got_only;
+    v->nonfinite_ref = ref_only;
+    v->nonfinite_diff = differ;
+    v->ok = !(got_only + ref_only + differ) && v->rel_fro <= v->tol;
+    v->done = 1;
+}
+
+void verify_compare_exact(const struct gc_tensor *got, const void *ref,
+                          struct gc_verify_result *v)
+{
+    size_t n = gc_tensor_count(got), es = gc_dtypes[got->dtype].size, bad = 0;
+    const unsigned char *g = got->data, *r = ref;
+    for (size_t i = 0; i < n; i++)
+        bad += memcmp(g + i * es, r + i * es, es) != 0;
+    v->exact = 1;
+    v->count = n;
+    v->mismatches = bad;
+    v->max_abs = v->max_rel = v->rel_fro = 0;
+    v->ok = bad == 0;
+    v->done = 1;
+}
+
+void verify_errors(const void *x, int dt, const double *ref, size_t n, double *rel_fro,
+                   double *max_rel)
+{
+    double diff2 = 0, ref2 = 0, scale = 0, worst = 0;
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(ref[i]) && fabs(ref[i]) > scale)
+            scale = fabs(ref[i]);
+    for (size_t i = 0; i < n; i++) {
+        double g = dt == GC_F64 ? ((const double *)x)[i] : ((const float *)x)[i];
+        if (!isfinite(g) || !isfinite(ref[i]))
+            continue;
+        double d = fabs(g - ref[i]);
+        diff2 += d * d;
+        ref2 += ref[i] * ref[i];
+        if (fabs(ref[i]) > scale * 1e-6 && d / fabs(ref[i]) > worst)
+            worst = d / fabs(ref[i]);
+    }
+    *rel_fro = ref2 > 0 ? sqrt(diff2 / ref2) : sqrt(diff2);
+    *max_rel = worst;
+}
+
+struct ref_job {
+    const struct matmul_plan *plan;
+    const long double *a, *b;        /* floats */
+    const uint64_t *ia, *ib;         /* integers, by their bits */
+    const struct gc_tensor *c0;
+    double alpha, beta;
+    uint64_t ialpha, ibeta;
+    void *out;
+};
+
+/* Rows [begin, end) of the stack's products laid end to end, i-k-j. */
+static void ref_rows(void *arg, size_t begin, size_t end)
+{
+    const struct ref_job *j = arg;
+    const struct matmul_plan *pl = j->plan;
+    int64_t m = pl->m, n = pl->n, k = pl->k;
+    long double *acc = malloc(sizeof *acc * (size_t)(n ? n : 1));
+    uint64_t *iacc = malloc(sizeof *iacc * (size_t)(n ? n : 1));
+    if (!acc || !iacc) {
+        free(acc);
+        free(iacc);
+        return;
+    }
+    for (size_t r = begin; r < end; r++) {
+        int64_t p = (int64_t)r / m, i = (int64_t)r % m;
+        int64_t outer = p / pl->inner, in = p % pl->inner, oa, ob, oc;
+        matmul_launch_offsets(pl, outer, &oa, &ob, &oc);
+        oa += in * pl->inner_sa;
+        ob += in * pl->inner_sb;
+        oc += in * m * n;
+        {
+            size_t row = (size_t)(oc + i * n);
+            if (!pl->exact) {
+                for (int64_t c = 0; c < n; c++)
+                    acc[c] = 0;
+                for (int64_t q = 0; q < k; q++) {
+                    long double av = j->a[oa + i * k + q];
+                    const long double *brow = j->b + ob + q * n;
+                    for (int64_t c = 0; c < n; c++)
+                        acc[c] += av * brow[c];
+                }
+                for (int64_t c = 0; c < n; c++) {
+                    long double r = j->alpha * acc[c];
+                    if (j->beta != 0)
+                        r += j->beta * (long double)gc_tensor_get(j->c0, row + (size_t)c);
+                    ((double *)j->out)[row + (size_t)c] = (double)r;
+                }
+            } else {
+                memset(iacc, 0, sizeof *iacc * (size_t)n);
+                for (int64_t q = 0; q < k; q++) {
+                    uint64_t av = j->ia[oa + i * k + q];
+                    const uint64_t *brow = j->ib + ob + q * n;
+                    for (int64_t c = 0; c < n; c++)
+                        iacc[c] += av * brow[c];
+                }
+                size_t es = gc_dtypes[pl->result].size;
+                for (int64_t c = 0; c < n; c++) {
+                    uint64_t r = j->ialpha * iacc[c];
+                    if (j->ibeta)
+                        r += j->ibeta * matmul_int_at(j->c0, row + (size_t)c);
+                    if (pl->result == GC_BOOL)
+                        r = r != 0;
+                    /* Truncation to the result's width is its low bytes. */
+                    memcpy((char *)j->out + (row + (size_t)c) * es, &r, es);
+                }
+            }
+        }
+    }
+    free(acc);
+    free(iacc);
+}
+
+/* Every element of t as a long double, or (ints) as its 64-bit pattern. */
+static void *widen(const struct gc_tensor *t, int as_int)
+{
+    size_t n = gc_tensor_count(t);
+    void *w = malloc((n ? n : 1) * (as_int ? sizeof(uint64_t) : sizeof(long double)));
+    if (!w)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (!as_int) {
+            ((long double *)w)[i] = gc_tensor_get(t, i);
+        } else {
+            ((uint64_t *)w)[i] = matmul_int_at(t, i);
+        }
+    }
+    return w;
+}
+
+int verify_host_reference(const struct matmul_plan *plan, const struct gc_tensor *a,
+                          const struct gc_tensor *b, const struct gc_tensor *c0, double alpha,
+                          double beta, int threads, void *out)
+{
+    struct ref_job j = { plan, NULL, NULL, NULL, NULL, c0, alpha, beta,
+                         (uint64_t)plan->alpha_i, (uint64_t)plan->beta_i, out };
+    void *wa = widen(a, plan->exact), *wb = widen(b, plan->exact);
+    if (!wa || !wb) {
+        free(wa);
+        free(wb);
+        return gc_fail(GC_EXIT_INPUT, "out of host memory for the reference product");
+    }
+    if (plan->exact) {
+        j.ia = wa;
+        j.ib = wb;
+    } else {
+        j.a = wa;
+        j.b = wb;
+    }
+    if (!c0 || beta == 0) {
+        j.beta = 0;
+        j.ibeta = 0;
+    }
+    parallel_for(threads, (size_t)(plan->batch * plan->m), 1, ref_rows, &j);
+    free(wa);
+    free(wb);
+    return 0;
+}

@@ -1,0 +1,178 @@
+/* auto's model of a kernel's time.
+ *
+ *   time = launches x LAUNCH_MS + max(compute, memory) [+ the slices' sum]
+ *
+ * compute: the product's FLOPs at the kernel's measured full rate
+ * (kernels/auto_table.c) times the share of it the shape allows:
+ *   - tiles: a ragged edge computes whole tiles (m n over the padded area);
+ *   - waves: T tiles on S = SMs x per_sm slots take ceil(T / S) waves, the
+ *     last one part full; stream-K shares the last wave out by k-steps;
+ *     a sliced kernel cuts K when the tiles are fewer than the slots;
+ *   - k: a tile's pipeline takes k_fill values of k to fill and drain, so
+ *     a short K runs at k / (k + k_fill).
+ * memory: the operands read once and C written (read too when beta != 0)
+ * at the device's copy bandwidth, or the kernel's own for memory-bound
+ * kernels (the copy's until their own is measured).  The bench measures the rates at a few shapes and divides by
+ * the same shares, so the model and the table stay in step. */
+#include "src/plan/model.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "core/dtype.h"
+
+#define LAUNCH_MS MODEL_LAUNCH_MS
+#define SLICES_MOST 1024          /* kernels/gemm_dispatch.c's SPLIT_MOST */
+#define LONE_BLOCK_EFF 0.65      /* one block alone on an SM made for two: share of its rate */
+#define STREAM_K_MIN_STEPS 8.0   /* k-steps a stream-K run takes at least */
+#define STREAM_K_TAIL_EFF 0.7    /* the shared-out tail's rate against whole tiles' */
+
+static const struct auto_rate *rate_of(const char *type, const char *kernel)
+{
+    for (size_t i = 0; i < auto_rate_count; i++)
+        if (!strcmp(auto_rates[i].type, type) && !strcmp(auto_rates[i].kernel, kernel))
+            return &auto_rates[i];
+    return NULL;
+}
+
+static double ceil_div(double a, double b)
+{
+    return ceil(a / b);
+}
+
+double model_bytes(const struct gemm_problem *p)
+{
+    double m = (double)p->m, n = (double)p->n, k = (double)p->k, batch = (double)p->batch;
+    size_t in = gc_dtypes[gemm_sigs[p->sig].in].size, out = gc_dtypes[gemm_sigs[p->sig].out].size;
+    return in * ((p->stride_a || batch == 1 ? batch : 1) * m * k +
+                 (p->stride_b || batch == 1 ? batch : 1) * k * n) +
+           out * batch * m * n * (p->beta != 0 ? 2 : 1);
+}
+
+/* How long a last wave of `rest` blocks takes, in full waves: the blocks
+ * spread over the SMs, ceil(rest / SMs) on the busiest, and j blocks that
+ * share an SM built for per_sm get more of it each than in a full wave
+ * (one alone reaches LONE_BLOCK_EFF of the SM's rate). */
+static double last_wave(double rest, int sm_count, int per_sm)
+{
+    if (rest <= 0)
+        return 0;
+    double j = fmin(per_sm, ceil_div(rest, sm_count));
+    double eff = per_sm == 1 ? 1 : LONE_BLOCK_EFF + (1 - LONE_BLOCK_EFF) * (j - 1) / (per_sm - 1);
+    return j / per_sm / eff;
+}
+
+/* The share of a tiled kernel's full rate that p allows on `sm_count`
+ * SMs; *slices and *reduce_ms say what a sliced kernel adds. */
+static double tiled_util(const struct gemm_kernel *k, const struct gemm_geometry *g,
+                         const struct gemm_problem *p, int sm_count, int *slices,
+                         double *reduce_ms)
+{
+    double m = (double)p->m, n = (double)p->n, kk = (double)p->k, batch = (double)p->batch;
+    double per_launch = (k->flags & KERNEL_BATCHED) ? batch : 1;
+    double tm = ceil_div(m, g->tile_m), tn = ceil_div(n, g->tile_n);
+    double util_tile = m * n / (tm * g->tile_m * tn * g->tile_n);
+    double tiles = per_launch * tm * tn, slots = (double)sm_count * g->per_sm;
+    double slice_k = kk, util_wave;
+    *slices = 1;
+    *reduce_ms = 0;
+    switch (g->spread) {
+    case SPREAD_STREAM_K: {
+        /* Each of the tail's runs takes at least STREAM_K_MIN_STEPS
+         * k-steps, and the tail's sums cost the atomics and a pass over
+         * its tiles of C first (STREAM_K_TAIL_EFF). */
+        double full = floor(tiles / slots), rest = tiles - full * slots;
+        double steps = fmax(1, ceil_div(kk, 16));
+        /* (a run of STREAM_K_MIN_STEPS takes their time whatever K is:
+         * the share of K that fills the pipeline is taken out again) */
+        double util_k = kk / (kk + g->k_fill);
+        double tail = rest == 0 ? 0 : rest > 0.9 * slots ? last_wave(rest, sm_count, g->per_sm)
+                    : fmax(rest / slots, fmin(1, STREAM_K_MIN_STEPS / steps) * util_k) /
+                          STREAM_K_TAIL_EFF;
+        util_wave = tiles / ((full + tail) * slots);
+        break;
+    }
+    case SPREAD_SLICES: {
+        double s = 1;
+        /* (FP64 does not split vectors: kernels/gemm_dispatch.c) */
+        int unsplit = p->sig == GEMM_F64 && (p->m == 1 || p->n == 1);
+        if (tiles < slots && kk >= 2.0 * g->slice_k && !unsplit) {
+            s = fmin(ceil_div(slots, tiles), floor(kk / g->slice_k));
+            s = fmin(s, SLICES_MOST);
+        }
+        *slices = (int)s;
+        double pieces = tiles * s, full = floor(pieces / slots), rest = pieces - full * slots;
+        util_wave = pieces / ((full + last_wave(rest, sm_count, g->per_sm)) * slots);
+        slice_k = kk / s;
+        if (s > 1)   /* the slabs written and read: FP32, FP64 for double */
+            *reduce_ms = LAUNCH_MS + 2 * s * batch * m * n * (p->sig == GEMM_F64 ? 8 : 4) /
+                                         (auto_rate_copy_gbps * 1e9) * 1e3;
+        break;
+    }
+    default: {
+        double full = floor(tiles / slots), rest = tiles - full * slots;
+        util_wave = tiles / ((full + last_wave(rest, sm_count, g->per_sm)) * slots);
+        break;
+    }
+    }
+    return util_tile * util_wave * (slice_k / (slice_k + g->k_fill));
+}
+
+double model_util(const struct gemm_kernel *k, const struct gemm_problem *p, int sm_count)
+{
+    const struct gemm_geometry *g = gemm_geometry_find(k->name);
+    int slices;
+    double reduce_ms;
+    if (!g || g->spread == SPREAD_MEMORY || p->m == 0 || p->n == 0 || p->batch == 0)
+        return 1;
+    return tiled_util(k, g, p, sm_count > 0 ? sm_count : auto_rate_sm_count, &slices,
+                      &reduce_ms);
+}
+
+struct model_estimate model_estimate(const struct gemm_kernel *k, const struct gemm_problem *p,
+                                     int sm_count)
+{
+    struct model_estimate e = { INFINITY, 0, 0, 0, 0, 1 };
+    const struct gemm_geometry *g = gemm_geometry_find(k->name);
+    const struct auto_rate *r = rate_of(gemm_sigs[p->sig].name, k->name);
+    /* A memory-bound kernel not measured yet is taken to move its bytes at
+     * the device's copy rate, its compute unbounded, until `gemmcli bench
+     * --auto-table` measures it. */
+    static const struct auto_rate unmeasured = { "", "", 0, 0 };
+    if (g && g->spread == SPREAD_MEMORY && !r)
+        r = &unmeasured;
+    if (!g || !r || (g->spread != SPREAD_MEMORY && r->tflops <= 0 && r->gbps <= 0))
+        return e;
+    if (sm_count <= 0)
+        sm_count = auto_rate_sm_count;
+    double batch = (double)p->batch;
+    double launches = (k->flags & KERNEL_BATCHED) ? 1 : batch;
+    double flops = 2 * batch * (double)p->m * (double)p->n * (double)p->k;
+    double gbps = r->gbps > 0 ? r->gbps : auto_rate_copy_gbps;
+    e.memory_ms = model_bytes(p) / (gbps * 1e9) * 1e3;
+    e.overhead_ms = launches * LAUNCH_MS;
+    if (g->spread == SPREAD_MEMORY) {
+        /* A memory-bound kernel's blocks own at least tile_m x tile_n of
+         * C; a smaller C leaves part of each idle, moving no bytes. */
+        double m = (double)p->m, n = (double)p->n;
+        e.util = m * n / (ceil_div(m, g->tile_m) * g->tile_m * ceil_div(n, g->tile_n) * g->tile_n);
+        e.compute_ms = r->tflops > 0 ? flops / (r->tflops * 1e12 * e.util) * 1e3 : 0;
+        e.memory_ms /= e.util;
+        /* Blocks of its own for every product: batch of them over the
+         * SMs' slots, each taking block_us at least. */
+        if (g->block_us > 0)
+            e.memory_ms = fmax(e.memory_ms, ceil_div(batch, (double)sm_count * g->per_sm) *
+                                                g->block_us / 1e3);
+        e.ms = e.overhead_ms + fmax(e.compute_ms, e.memory_ms);
+        return e;
+    }
+    if (r->tflops <= 0 || p->m == 0 || p->n == 0 || p->batch == 0) {
+        e.ms = e.overhead_ms + e.memory_ms;
+        return e;
+    }
+    double reduce_ms;
+    e.util = tiled_util(k, g, p, sm_count, &e.slices, &reduce_ms);
+    e.compute_ms = flops / (r->tflops * 1e12 * e.util) * 1e3;
+    e.ms = e.overhead_ms + fmax(e.compute_ms, e.memory_ms) + reduce_ms;
+    return e;
+}

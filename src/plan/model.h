@@ -1,0 +1,33 @@
+/* auto's model: the time a kernel should take for a product, from its
+ * geometry (kernels/gemm_geometry.c) and its measured rates
+ * (kernels/auto_table.c). */
+#ifndef GC_MODEL_H
+#define GC_MODEL_H
+
+#include "kernels/registry.h"
+
+/* What the model saw, for `gemmcli kernels --for`. */
+struct model_estimate {
+    double ms;                 /* the estimate; INFINITY: no geometry or no rate */
+    double compute_ms, memory_ms, overhead_ms;
+    double util;               /* share of the kernel's full rate the shape allows */
+    int slices;                /* SPREAD_SLICES: slices of K (1: none) */
+};
+
+/* The estimate for kernel `k` computing p (in p->sig) on a device of
+ * `sm_count` SMs (0: the one the rates were measured on). */
+struct model_estimate model_estimate(const struct gemm_kernel *k, const struct gemm_problem *p,
+                                     int sm_count);
+
+/* Bytes the product moves at least: A and B read once (a broadcast operand
+ * once for the stack), C written, and read too when beta != 0. */
+double model_bytes(const struct gemm_problem *p);
+
+/* The share of kernel k's full rate that p allows (1 for memory-bound
+ * kernels and kernels without a geometry). */
+double model_util(const struct gemm_kernel *k, const struct gemm_problem *p, int sm_count);
+
+/* The time of one launch, back to back on a stream. */
+#define MODEL_LAUNCH_MS 0.004
+
+#endif

@@ -1,0 +1,36 @@
+/* Choosing a kernel: by name (--kernel NAME) or for a problem (auto); every
+ * candidate is asked can_implement. */
+#ifndef GC_SELECT_H
+#define GC_SELECT_H
+
+#include <stddef.h>
+
+#include "src/plan/matmul.h"
+
+/* The kernel for the plan: the one named, in the first of the plan's
+ * signatures it computes, or for auto the model's fastest (src/plan/model.c)
+ * over every signature (GEMM_F64 only when `f64_exact` for an exact plan);
+ * sets *sig and *is_auto.  `cc` is the device's compute capability (0: no
+ * device) and `sm_count` its SMs (0: the model's own device).
+ * Reports and returns NULL with *status set when none fits: an unknown
+ * name or a named kernel that cannot compute this product (GC_EXIT_USAGE,
+ * saying why), or no own kernel for it (GC_EXIT_GPU). */
+const struct gemm_kernel *select_gemm(const char *name, const struct matmul_plan *plan, int cc,
+                                      int sm_count, int f64_exact, enum gemm_sig *sig, int *is_auto,
+                                      int *status);
+
+/* The transpose kernel for a dtype: auto's, or the one named. */
+const struct transpose_kernel *select_transpose(const char *name, size_t rows, size_t cols,
+                                                enum gc_dtype dtype, int *is_auto, int *status);
+
+/* Whether a transpose kernel moves `dtype`'s elements faithfully. */
+int select_transpose_takes(const struct transpose_kernel *kern, enum gc_dtype dtype);
+
+/* Whether the plan may run in `sig`: an exact plan's f64 only below the
+ * 2^53 bound (`f64_exact`). */
+int select_sig_usable(const struct matmul_plan *plan, enum gemm_sig sig, int f64_exact);
+
+/* Whether auto may pick rows with these flags. */
+int select_auto_candidate(unsigned flags);
+
+#endif

@@ -18,17 +18,32 @@
 const struct gc_format gc_formats[GC_FMT_COUNT] = {
     [GC_FMT_NPY] = { "npy", ".npy",
                      "NumPy .npy, versions 1.0-3.0, any numeric dtype, C or Fortran order",
-                     npy_probe, npy_read, npy_write, npy_info, npy_write_header, GC_MAX_DIMS },
+                     npy_probe, npy_read, npy_write, npy_info, npy_write_header, GC_MAX_DIMS,
+                     FORMAT_BINARY | FORMAT_AT_OFFSETS | FORMAT_VERSIONED,
+                     /* NumPy has no bfloat16 */
+                     GC_DTYPES_ALL & ~(1u << GC_BF16) },
     [GC_FMT_RAW] = { "raw", ".bin .raw",
                      "raw little-endian elements; --shape, --in-dtype and --order describe them",
-                     NULL, raw_read, raw_write, raw_info, raw_write_header, GC_MAX_DIMS },
+                     NULL, raw_read, raw_write, raw_info, raw_write_header, GC_MAX_DIMS,
+                     FORMAT_BINARY | FORMAT_AT_OFFSETS, GC_DTYPES_ALL },
     [GC_FMT_CSV] = { "csv", ".csv",
                      "text, one row per line, like numpy.loadtxt/savetxt",
-                     csv_probe, csv_read, csv_write, csv_info, NULL, 2 },
+                     csv_probe, csv_read, csv_write, csv_info, NULL, 2, 0, GC_DTYPES_ALL },
     [GC_FMT_CSV_GZ] = { "csv.gz", ".csv.gz .gz",
                         "gzip-compressed CSV (multi-member streams accepted)",
-                        csv_gz_probe, csv_gz_read, csv_gz_write, csv_gz_info, NULL, 2 },
+                        csv_gz_probe, csv_gz_read, csv_gz_write, csv_gz_info, NULL, 2,
+                        FORMAT_BINARY, GC_DTYPES_ALL },
 };
+
+int format_can(int format, unsigned caps)
+{
+    return format >= 0 && format < GC_FMT_COUNT && (gc_formats[format].caps & caps) == caps;
+}
+
+int format_holds(int format, enum gc_dtype dtype)
+{
+    return format >= 0 && format < GC_FMT_COUNT && (gc_formats[format].dtypes >> dtype & 1u);
+}
 
 static const struct { const char *name; enum gc_format_id id; } format_aliases[] = {
     { "bin", GC_FMT_RAW }, { "gz", GC_FMT_CSV_GZ }, { "csvgz", GC_FMT_CSV_GZ },

@@ -662,6 +662,37 @@ def test_progress(d):
           and b"..." not in err, err[:300])
 
 
+def test_terminal_output(d):
+    """Bytes that are not text never go to a terminal: .npy, raw and the
+    compressed bytes of csv.gz are refused there (status 2), CSV is
+    written."""
+    import pty
+    a = tmp(d, "tty.npy")
+    np.save(a, np.eye(2, dtype=np.float32))
+    for fmt, binary in (("npy", True), ("raw", True), ("csv", False), ("csv.gz", True)):
+        master, slave = pty.openpty()
+        p = subprocess.run([GEMMCLI, "convert", a, "-o", "-", "--format", fmt, "--quiet"],
+                           stdout=slave, stderr=subprocess.PIPE, timeout=60)
+        os.close(slave)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            shown += chunk
+        os.close(master)
+        if binary:
+            expect_status(f"{fmt} to a terminal: refused", p, 2, ["terminal"])
+            check(f"{fmt} to a terminal: nothing written", shown == b"", shown[:60])
+        else:
+            expect_status(f"{fmt} to a terminal: written", p, 0)
+            check(f"{fmt} to a terminal: the text", shown.replace(b"\r", b"") == b"1,0\n0,1\n",
+                  shown[:60])
+
+
 def test_help():
     p = run("--help")
     expect_status("--help", p, 0)
@@ -720,6 +751,7 @@ def main():
         test_errors(d)
         test_tune(d)
         test_progress(d)
+        test_terminal_output(d)
     print(f"cli: {passed} passed, {failed} failed")
     return 1 if failed else 0
 

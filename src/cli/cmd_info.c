@@ -19,8 +19,9 @@ static void info_json(struct json *j, const char *path, int fmt, const struct gc
     json_shape(j, "shape", info->ndim, info->shape);
     json_string(j, "order", info->fortran_order ? "F" : "C");
     json_bool(j, "big_endian", info->big_endian);
-    json_string(j, "npy_version", fmt == GC_FMT_NPY ? version : NULL);
-    if (fmt == GC_FMT_NPY)
+    int versioned = format_can(fmt, FORMAT_VERSIONED);
+    json_string(j, "npy_version", versioned ? version : NULL);
+    if (versioned)
         json_count(j, "header_bytes", info->header_bytes);
     else
         json_null(j, "header_bytes");
@@ -54,7 +55,7 @@ static int info_one(const struct gc_opts *o, const char *path, struct json *j)
             info_json(j, path, fmt, &info);
         } else {
             printf("%s: %s", path, gc_formats[fmt].name);
-            if (fmt == GC_FMT_NPY)
+            if (format_can(fmt, FORMAT_VERSIONED))
                 printf(" v%u.%u", info.version_major, info.version_minor);
             printf(", %s%s, %s, %s order", gc_dtypes[info.dtype].name,
                    info.big_endian ? " big-endian" : "", shape, info.fortran_order ? "F" : "C");

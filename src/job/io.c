@@ -96,10 +96,11 @@ int io_stdout_format(const struct gc_opts *o, int read_as, int chosen)
 
 int io_check_ndim(const struct gc_opts *o, int format, int ndim, const size_t *shape, int dtype)
 {
-    if (format == GC_FMT_NPY && dtype >= 0 && !gc_dtypes[dtype].numpy)
-        return gc_fail(GC_EXIT_USAGE, "%s: .npy has no %s (NumPy has no such dtype); write raw, "
-                       "or convert with --dtype f32", gc_display_name(o->output, 1),
-                       gc_dtypes[dtype].numpy_name);
+    if (dtype >= 0 && !format_holds(format, (enum gc_dtype)dtype))
+        return gc_fail(GC_EXIT_USAGE, "%s: .%s has no %s%s; write raw, or convert with --dtype "
+                       "f32", gc_display_name(o->output, 1), gc_formats[format].name,
+                       gc_dtypes[dtype].numpy_name,
+                       gc_dtypes[dtype].numpy ? "" : " (NumPy has no such dtype)");
     int max = gc_formats[format].max_ndim;
     /* A scalar (vector @ vector) goes to .npy or raw, not to CSV. */
     if (ndim <= max && (ndim >= 1 || max > 2))
@@ -113,7 +114,7 @@ int io_check_ndim(const struct gc_opts *o, int format, int ndim, const size_t *s
 
 int io_format_is_binary(int format)
 {
-    return format != GC_FMT_CSV;
+    return format_can(format, FORMAT_BINARY);
 }
 
 int io_output_flags(const struct gc_opts *o, int format)
@@ -163,7 +164,7 @@ int io_offsets_begin(struct gc_output *out, int format, const struct gc_tensor *
 {
     const struct gc_format *f = &gc_formats[format];
     size_t bytes;
-    if (!output_replaces(out) || !f->write_header || (format != GC_FMT_NPY && format != GC_FMT_RAW))
+    if (!output_replaces(out) || !format_can(format, FORMAT_AT_OFFSETS))
         return 1;
     if (!gc_tensor_bytes(whole, &bytes))
         return gc_fail(GC_EXIT_INPUT, "the result is too large");

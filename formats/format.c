@@ -75,21 +75,26 @@ int format_by_extension(const char *path)
     return best;
 }
 
-int format_detect(struct gc_input *in, int announce)
+int format_identify(struct gc_input *in, int announce, int *format)
 {
     const unsigned char *head;
     size_t n;
-    if (input_peek(in, 512, &head, &n) != 0)
-        return -1;
+    int status = input_peek(in, 512, &head, &n);
+    if (status)
+        return status;
     /* Only a long magic decides before the name: gzip's three bytes are
      * also the first float of some raw files. */
     for (int i = 0; i < GC_FMT_COUNT; i++)
-        if (gc_formats[i].probe && gc_formats[i].probe(head, n) == PROBE_MAGIC)
-            return i;
+        if (gc_formats[i].probe && gc_formats[i].probe(head, n) == PROBE_MAGIC) {
+            *format = i;
+            return 0;
+        }
     if (strcmp(in->path, "-") != 0) {
         int by_ext = format_by_extension(in->path);
-        if (by_ext >= 0)
-            return by_ext;
+        if (by_ext >= 0) {
+            *format = by_ext;
+            return 0;
+        }
     }
     int fmt = GC_FMT_RAW;
     const char *why = "neither gzip nor text";
@@ -102,7 +107,14 @@ int format_detect(struct gc_input *in, int announce)
         gc_note("%s: read as %s (%s; %s); --in-format chooses", in->name, gc_formats[fmt].name,
                 why, strcmp(in->path, "-") == 0 ? "no file name to go by"
                                                 : "no extension gemmcli knows");
-    return fmt;
+    *format = fmt;
+    return 0;
+}
+
+int format_detect(struct gc_input *in, int announce)
+{
+    int format;
+    return format_identify(in, announce, &format) ? -1 : format;
 }
 
 int format_read_path(const char *path, int fmt, const struct gc_read_opts *o,
@@ -114,10 +126,10 @@ int format_read_path(const char *path, int fmt, const struct gc_read_opts *o,
         return status;
     in.threads = o ? o->threads : 0;
     if (fmt < 0)
-        fmt = format_detect(&in, o && o->announce);
-    if (fmt < 0 || fmt >= GC_FMT_COUNT)
-        status = fmt < 0 ? GC_EXIT_INPUT : gc_fail(GC_EXIT_INPUT, "%s: unknown format", in.name);
-    else
+        status = format_identify(&in, o && o->announce, &fmt);
+    if (!status && fmt >= GC_FMT_COUNT)
+        status = gc_fail(GC_EXIT_INPUT, "%s: unknown format", in.name);
+    if (!status)
         status = gc_formats[fmt].read(&in, o, t);
     if (read_as)
         *read_as = fmt;

@@ -159,10 +159,14 @@ int format_holds(int format, enum gc_dtype dtype);
 int format_by_name(const char *name);
 /* By a path's extension; -1 if none matches. */
 int format_by_extension(const char *path);
-/* A real magic number first (.npy), then the extension; then, for stdin or
- * an unknown extension, what the bytes look like (gzip, CSV text, else
- * raw), saying so on stderr when `announce`.  Returns the format, or -1
- * after reporting a read error. */
+/* The format of `in` into *format: a real magic number first (.npy), then
+ * the extension; then, for stdin or an unknown extension, what the bytes
+ * look like (gzip, CSV text, else raw), saying so on stderr when
+ * `announce`.  Returns 0, or a status after reporting a read error. */
+int format_identify(struct gc_input *in, int announce, int *format);
+
+/* format_identify's answer as one int: the format, or -1 after reporting
+ * a read error. */
 int format_detect(struct gc_input *in, int announce);
 
 /* 1 when `c` may separate CSV fields: it cannot occur inside a number,

@@ -144,8 +144,9 @@ static int read_bytes(int fmt, const char *name, const void *data, size_t n,
     }
     if (!status) {
         if (fmt == GC_FMT_AUTO)
-            fmt = format_detect(&in, 0);
-        status = fmt < 0 ? -1 : gc_formats[fmt].read(&in, o, m);
+            status = format_identify(&in, 0, &fmt);
+        if (!status)
+            status = gc_formats[fmt].read(&in, o, m);
         input_close(&in);
     }
     capture_end();
@@ -2007,7 +2008,8 @@ static void test_big_read_changed(const unsigned char *payload)
             int st = input_open(&in, path);
             if (!st) {
                 in.threads = threads;
-                st = format_detect(&in, 0) == GC_FMT_NPY ? 0 : -1;
+                int fmt = -1;
+                st = format_identify(&in, 0, &fmt) == 0 && fmt == GC_FMT_NPY ? 0 : -1;
                 if (grow) {
                     FILE *f = fopen(path, "ab");
                     if (!f || fwrite("abcdefg", 1, 7, f) != 7 || fclose(f) != 0)
@@ -2337,7 +2339,8 @@ static void test_detect(void)
         capture_begin();
         int fmt = -2;
         if (input_open(&in, tmp_path("x.dat")) == 0) {
-            fmt = format_detect(&in, announce);
+            if (format_identify(&in, announce, &fmt) != 0)
+                fmt = -1;
             input_close(&in);
         }
         capture_end();

@@ -207,10 +207,10 @@ static int sweep_shape(struct gc_device *dev, enum gemm_sig want, struct sweep_s
     int cc = dev->cc_major * 10 + dev->cc_minor;
     enum gemm_sig sig;
     double t0 = clock_ms();
-    const struct gemm_kernel *kern = select_gemm("auto", &plan, cc, dev->sm_count, 1, &sig,
-                                                 &is_auto, &rc);
+    const struct gemm_kernel *kern;
+    rc = select_gemm_kernel("auto", &plan, cc, dev->sm_count, 1, &kern, &sig, &is_auto);
     s->select_us = (clock_ms() - t0) * 1e3;
-    if (!kern)
+    if (rc)
         return rc;
     s->kernel = kern->name;
     const struct gemm_kernel *ref = gemm_kernel_find("cublas");

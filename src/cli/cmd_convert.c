@@ -20,13 +20,13 @@ int cmd_convert(const struct gc_opts *o)
                        "convert IN -o OUT (see 'gemmcli convert --help')");
     o = &oo;
     int fb = format_by_extension(o->operands[0]);
-    int fmt = io_output_format(o, fb >= 0 ? fb : GC_FMT_CSV);
-    if (fmt < 0)
-        return -fmt;
+    int fmt, rc = io_pick_output_format(o, fb >= 0 ? fb : GC_FMT_CSV, &fmt);
+    if (rc)
+        return rc;
     struct gc_tensor m = { 0 };
     double t0 = now_ms();
     int read_as = -1;
-    int rc = io_read_operand(o, 0, o->operands[0], NULL, &m, &read_as);
+    rc = io_read_operand(o, 0, o->operands[0], NULL, &m, &read_as);
     fmt = io_stdout_format(o, read_as, fmt);
     double t1 = now_ms();
     if (!rc)

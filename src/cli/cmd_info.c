@@ -39,14 +39,16 @@ static int info_one(const struct gc_opts *o, const char *path, struct json *j)
     int rc = input_open(&in, path);
     if (rc)
         return rc;
-    int fmt = o->in_format >= 0 ? o->in_format : format_detect(&in, 0);
+    int fmt = o->in_format;
+    if (fmt < 0)
+        rc = format_identify(&in, 0, &fmt);
     struct gc_read_opts ro = io_read_opts(o, 0);
     ro.announce = 0;
     struct gc_info info;
     memset(&info, 0, sizeof info);
     info.file_bytes = -1;
-    /* format_detect has reported why when it finds no format. */
-    rc = fmt < 0 ? GC_EXIT_INPUT : gc_formats[fmt].info(&in, &ro, &info);
+    if (!rc)
+        rc = gc_formats[fmt].info(&in, &ro, &info);
     if (!rc) {
         info.format = fmt;
         char shape[GC_MAX_DIMS * 22];

@@ -162,9 +162,8 @@ static int kernels_for(const struct gc_opts *o)
     }
     enum gemm_sig pick_sig;
     int is_auto;
-    const struct gemm_kernel *pick = select_gemm("auto", &plan, cc, sms, 1, &pick_sig, &is_auto,
-                                                 &rc);
-    if (!pick)
+    const struct gemm_kernel *pick;
+    if ((rc = select_gemm_kernel("auto", &plan, cc, sms, 1, &pick, &pick_sig, &is_auto)))
         return rc;
     struct estimate_row rows[GEMM_SIG_COUNT * 64];
     int n = 0;

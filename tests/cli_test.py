@@ -693,6 +693,25 @@ def test_terminal_output(d):
                   shown[:60])
 
 
+def test_bench_signatures():
+    """bench --dtype takes each signature the kernels list (by its name, or
+    its dtype's NumPy name) except i64, which it does not time, and its
+    refusal names every other; without a device the ones it takes end at
+    the device (status 5), after the options were read."""
+    import json
+    rows = json.loads(run("kernels", "--json").stdout)
+    sigs = sorted({t for r in rows if r["operation"] == "mul" for t in r["types"].split(",")})
+    check("the kernels list the signatures", {"f32", "f64", "i64", "tf32x3"} <= set(sigs), sigs)
+    no_gpu = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+    for name in sigs + ["float16", "FLOAT64"]:
+        p = run("bench", "--op", "mul", "--sizes", "64", "--dtype", name, env=no_gpu)
+        if name == "i64":
+            timed = [s for s in sigs if s != "i64"]
+            expect_status("bench --dtype i64: refused", p, 2, ["not 'i64'"] + timed)
+        else:
+            expect_status(f"bench --dtype {name}: taken", p, 5, ["device"])
+
+
 def test_help():
     p = run("--help")
     expect_status("--help", p, 0)
@@ -752,6 +771,7 @@ def main():
         test_tune(d)
         test_progress(d)
         test_terminal_output(d)
+        test_bench_signatures()
     print(f"cli: {passed} passed, {failed} failed")
     return 1 if failed else 0
 

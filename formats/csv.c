@@ -29,18 +29,13 @@
  * "# empty matrix: shape (R, C)", which this reader turns back into an
  * R x C matrix and NumPy's loadtxt reads as an empty array.
  *
- * gzip: members are read one after another, so a multi-member file reads
- * as one, in time linear in the text whatever the members' sizes.  From a
- * regular file (up to GZ_WHOLE_MAX) each member that inflates into the text
- * buffer goes through libdeflate in one call, at about twice zlib's speed;
- * larger members and pipes stream through zlib.
- * A truncated stream, a bad CRC, length or header CRC, reserved flags and
- * bytes after the last member are errors.
- * Output is a series of gzip members of CSV_GZ_CHUNK bytes of text each, at
+ * gzip: text is read through formats/text_source.c.  Output is a series
+ * of gzip members of CSV_GZ_CHUNK bytes of text each, at
  * CSV_GZ_LEVEL unless --level (0-12, libdeflate's scale) says otherwise:
  * level 1 is the fastest that compresses, and on matrix text its files are
  * only a little larger than level 6's, which is much slower. */
 #include "formats/format_impl.h"
+#include "formats/payload.h"
 
 #include <inttypes.h>
 #include <libdeflate.h>
@@ -49,18 +44,13 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #include "core/error.h"
 #include "core/parallel.h"
 #include "formats/decimal.h"
+#include "formats/text_source.h"
 
 #define CSV_GZ_LEVEL 1
-/* The gzip header of each member written: FEXTRA holds one subfield,
- * "MS", with the member's whole size in bytes, so that a reader can find
- * every member without inflating and inflate them side by side. */
-#define GZ_HEAD_BYTES 20
-#define GZ_TAIL_BYTES 8
 
 static int csv_is_text_byte(unsigned char c)
 {
@@ -377,403 +367,6 @@ static int csv_parse_row(struct csv_parser *ps, void *out, size_t max, size_t ex
     return 0;
 }
 
-/* ---- text sources: plain or gzip, chunk by chunk ---- */
-
-/* Above this, a regular .csv.gz file is inflated from a stream instead of
- * being read whole first. */
-#define GZ_WHOLE_MAX ((size_t)1 << 30)
-#define GZ_IN_CHUNK ((size_t)256 << 10)
-
-struct text_source {
-    struct gc_input *in;
-    const char *name;
-    int gz;
-    /* gzip, regular files up to GZ_WHOLE_MAX: the whole compressed input */
-    unsigned char *comp;
-    size_t clen, cpos;
-    struct libdeflate_decompressor *ld;
-    /* gzip through zlib: a member too large for the text buffer, or input
-     * from a pipe read GZ_IN_CHUNK at a time */
-    z_stream zs;
-    int z_ready, in_member;
-    unsigned char *zin;
-    uint64_t member_at;       /* offset of the current member, for messages */
-    uint64_t consumed;        /* compressed bytes consumed before zin's data */
-    int in_eof;
-    /* members whose headers give their size ("MS"), found on opening: these
-     * are inflated side by side on `threads` threads */
-    struct gz_member *members;
-    size_t n_members, next_member;
-    int threads;
-};
-
-struct gz_member {
-    size_t at, bytes;         /* in comp */
-    uint32_t text;            /* ISIZE: the text it inflates to */
-    char *dst;
-    int ok;
-};
-
-static int gz_fail(struct text_source *s, const char *why)
-{
-    return gc_fail(GC_EXIT_INPUT, "%s: %s (member at byte %ju)", s->name, why,
-                   (uintmax_t)s->member_at);
-}
-
-/* zlib's words for a fault, in this program's. */
-static const char *gz_zlib_why(const z_stream *zs)
-{
-    const char *m = zs->msg ? zs->msg : "";
-    return strstr(m, "header crc") ? "bad header CRC in gzip data"
-         : strstr(m, "data check") ? "bad CRC in gzip data"
-         : strstr(m, "length check") ? "bad length in gzip trailer"
-         : strstr(m, "unknown header flags") ? "reserved flags set in gzip header"
-         : "corrupt gzip data";
-}
-
-/* Why zlib rejects a member that libdeflate would not inflate. */
-static const char *gz_diagnose(const unsigned char *p, size_t n)
-{
-    z_stream zs;
-    static const char *const unknown = "corrupt gzip data";
-    memset(&zs, 0, sizeof zs);
-    if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK)
-        return unknown;
-    unsigned char scratch[1 << 16];
-    const char *why = unknown;
-    size_t off = 0;
-    for (;;) {
-        size_t chunk = n - off < (1u << 30) ? n - off : (1u << 30);
-        zs.next_in = (unsigned char *)p + off;
-        zs.avail_in = (uInt)chunk;
-        zs.next_out = scratch;
-        zs.avail_out = sizeof scratch;
-        int r = inflate(&zs, Z_NO_FLUSH);
-        off += chunk - zs.avail_in;
-        if (r == Z_DATA_ERROR) {
-            why = gz_zlib_why(&zs);
-            break;
-        }
-        if (r == Z_STREAM_END || r == Z_MEM_ERROR || r == Z_STREAM_ERROR)
-            break;
-        if (zs.avail_out != 0 && off == n) {
-            why = "truncated gzip data";
-            break;
-        }
-    }
-    inflateEnd(&zs);
-    return why;
-}
-
-/* Checks a member's header where libdeflate would not: reserved flags and
- * the header CRC (FHCRC), which gzip -t checks too.  zlib checks both
- * itself on the streaming path. */
-static int gz_check_header(struct text_source *s, const unsigned char *p, size_t n)
-{
-    if (n < 10)
-        return gz_fail(s, "truncated gzip data");
-    if (p[2] != 8)
-        return gz_fail(s, "unknown gzip compression method");
-    unsigned flg = p[3];
-    if (flg & 0xe0)
-        return gz_fail(s, "reserved flags set in gzip header");
-    size_t at = 10;
-    if (flg & 4) {                     /* FEXTRA */
-        if (n < at + 2)
-            return gz_fail(s, "truncated gzip data");
-        at += 2 + (size_t)(p[at] | p[at + 1] << 8);
-    }
-    for (unsigned bit = 8; bit <= 16; bit *= 2)   /* FNAME, FCOMMENT */
-        if (flg & bit) {
-            const unsigned char *z = at < n ? memchr(p + at, 0, n - at) : NULL;
-            if (!z)
-                return gz_fail(s, "truncated gzip data");
-            at = (size_t)(z - p) + 1;
-        }
-    if (flg & 2) {                     /* FHCRC */
-        if (n < at + 2)
-            return gz_fail(s, "truncated gzip data");
-        unsigned want = p[at] | (unsigned)p[at + 1] << 8;
-        if ((crc32(0L, p, (uInt)at) & 0xffff) != want)
-            return gz_fail(s, "bad header CRC in gzip data");
-    }
-    return 0;
-}
-
-/* The size an "MS" header gives the member at p, or 0 when the member
- * has another header (then it and what follows are read in sequence). */
-static size_t gz_sized_member(const unsigned char *p, size_t left)
-{
-    static const unsigned char head[4] = { 0x1f, 0x8b, 8, 4 };
-    if (left < GZ_HEAD_BYTES + GZ_TAIL_BYTES || memcmp(p, head, 4) != 0 || p[10] != 8 ||
-        p[11] != 0 || p[12] != 'M' || p[13] != 'S' || p[14] != 4 || p[15] != 0)
-        return 0;
-    size_t bytes = p[16] | (size_t)p[17] << 8 | (size_t)p[18] << 16 | (size_t)p[19] << 24;
-    return bytes >= GZ_HEAD_BYTES + GZ_TAIL_BYTES && bytes <= left ? bytes : 0;
-}
-
-/* Lists the leading members that say their size; nothing on failure. */
-static void gz_index(struct text_source *s)
-{
-    size_t at = 0, n = 0, cap = 0;
-    for (size_t bytes; (bytes = gz_sized_member(s->comp + at, s->clen - at)); at += bytes) {
-        if (n == cap) {
-            cap = cap ? cap * 2 : 64;
-            struct gz_member *m = realloc(s->members, cap * sizeof *m);
-            if (!m) {
-                n = 0;
-                break;
-            }
-            s->members = m;
-        }
-        const unsigned char *t = s->comp + at + bytes - 4;
-        s->members[n++] = (struct gz_member){ at, bytes,
-                                              t[0] | (uint32_t)t[1] << 8 | (uint32_t)t[2] << 16 |
-                                              (uint32_t)t[3] << 24, NULL, 0 };
-    }
-    s->n_members = n;
-}
-
-struct gz_batch {
-    const unsigned char *comp;
-    struct gz_member *members;
-};
-
-static void gz_inflate_members(void *arg, size_t first, size_t last)
-{
-    const struct gz_batch *b = arg;
-    struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
-    for (size_t i = first; i < last && d; i++) {
-        struct gz_member *m = &b->members[i];
-        const unsigned char *p = b->comp + m->at;
-        size_t in_used, out;
-        m->ok = libdeflate_deflate_decompress_ex(d, p + GZ_HEAD_BYTES,
-                                                 m->bytes - GZ_HEAD_BYTES - GZ_TAIL_BYTES,
-                                                 m->dst, m->text, &in_used, &out) ==
-                    LIBDEFLATE_SUCCESS &&
-                in_used == m->bytes - GZ_HEAD_BYTES - GZ_TAIL_BYTES && out == m->text;
-        const unsigned char *t = p + m->bytes - GZ_TAIL_BYTES;
-        uint32_t crc = t[0] | (uint32_t)t[1] << 8 | (uint32_t)t[2] << 16 | (uint32_t)t[3] << 24;
-        m->ok = m->ok && libdeflate_crc32(0, m->dst, m->text) == crc;
-    }
-    libdeflate_free_decompressor(d);
-}
-
-/* Inflates the sized members from cpos on that fit in dst, side by side;
- * 0 when there are none, or when one of them is faulty: then the members
- * are read again in sequence, which says what is wrong where. */
-static size_t gz_fill_sized(struct text_source *s, char *dst, size_t cap)
-{
-    while (s->next_member < s->n_members && s->members[s->next_member].at < s->cpos)
-        s->next_member++;
-    size_t first = s->next_member, n = 0, text = 0;
-    if (first == s->n_members || s->members[first].at != s->cpos)
-        return 0;
-    while (first + n < s->n_members && s->members[first + n].text <= cap - text) {
-        s->members[first + n].dst = dst + text;
-        text += s->members[first + n].text;
-        n++;
-    }
-    if (n == 0)
-        return 0;
-    int threads = s->threads < (int)n ? s->threads : (int)n;
-    struct gz_batch batch = { s->comp, s->members + first };
-    parallel_for(threads, n, 1, gz_inflate_members, &batch);
-    for (size_t i = first; i < first + n; i++)
-        if (!s->members[i].ok)
-            return 0;
-    const struct gz_member *last = &s->members[first + n - 1];
-    s->cpos = last->at + last->bytes;
-    s->next_member = first + n;
-    return text;
-}
-
-static int source_open(struct text_source *s, struct gc_input *in, int gz, int threads)
-{
-    memset(s, 0, sizeof s[0]);
-    s->in = in;
-    s->name = in->name;
-    s->gz = gz;
-    s->threads = threads;
-    if (!gz)
-        return 0;
-    off_t left = input_remaining(in);
-    if (left >= 0 && (uint64_t)left <= GZ_WHOLE_MAX) {
-        int status = input_slurp(in, &s->comp, &s->clen);
-        if (status)
-            return status;
-        s->ld = libdeflate_alloc_decompressor();
-        if (!s->ld)
-            return gc_fail(GC_EXIT_INPUT, "%s: out of memory", s->name);
-        gz_index(s);
-    } else {
-        s->zin = malloc(GZ_IN_CHUNK);
-        if (!s->zin)
-            return gc_fail(GC_EXIT_INPUT, "%s: out of memory", s->name);
-    }
-    if (inflateInit2(&s->zs, 16 + MAX_WBITS) != Z_OK)
-        return gc_fail(GC_EXIT_INPUT, "%s: cannot start zlib", s->name);
-    s->z_ready = 1;
-    s->zs.next_in = s->zin ? s->zin : s->comp;
-    s->zs.avail_in = 0;
-    if (s->clen == 0 && !s->zin)
-        return gc_fail(GC_EXIT_INPUT, "%s: empty file, not gzip data", s->name);
-    return 0;
-}
-
-static void source_close(struct text_source *s)
-{
-    if (s->z_ready)
-        inflateEnd(&s->zs);
-    libdeflate_free_decompressor(s->ld);
-    free(s->members);
-    free(s->comp);
-    free(s->zin);
-    memset(s, 0, sizeof s[0]);
-}
-
-/* Streaming input: at least `want` compressed bytes at zs.next_in unless
- * the input ends first. */
-static int gz_stream_want(struct text_source *s, size_t want)
-{
-    if (s->zs.avail_in >= want || s->in_eof)
-        return 0;
-    size_t have = s->zs.avail_in;
-    s->consumed += (uint64_t)(s->zs.next_in - s->zin);
-    memmove(s->zin, s->zs.next_in, have);
-    size_t got;
-    int status = input_read(s->in, s->zin + have, GZ_IN_CHUNK - have, &got);
-    if (status)
-        return status;
-    if (got == 0)
-        s->in_eof = 1;
-    s->zs.next_in = s->zin;
-    s->zs.avail_in = (uInt)(have + got);
-    return 0;
-}
-
-/* 1 when the n (< 3) bytes at p, the last of the input, start gzip's
- * magic number: a member cut short in its header, not foreign data. */
-static int gz_cut_in_magic(const unsigned char *p, size_t n)
-{
-    return n < 3 && p[0] == 0x1f && (n < 2 || p[1] == 0x8b);
-}
-
-/* The start of the next member: 0 with *more = 0 at the end of the data. */
-static int gz_next_member(struct text_source *s, int *more)
-{
-    *more = 0;
-    if (s->comp) {
-        if (s->cpos == s->clen)
-            return 0;
-        s->member_at = s->cpos;
-        if (gz_cut_in_magic(s->comp + s->cpos, s->clen - s->cpos))
-            return gz_fail(s, "truncated gzip data");
-        if (s->clen - s->cpos < 3 || s->comp[s->cpos] != 0x1f || s->comp[s->cpos + 1] != 0x8b)
-            return s->cpos == 0
-                ? gc_fail(GC_EXIT_INPUT, "%s: not gzip data", s->name)
-                : gc_fail(GC_EXIT_INPUT, "%s: %zu bytes of trailing garbage after the gzip data",
-                          s->name, s->clen - s->cpos);
-        *more = 1;
-        return gz_check_header(s, s->comp + s->cpos, s->clen - s->cpos);
-    }
-    int status = gz_stream_want(s, 3);
-    if (status)
-        return status;
-    if (s->zs.avail_in == 0)
-        return s->consumed == 0 ? gc_fail(GC_EXIT_INPUT, "%s: empty input, not gzip data",
-                                          s->name) : 0;
-    s->member_at = s->consumed + (uint64_t)(s->zs.next_in - s->zin);
-    if (gz_cut_in_magic(s->zs.next_in, s->zs.avail_in))
-        return gz_fail(s, "truncated gzip data");
-    if (s->zs.avail_in < 3 || s->zs.next_in[0] != 0x1f || s->zs.next_in[1] != 0x8b)
-        return s->member_at == 0
-            ? gc_fail(GC_EXIT_INPUT, "%s: not gzip data", s->name)
-            : gc_fail(GC_EXIT_INPUT, "%s: trailing garbage after the gzip data (at byte %ju)",
-                      s->name, (uintmax_t)s->member_at);
-    *more = 1;
-    return 0;
-}
-
-/* Inflates one member, or the rest of it, through zlib into dst. */
-static int gz_inflate_zlib(struct text_source *s, char *dst, size_t cap, size_t *got)
-{
-    if (!s->in_member) {
-        inflateReset(&s->zs);
-        s->in_member = 1;
-        if (s->comp) {
-            s->zs.next_in = s->comp + s->cpos;
-            s->zs.avail_in = 0;
-        }
-    }
-    s->zs.next_out = (unsigned char *)dst;
-    s->zs.avail_out = (uInt)(cap < (1u << 30) ? cap : (1u << 30));
-    while (s->zs.avail_out > 0) {
-        if (s->comp) {
-            size_t left = s->clen - (size_t)(s->zs.next_in - s->comp);
-            if (s->zs.avail_in == 0)
-                s->zs.avail_in = (uInt)(left < (1u << 30) ? left : (1u << 30));
-        } else if (s->zs.avail_in == 0) {
-            int status = gz_stream_want(s, 1);
-            if (status)
-                return status;
-        }
-        uInt before_in = s->zs.avail_in;
-        int r = inflate(&s->zs, Z_NO_FLUSH);
-        if (r == Z_STREAM_END) {
-            s->in_member = 0;
-            break;
-        }
-        if (r == Z_DATA_ERROR || r == Z_NEED_DICT)
-            return gz_fail(s, gz_zlib_why(&s->zs));
-        if (r == Z_MEM_ERROR)
-            return gc_fail(GC_EXIT_INPUT, "%s: out of memory inflating", s->name);
-        if (r == Z_BUF_ERROR && before_in == 0)
-            return gz_fail(s, "truncated gzip data");
-    }
-    *got = (size_t)((char *)s->zs.next_out - dst);
-    if (s->comp)
-        s->cpos = (size_t)(s->zs.next_in - s->comp);
-    return 0;
-}
-
-/* Fills dst with up to `cap` bytes of text; *got == 0 only at the end. */
-static int source_fill(struct text_source *s, char *dst, size_t cap, size_t *got)
-{
-    *got = 0;
-    if (!s->gz)
-        return input_read(s->in, dst, cap, got);
-    while (*got == 0) {
-        int status, more;
-        if (s->in_member) {
-            if ((status = gz_inflate_zlib(s, dst, cap, got)))
-                return status;
-            continue;
-        }
-        if (s->comp && s->clen > s->cpos && (*got = gz_fill_sized(s, dst, cap)))
-            return 0;
-        if ((status = gz_next_member(s, &more)) || !more)
-            return status;
-        if (s->comp) {
-            /* A member that inflates into the buffer goes through libdeflate,
-             * about twice zlib's speed; a larger one through zlib. */
-            size_t used, n;
-            enum libdeflate_result r = libdeflate_gzip_decompress_ex(
-                s->ld, s->comp + s->cpos, s->clen - s->cpos, dst, cap, &used, &n);
-            if (r == LIBDEFLATE_SUCCESS) {
-                s->cpos += used;
-                *got = n;
-                continue;
-            }
-            if (r != LIBDEFLATE_INSUFFICIENT_SPACE)
-                return gz_fail(s, gz_diagnose(s->comp + s->cpos, s->clen - s->cpos));
-        }
-        if ((status = gz_inflate_zlib(s, dst, cap, got)))
-            return status;
-    }
-    return 0;
-}
-
 /* ---- reading: text parsed as it arrives, on every core ---- */
 
 /* Text is read in windows of this size (more for longer lines); a gzip
@@ -1054,7 +647,7 @@ static void *csv_fill(void *arg)
     size_t got = 1;
     w->status = 0;
     while (!w->status && w->len < w->cap && got) {
-        w->status = source_fill(&r->src, w->buf + w->len, w->cap - w->len, &got);
+        w->status = text_source_fill(&r->src, w->buf + w->len, w->cap - w->len, &got);
         if (!w->status) {
             w->eof = got == 0;
             w->len += got;
@@ -1169,7 +762,7 @@ static int csv_read_text(struct gc_input *in, int gz, const struct gc_read_opts 
     r.esize = gc_dtypes[r.ps.dtype].size;
     r.ps.loc = newlocale(LC_ALL_MASK, "C", (locale_t)0);
     int status = !r.ps.loc ? gc_fail(GC_EXIT_INPUT, "%s: cannot create the C locale", in->name)
-               : source_open(&r.src, in, gz, r.threads);
+               : text_source_open(&r.src, in, gz, r.threads);
     if (!status)
         status = csv_run(&r, gz ? CSV_GZ_WINDOW : CSV_TEXT_CHUNK);
     if (!status && r.cols == 0) {
@@ -1201,7 +794,7 @@ static int csv_read_text(struct gc_input *in, int gz, const struct gc_read_opts 
         r.data = NULL;
     }
     free(r.data);
-    source_close(&r.src);
+    text_source_close(&r.src);
     free(r.win[0].buf);
     free(r.win[1].buf);
     if (r.ps.loc)

@@ -113,6 +113,21 @@ struct gc_info {
     off_t file_bytes;         /* -1 if unknown */
 };
 
+/* What a format can do, as columns of its row, so that no caller asks
+ * which format it is. */
+enum gc_format_caps {
+    FORMAT_BINARY = 1 << 0,     /* bytes that are not text (compressed text counts): not
+                                   written to a terminal */
+    FORMAT_AT_OFFSETS = 1 << 1, /* the elements in C order after a header whose length
+                                   info() gives (write_header writes it): read and
+                                   written at byte offsets, in any order */
+    FORMAT_VERSIONED = 1 << 2,  /* a header of its own with a format version (info's
+                                   version and header_bytes) */
+};
+
+/* gc_format.dtypes: a bit (1 << GC_*) per dtype. */
+#define GC_DTYPES_ALL ((1u << GC_DTYPE_COUNT) - 1)
+
 struct gc_format {
     const char *name;         /* "npy", "raw", "csv", "csv.gz" */
     const char *extensions;   /* space-separated, with dots: ".npy" */
@@ -129,18 +144,29 @@ struct gc_format {
      * caller can stream the payload itself.  NULL for other formats. */
     int (*write_header)(FILE *f, const char *name, const struct gc_tensor *t);
     int max_ndim;             /* the most dimensions it can write */
+    unsigned caps;            /* FORMAT_* */
+    unsigned dtypes;          /* the dtypes it can hold: a bit (1 << GC_*) each */
 };
 
 extern const struct gc_format gc_formats[GC_FMT_COUNT];
+
+/* Whether `format` has every capability of `caps` (FORMAT_*). */
+int format_can(int format, unsigned caps);
+/* Whether `format` can hold elements of `dtype`. */
+int format_holds(int format, enum gc_dtype dtype);
 
 /* By name ("npy", "csv.gz", "bin" and "raw" for raw); -1 if unknown. */
 int format_by_name(const char *name);
 /* By a path's extension; -1 if none matches. */
 int format_by_extension(const char *path);
-/* A real magic number first (.npy), then the extension; then, for stdin or
- * an unknown extension, what the bytes look like (gzip, CSV text, else
- * raw), saying so on stderr when `announce`.  Returns the format, or -1
- * after reporting a read error. */
+/* The format of `in` into *format: a real magic number first (.npy), then
+ * the extension; then, for stdin or an unknown extension, what the bytes
+ * look like (gzip, CSV text, else raw), saying so on stderr when
+ * `announce`.  Returns 0, or a status after reporting a read error. */
+int format_identify(struct gc_input *in, int announce, int *format);
+
+/* format_identify's answer as one int: the format, or -1 after reporting
+ * a read error. */
 int format_detect(struct gc_input *in, int announce);
 
 /* 1 when `c` may separate CSV fields: it cannot occur inside a number,

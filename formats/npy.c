@@ -15,6 +15,7 @@
  * and kept column-major when fortran_order is True, so that np.save(a.T)
  * costs no extra host copy. */
 #include "formats/format_impl.h"
+#include "formats/payload.h"
 
 #include <stdint.h>
 #include <stdlib.h>

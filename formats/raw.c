@@ -5,6 +5,7 @@
  * default), the order from --order.  Output is always in C order, in the
  * tensor's own dtype. */
 #include "formats/format_impl.h"
+#include "formats/payload.h"
 
 #include <math.h>
 #include <stdint.h>

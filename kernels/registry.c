@@ -9,14 +9,46 @@
 #include "kernels/gemm.h"
 
 const struct gemm_sig_info gemm_sigs[GEMM_SIG_COUNT] = {
-    [GEMM_F32] = { "f32", GC_F32, GC_F32, "FP32" },
-    [GEMM_F16] = { "f16", GC_F16, GC_F32, "f16 operands, FP32 accumulation" },
-    [GEMM_BF16] = { "bf16", GC_BF16, GC_F32, "bf16 operands, FP32 accumulation" },
-    [GEMM_F64] = { "f64", GC_F64, GC_F64, "FP64" },
-    [GEMM_I64] = { "i64", GC_I64, GC_I64, "exact int64, modulo 2^64" },
-    [GEMM_TF32] = { "tf32", GC_F32, GC_F32, "TF32 tensor cores, FP32 accumulation" },
-    [GEMM_TF32X3] = { "tf32x3", GC_F32, GC_F32, "3xTF32 tensor cores, FP32 accumulation" },
+    [GEMM_F32] = { "f32", GC_F32, GC_F32, "FP32", NULL, GEMM_F32, 1e-4, 5e-5, 1, 0 },
+    [GEMM_F16] = { "f16", GC_F16, GC_F32, "f16 operands, FP32 accumulation", NULL, GEMM_F16,
+                   2e-3, 5e-5, 2, GEMM_SIG_TENSOR_CORES },
+    [GEMM_BF16] = { "bf16", GC_BF16, GC_F32, "bf16 operands, FP32 accumulation", NULL, GEMM_BF16,
+                    1.5e-2, 5e-5, 3, GEMM_SIG_TENSOR_CORES },
+    [GEMM_F64] = { "f64", GC_F64, GC_F64, "FP64", NULL, GEMM_F64, 1e-10, 1e-12, 6, 0 },
+    [GEMM_I64] = { "i64", GC_I64, GC_I64, "exact int64, modulo 2^64", NULL, GEMM_I64, 1e-4, 0, 0,
+                   0 },
+    [GEMM_TF32] = { "tf32", GC_F32, GC_F32, "TF32 tensor cores, FP32 accumulation", "tf32",
+                    GEMM_TF32, 2e-3, 2e-3, 4, GEMM_SIG_TENSOR_CORES },
+    [GEMM_TF32X3] = { "tf32x3", GC_F32, GC_F32, "3xTF32 tensor cores, FP32 accumulation",
+                      "tf32x3", GEMM_F32, 1e-4, 5e-5, 5, GEMM_SIG_TENSOR_CORES },
 };
+
+/* What a result stored in a float dtype carries on top of the arithmetic's
+ * error: its own rounding, with room for the sums before it.  Others: the
+ * FP64 figure (integer results are checked exactly). */
+static const double result_tol[GC_DTYPE_COUNT] = {
+    [GC_BF16] = 3e-2, [GC_F16] = 4e-3, [GC_F32] = 1e-4,
+};
+#define RESULT_TOL_OTHER 1e-10
+
+int gemm_sig_by_name(const char *name)
+{
+    for (int s = 0; s < GEMM_SIG_COUNT; s++)
+        if (strcmp(name, gemm_sigs[s].name) == 0)
+            return s;
+    int dt = gc_dtype_parse(name);
+    for (int s = 0; s < GEMM_SIG_COUNT && dt >= 0; s++)
+        if (gemm_sigs[s].in == (enum gc_dtype)dt && !gemm_sigs[s].compute)
+            return s;
+    return -1;
+}
+
+double gemm_sig_verify_tol(enum gemm_sig sig, enum gc_dtype result)
+{
+    double by_dtype = result_tol[result] > 0 ? result_tol[result] : RESULT_TOL_OTHER;
+    double by_sig = gemm_sigs[sig].verify_tol;
+    return by_dtype > by_sig ? by_dtype : by_sig;
+}
 
 void gemm_problem_dense(struct gemm_problem *p)
 {

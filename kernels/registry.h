@@ -76,12 +76,39 @@ enum gemm_sig {
     GEMM_SIG_COUNT
 };
 
+/* A signature's row: everything that depends on the arithmetic alone is
+ * a column here, so that a new signature is one row (kernels/registry.c)
+ * and the kernels that compute it. */
 struct gemm_sig_info {
-    const char *name;          /* "f32" */
+    const char *name;          /* "f32"; bench --dtype and the tune cache's keys use it */
     enum gc_dtype in, out;     /* operand and C types on the device */
     const char *arith;         /* "FP32", "FP32 accumulation", ... */
+    const char *compute;       /* the --compute mode that asks for it on `in` operands
+                                  ("tf32"); NULL: `in`'s own arithmetic */
+    enum gemm_sig reference;   /* the signature cuBLAS is compared in: its own, or the one
+                                  whose accuracy it aims at (cuBLAS has no 3xTF32) */
+    double verify_tol;         /* relative Frobenius error --verify allows the arithmetic
+                                  by default (gemm_sig_verify_tol) */
+    double test_bound;         /* relative error no correct kernel reaches on N(0, 1) data
+                                  (tests/gpu_kernels.c) */
+    int bench_order;           /* bench times it, in this order (1 first); 0: never */
+    unsigned flags;            /* GEMM_SIG_* */
+};
+enum gemm_sig_flags {
+    GEMM_SIG_TENSOR_CORES = 1 << 0,   /* computed on the tensor cores by the kernels
+                                         made for it: bench times those chapters' shapes */
 };
 extern const struct gemm_sig_info gemm_sigs[GEMM_SIG_COUNT];
+
+/* The signature named `name` ("tf32x3"), else the one that computes
+ * operands of the dtype so named ("float32", "f16") in their own
+ * arithmetic; -1 when there is none. */
+int gemm_sig_by_name(const char *name);
+
+/* --verify's default tolerance for a product in `sig` whose result is
+ * stored as `result`: the larger of what the arithmetic and what the
+ * result's dtype can hold. */
+double gemm_sig_verify_tol(enum gemm_sig sig, enum gc_dtype result);
 
 enum { GEMM_CC_ANY = -1 };          /* gemm_problem.cc: no device chosen yet */
 

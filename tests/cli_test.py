@@ -662,16 +662,79 @@ def test_progress(d):
           and b"..." not in err, err[:300])
 
 
+def test_terminal_output(d):
+    """Bytes that are not text never go to a terminal: .npy, raw and the
+    compressed bytes of csv.gz are refused there (status 2), CSV is
+    written."""
+    import pty
+    a = tmp(d, "tty.npy")
+    np.save(a, np.eye(2, dtype=np.float32))
+    for fmt, binary in (("npy", True), ("raw", True), ("csv", False), ("csv.gz", True)):
+        master, slave = pty.openpty()
+        p = subprocess.run([GEMMCLI, "convert", a, "-o", "-", "--format", fmt, "--quiet"],
+                           stdout=slave, stderr=subprocess.PIPE, timeout=60)
+        os.close(slave)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            shown += chunk
+        os.close(master)
+        if binary:
+            expect_status(f"{fmt} to a terminal: refused", p, 2, ["terminal"])
+            check(f"{fmt} to a terminal: nothing written", shown == b"", shown[:60])
+        else:
+            expect_status(f"{fmt} to a terminal: written", p, 0)
+            check(f"{fmt} to a terminal: the text", shown.replace(b"\r", b"") == b"1,0\n0,1\n",
+                  shown[:60])
+
+
+def test_bench_signatures():
+    """bench --dtype takes each signature the kernels list (by its name, or
+    its dtype's NumPy name) except i64, which it does not time, and its
+    refusal names every other; without a device the ones it takes end at
+    the device (status 5), after the options were read."""
+    import json
+    rows = json.loads(run("kernels", "--json").stdout)
+    sigs = sorted({t for r in rows if r["operation"] == "mul" for t in r["types"].split(",")})
+    check("the kernels list the signatures", {"f32", "f64", "i64", "tf32x3"} <= set(sigs), sigs)
+    no_gpu = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+    for name in sigs + ["float16", "FLOAT64"]:
+        p = run("bench", "--op", "mul", "--sizes", "64", "--dtype", name, env=no_gpu)
+        if name == "i64":
+            timed = [s for s in sigs if s != "i64"]
+            expect_status("bench --dtype i64: refused", p, 2, ["not 'i64'"] + timed)
+        else:
+            expect_status(f"bench --dtype {name}: taken", p, 5, ["device"])
+
+
 def test_help():
     p = run("--help")
     expect_status("--help", p, 0)
     check("--help lists commands and exit statuses",
           all(w in p.stdout for w in (b"mul", b"transpose", b"convert", b"info", b"kernels",
                                       b"Exit status")), p.stdout[:200])
-    for cmd in ("mul", "transpose", "convert", "info", "kernels", "bench", "tune"):
+    # Every command the table lists answers its own --help, whatever the
+    # list holds: the listing is the table's.
+    listed = p.stdout.decode().split("\ncommands:\n", 1)[-1].split("\n\n", 1)[0]
+    commands = [line.split()[0] for line in listed.splitlines() if line.startswith("  ")]
+    check("--help lists the commands", len(commands) >= 7 and "mul" in commands, listed)
+    for cmd in commands:
         p = run(cmd, "--help")
         expect_status(f"{cmd} --help", p, 0)
         check(f"{cmd} --help shows usage", p.stdout.startswith(b"usage: gemmcli " + cmd.encode()))
+        check(f"{cmd} --help lists its options", b"--help" in p.stdout and
+              b"Exit status" in p.stdout, p.stdout[:300])
+    if os.path.exists("/dev/full"):
+        with open("/dev/full", "wb") as full:
+            for args in (("--help",), ("mul", "--help"), ("--version",)):
+                p = subprocess.run([GEMMCLI, *args], stdout=full, stderr=subprocess.PIPE,
+                                   timeout=60)
+                expect_status(f"{' '.join(args)} to a full disk", p, 4, ["<stdout>: write error"])
     p = run("--version")
     check("--version", p.returncode == 0 and p.stdout.startswith(b"gemmcli "), p.stdout)
     p = run("kernels")
@@ -707,6 +770,8 @@ def main():
         test_errors(d)
         test_tune(d)
         test_progress(d)
+        test_terminal_output(d)
+        test_bench_signatures()
     print(f"cli: {passed} passed, {failed} failed")
     return 1 if failed else 0
 

@@ -58,19 +58,6 @@
 #define HOST_FLOP_LIMIT 4e9
 #define MAX_PICK 32
 
-/* Errors no correct kernel of the signature reaches on N(0, 1) data. */
-static const double abs_bound[GEMM_SIG_COUNT] = {
-    [GEMM_F32] = 5e-5, [GEMM_F16] = 5e-5, [GEMM_BF16] = 5e-5, [GEMM_F64] = 1e-12, [GEMM_I64] = 0,
-    [GEMM_TF32] = 2e-3, [GEMM_TF32X3] = 5e-5,
-};
-
-/* The signature cuBLAS is measured in for a kernel's: its own, or for
- * tf32x3, which cuBLAS lacks, SGEMM (the accuracy tf32x3 aims at). */
-static enum gemm_sig reference_sig(enum gemm_sig sig)
-{
-    return sig == GEMM_TF32X3 ? GEMM_F32 : sig;
-}
-
 struct mul_case {
     int batch, m, n, k;
     float alpha, beta;
@@ -645,7 +632,7 @@ static void test_mul_case(struct ctx *x, const struct options *o, const struct m
             const struct gemm_kernel *kern = &gemm_kernels[i];
             int is_ref = (kern->flags & KERNEL_REFERENCE) != 0;
             char why[256], detail[200];
-            enum gemm_sig run_sig = is_ref ? reference_sig(sig) : sig;
+            enum gemm_sig run_sig = is_ref ? gemm_sigs[sig].reference : sig;
             if (is_ref != (pass == 0) || (pass == 1 && !picked(o, kern->name)) ||
                 !(kern->sigs & (1u << run_sig)) ||
                 (pass == 1 && mc->only && strcmp(kern->name, mc->only) != 0))
@@ -723,7 +710,7 @@ static void test_mul_case(struct ctx *x, const struct options *o, const struct m
             double tiny = sig == GEMM_F64 ? 1e-15 : TINY;
             if (pass == 0) {
                 cublas_err = e;
-                ok = e >= 0.0 && e <= abs_bound[sig];
+                ok = e >= 0.0 && e <= gemm_sigs[sig].test_bound;
                 snprintf(detail, sizeof detail, "rel err %.2e (reference)", e);
             } else {
                 double bar = cublas_err > 0.0 ? cublas_err : 0.0;
@@ -745,8 +732,8 @@ static void test_mul_case(struct ctx *x, const struct options *o, const struct m
                     bound = TF32_FLOOR;
                 double seq_bound = SEQ_SCALE * sqrt((double)mc->k) * ops.spread *
                                    (sig == GEMM_F64 ? 0x1p-53 : 0x1p-24);
-                ok = e >= 0.0 && e <= bound && e <= abs_bound[sig];
-                if (!ok && e >= 0.0 && e <= seq_bound && e <= abs_bound[sig])
+                ok = e >= 0.0 && e <= bound && e <= gemm_sigs[sig].test_bound;
+                if (!ok && e >= 0.0 && e <= seq_bound && e <= gemm_sigs[sig].test_bound)
                     ok = 2;
                 if (e < 0.0)
                     snprintf(detail, sizeof detail, "non-finite output (unwritten element?)");

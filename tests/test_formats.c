@@ -144,8 +144,9 @@ static int read_bytes(int fmt, const char *name, const void *data, size_t n,
     }
     if (!status) {
         if (fmt == GC_FMT_AUTO)
-            fmt = format_detect(&in, 0);
-        status = fmt < 0 ? -1 : gc_formats[fmt].read(&in, o, m);
+            status = format_identify(&in, 0, &fmt);
+        if (!status)
+            status = gc_formats[fmt].read(&in, o, m);
         input_close(&in);
     }
     capture_end();
@@ -1263,6 +1264,73 @@ static void test_npy_info_nd(void)
           info.header_bytes == n - sizeof payload, "info of a 3-D Fortran .npy: %s", captured);
 }
 
+/* ---- the format table's capabilities ---- */
+
+/* Bytes a terminal shows as text: printable ASCII, newline, tab, return. */
+static int is_text(const unsigned char *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if ((b[i] < 0x20 && b[i] != '\n' && b[i] != '\t' && b[i] != '\r') || b[i] > 0x7e)
+            return 0;
+    return 1;
+}
+
+/* What a format's row says it can do is what its reader and writer do:
+ * the dtypes it holds are the ones it writes; a binary format writes bytes
+ * that are not text and a text one text; a format written at offsets
+ * writes a header of the length info() gives and then the elements as
+ * memory holds them; a versioned one reports its version. */
+static void test_format_capabilities(void)
+{
+    for (int f = 0; f < GC_FMT_COUNT; f++) {
+        const struct gc_format *F = &gc_formats[f];
+        size_t n;
+        int st;
+        for (int dt = 0; dt < GC_DTYPE_COUNT; dt++) {
+            uint64_t zeros[4] = { 0 };
+            struct gc_tensor z = matrix_of(2, 2, (enum gc_dtype)dt, 0, zeros);
+            free(write_bytes(f, &z, NULL, &n, &st));
+            CHECK((st == 0) == format_holds(f, (enum gc_dtype)dt), "%s holds %s: table %d, "
+                  "writer %d %s", F->name, gc_dtypes[dt].name, format_holds(f, (enum gc_dtype)dt),
+                  st, captured);
+        }
+        float v[4] = { 1, 2, 3, 4 };
+        struct gc_tensor m = matrix_of(2, 2, GC_F32, 0, v);
+        unsigned char *b = write_bytes(f, &m, NULL, &n, &st);
+        CHECK(st == 0 && (!is_text(b, n)) == format_can(f, FORMAT_BINARY),
+              "%s: binary in the table %d, its bytes text %d", F->name,
+              format_can(f, FORMAT_BINARY), is_text(b, n));
+        write_file(tmp_path("caps"), b, n);
+        struct gc_read_opts o = default_read();
+        o.dtype = GC_F32;
+        set_shape(&o, 2, (const size_t[]){ 2, 2 });
+        struct gc_input in;
+        struct gc_info info;
+        memset(&info, 0, sizeof info);
+        capture_begin();
+        st = input_open(&in, tmp_path("caps"));
+        if (!st) {
+            st = F->info(&in, &o, &info);
+            input_close(&in);
+        }
+        capture_end();
+        CHECK(st == 0 && (info.version_major > 0) == format_can(f, FORMAT_VERSIONED),
+              "%s: versioned in the table %d, info's version %u: %s", F->name,
+              format_can(f, FORMAT_VERSIONED), info.version_major, captured);
+        if (format_can(f, FORMAT_AT_OFFSETS)) {
+            size_t hn = 0;
+            int hst = -1;
+            unsigned char *h = F->write_header ? header_bytes(f, &m, &hn, &hst) : NULL;
+            CHECK(h && hst == 0 && info.header_bytes == hn && n == hn + sizeof v &&
+                  memcmp(b, h, hn) == 0 && memcmp(b + hn, v, sizeof v) == 0,
+                  "%s: written at offsets: a header of info's length (%zu of %zu), then the "
+                  "elements", F->name, info.header_bytes, hn);
+            free(h);
+        }
+        free(b);
+    }
+}
+
 /* ---- raw ---- */
 
 static void test_raw(void)
@@ -1940,7 +2008,8 @@ static void test_big_read_changed(const unsigned char *payload)
             int st = input_open(&in, path);
             if (!st) {
                 in.threads = threads;
-                st = format_detect(&in, 0) == GC_FMT_NPY ? 0 : -1;
+                int fmt = -1;
+                st = format_identify(&in, 0, &fmt) == 0 && fmt == GC_FMT_NPY ? 0 : -1;
                 if (grow) {
                     FILE *f = fopen(path, "ab");
                     if (!f || fwrite("abcdefg", 1, 7, f) != 7 || fclose(f) != 0)
@@ -2270,7 +2339,8 @@ static void test_detect(void)
         capture_begin();
         int fmt = -2;
         if (input_open(&in, tmp_path("x.dat")) == 0) {
-            fmt = format_detect(&in, announce);
+            if (format_identify(&in, announce, &fmt) != 0)
+                fmt = -1;
             input_close(&in);
         }
         capture_end();
@@ -2296,6 +2366,7 @@ int main(void)
     }
     locale_t loc = newlocale(LC_ALL_MASK, "C", (locale_t)0);
     test_dtypes_and_sizes();
+    test_format_capabilities();
     test_half();
     test_convert();
     test_convert_nd();

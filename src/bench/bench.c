@@ -12,7 +12,6 @@
 #include "core/error.h"
 #include "kernels/convert.h"
 #include "src/bench/bench.h"
-#include "src/cli/commands.h"
 #include "src/job/device.h"
 #include "src/job/options.h"
 #include "src/job/output.h"
@@ -21,7 +20,6 @@
 #include "src/job/json.h"
 #include "src/job/report.h"
 #include "src/plan/select.h"
-#include "src/bench/sweep.h"
 
 #define MAX_SETS 16
 #define CELL_BUDGET_MS 300.0   /* timed runs per kernel and shape, about */
@@ -43,14 +41,16 @@ struct bench {
     char name[32];              /* "mul f32", "transpose" */
 };
 
-static const char default_f32_sizes[] =
+/* The first signature bench times (f32) carries the ladder: its shapes are
+ * the most. */
+static const char default_ladder_sizes[] =
     "1024,2048,4096,8192,4097,127x129x255,1000x3000x500,256x256x65536,65536x64x1024,"
     "1024x128x128x128,16x1024x1024x1024,1x8192x8192,8192x1x8192,100000x8x8x8,4096x32x32x32,"
     "8192x8192x1,8192x8192x32,32768x16x8192,16x8192x32768,1000x64x64x64";
 /* The tensor-core chapter's shapes add a long K on few tiles (its split)
  * and a stack; the other types' lists, the shapes of the memory-bound
  * stages (a thin side, a short K), from which auto's rates for them come. */
-static const char default_16bit_sizes[] =
+static const char default_tensor_core_sizes[] =
     "1024,4096,8192,4097,1000x3000x500,256x256x65536,16x1024x1024x1024,1x8192x8192,"
     "8192x1x8192,4096x32x32x32,32768x16x8192,16x8192x32768,8192x8192x8,8192x8192x32";
 static const char default_other_sizes[] =
@@ -200,11 +200,11 @@ static void mul_problem(const struct bench *b, const struct shape *s, struct gem
     p->cc = b->dev.cc_major * 10 + b->dev.cc_minor;
 }
 
-/* The signature kernel i runs in: the bench's, except that cuBLAS, which
- * has no 3xTF32, runs tf32x3's table as SGEMM, the accuracy it aims at. */
+/* The signature kernel i runs in: the bench's, except that cuBLAS runs in
+ * the signature's reference (tf32x3's: SGEMM, the accuracy it aims at). */
 static enum gemm_sig kernel_sig(const struct bench *b, size_t i)
 {
-    return b->sig == GEMM_TF32X3 && (kernel_flags(b, i) & KERNEL_REFERENCE) ? GEMM_F32 : b->sig;
+    return kernel_flags(b, i) & KERNEL_REFERENCE ? gemm_sigs[b->sig].reference : b->sig;
 }
 
 /* Whether kernel i runs in this bench at shape s (a GPU kernel of the
@@ -340,7 +340,7 @@ static void print_table(const struct bench *b, FILE *f)
     double peak = device_fp32_peak_gflops(&b->dev) / 1e3;
     fprintf(f, "\n%s on %s, %s; %s\n", b->name, b->dev.name, b->date,
             !b->is_mul ? "GB/s read+written (% of copy, % of geam)"
-            : b->sig == GEMM_TF32X3 ? "TFLOP/s (% of cuBLAS; cublas is SGEMM, FP32)"
+            : gemm_sigs[b->sig].reference != b->sig ? "TFLOP/s (% of cuBLAS; cublas is SGEMM, FP32)"
                                     : "TFLOP/s (% of cuBLAS)");
     fprintf(f, "%-16s", "kernel");
     for (int j = 0; j < b->n_shapes; j++)
@@ -481,7 +481,7 @@ static int write_files(const struct bench *b, const char *prefix, int flags)
                 ref >= 0 ? 100 * rate(b, i, j) / rate(b, (size_t)ref, j) : NAN;
         n_rows++;
     }
-    const char *ref_name = !b->is_mul ? "cuBLAS geam" : b->sig == GEMM_TF32X3 ? "cuBLAS SGEMM"
+    const char *ref_name = !b->is_mul ? "cuBLAS geam" : gemm_sigs[b->sig].reference != b->sig ? "cuBLAS SGEMM"
                                                                             : "cuBLAS";
     char title[512], subtitle[512];
     snprintf(title, sizeof title, "gemmcli bench: %s on %s", b->name, b->dev.name);
@@ -698,10 +698,9 @@ static int bench_one(struct bench *b, const struct gc_opts *o, int is_mul, enum 
     snprintf(b->name, sizeof b->name, is_mul ? "mul %s" : "transpose", gemm_sigs[sig].name);
     int rc = parse_sizes(b, o->bench_sizes ? o->bench_sizes
                               : !is_mul ? default_transpose_sizes
-                              : sig == GEMM_F32 ? default_f32_sizes
-                              : sig == GEMM_F16 || sig == GEMM_BF16 || sig == GEMM_TF32 ||
-                                        sig == GEMM_TF32X3 ? default_16bit_sizes
-                                                                    : default_other_sizes);
+                              : gemm_sigs[sig].bench_order == 1 ? default_ladder_sizes
+                              : gemm_sigs[sig].flags & GEMM_SIG_TENSOR_CORES ? default_tensor_core_sizes
+                                                                           : default_other_sizes);
     if (rc)
         return rc;
     time_t now = time(NULL);
@@ -724,86 +723,22 @@ static int bench_one(struct bench *b, const struct gc_opts *o, int is_mul, enum 
     return rc;
 }
 
-/* --dtype for bench: a comma-separated list of f16, bf16, f32, f64, and
- * the float arithmetics tf32 and tf32x3. */
-static int parse_types(const char *list, unsigned *sigs)
+int bench_run(const struct gc_opts *o, unsigned sigs, int mul, int transpose)
 {
-    *sigs = 0;
-    if (!list) {
-        *sigs = 1u << GEMM_F16 | 1u << GEMM_BF16 | 1u << GEMM_F32 | 1u << GEMM_F64 |
-                1u << GEMM_TF32 | 1u << GEMM_TF32X3;
-        return 0;
-    }
-    char buf[128];
-    snprintf(buf, sizeof buf, "%s", list);
-    char *save = NULL;
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        int t = gc_dtype_parse(tok);
-        if (strcmp(tok, "tf32") == 0)
-            *sigs |= 1u << GEMM_TF32;
-        else if (strcmp(tok, "tf32x3") == 0)
-            *sigs |= 1u << GEMM_TF32X3;
-        else if (t == GC_F16)
-            *sigs |= 1u << GEMM_F16;
-        else if (t == GC_F32)
-            *sigs |= 1u << GEMM_F32;
-        else if (t == GC_F64)
-            *sigs |= 1u << GEMM_F64;
-        else if (t == GC_BF16)
-            *sigs |= 1u << GEMM_BF16;
-        else
-            return gc_fail(GC_EXIT_USAGE, "--dtype: bench times f16, bf16, f32, f64, tf32 and "
-                           "tf32x3, not '%s'", tok);
-    }
-    return 0;
-}
-
-int cmd_bench(const struct gc_opts *o)
-{
-    if (o->n_operands)
-        return gc_fail(GC_EXIT_USAGE, "bench takes no operands (sizes go in --sizes)");
-    int all = strcmp(o->bench_op, "all") == 0;
-    if (all && o->bench_sizes && !o->sweep)
-        return gc_fail(GC_EXIT_USAGE, "--sizes needs --op mul or --op transpose");
-    unsigned sigs;
-    int rc = parse_types(o->bench_dtypes, &sigs);
-    if (!rc && o->bench_out)
-        rc = output_check_name(o->bench_out);
-    if (!rc && o->auto_table)
-        rc = output_check_name(o->auto_table);
-    if (rc)
-        return rc;
-    if (o->sweep) {
-        if (o->bench_sizes || o->auto_table || strcmp(o->bench_op, "transpose") == 0)
-            return gc_fail(GC_EXIT_USAGE, "--sweep draws its own mul shapes: it takes no "
-                           "--sizes, --auto-table or --op transpose");
-        /* One type unless asked: f32, the ladder's. */
-        if (!o->bench_dtypes)
-            sigs = 1u << GEMM_F32;
-        for (int s = 0; s < GEMM_SIG_COUNT && !rc; s++)
-            if (sigs & (1u << s))
-                rc = bench_sweep(o, (enum gemm_sig)s);
-        if (!rc && (fflush(stdout) != 0 || ferror(stdout)))
-            rc = gc_fail(GC_EXIT_OUTPUT, "<stdout>: write error");
-        return rc;
-    }
     struct bench benches[GEMM_SIG_COUNT + 1];
     memset(benches, 0, sizeof benches);
     struct bench *done[GEMM_SIG_COUNT + 1];
-    int n = 0;
-    /* f32 first: its table is the ladder's. */
-    static const enum gemm_sig order[] = { GEMM_F32, GEMM_F16, GEMM_BF16, GEMM_TF32,
-                                           GEMM_TF32X3, GEMM_F64 };
-    if (all || strcmp(o->bench_op, "mul") == 0)
-        for (size_t i = 0; i < sizeof order / sizeof order[0] && !rc; i++) {
-            if (!(sigs & (1u << order[i])))
+    int n = 0, rc = 0;
+    for (int rank = 1; mul && rank <= GEMM_SIG_COUNT && !rc; rank++)
+        for (int s = 0; s < GEMM_SIG_COUNT && !rc; s++) {
+            if (gemm_sigs[s].bench_order != rank || !(sigs & (1u << s)))
                 continue;
             struct bench *b = &benches[n];
-            rc = bench_one(b, o, 1, order[i]);
+            rc = bench_one(b, o, 1, (enum gemm_sig)s);
             device_close(&b->dev);
             done[n++] = b;
         }
-    if (!rc && (all || strcmp(o->bench_op, "transpose") == 0)) {
+    if (!rc && transpose) {
         struct bench *b = &benches[n];
         rc = bench_one(b, o, 0, GEMM_F32);
         device_close(&b->dev);
@@ -813,7 +748,5 @@ int cmd_bench(const struct gc_opts *o)
         rc = write_auto_table(done, n, o->auto_table, o->force ? OUTPUT_FORCE : 0);
     for (int i = 0; i < n; i++)
         free(done[i]->ms);
-    if (!rc && (fflush(stdout) != 0 || ferror(stdout)))
-        rc = gc_fail(GC_EXIT_OUTPUT, "<stdout>: write error");
     return rc;
 }

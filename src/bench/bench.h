@@ -1,11 +1,20 @@
-/* What the bench's modes share (src/bench/bench.c, src/bench/sweep.c). */
+/* gemmcli bench's tables, and what its modes share (src/bench/bench.c,
+ * src/bench/sweep.c). */
 #ifndef GC_BENCH_H
 #define GC_BENCH_H
 
 #include <stddef.h>
 
 #include "src/job/device.h"
+#include "src/job/options.h"
 #include "src/job/output.h"
+
+/* Times every mul kernel in each signature of `sigs` (a bit per
+ * GEMM_*; gemm_sigs[].bench_order orders them) when `mul`, and every
+ * transpose kernel when `transpose`, on --sizes or each one's default
+ * shapes; prints each table, writes --bench-out's files and
+ * --auto-table's.  Returns 0 or an exit status it has reported. */
+int bench_run(const struct gc_opts *o, unsigned sigs, int mul, int transpose);
 
 /* n values in [-1, 1) from `seed`, made as float32 on the host and
  * converted on the device into `to`, in a new device buffer *dst.

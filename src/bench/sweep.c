@@ -188,22 +188,14 @@ static int time_kernel(struct sweep_run *r, double *median)
     return rc == -1 ? gc_fail(GC_EXIT_INPUT, "out of host memory") : rc;
 }
 
-/* The operand dtype and compute mode that make `sig` the plan's choice. */
-static void sig_data(enum gemm_sig sig, enum gc_dtype *dtype, int *compute)
-{
-    *compute = sig == GEMM_TF32 ? COMPUTE_TF32 : sig == GEMM_TF32X3 ? COMPUTE_TF32X3
-                                                                    : COMPUTE_AUTO;
-    *dtype = sig == GEMM_F16 ? GC_F16 : sig == GEMM_BF16 ? GC_BF16 : sig == GEMM_F64 ? GC_F64
-                                                                                   : GC_F32;
-}
-
 static int sweep_shape(struct gc_device *dev, enum gemm_sig want, struct sweep_shape *s)
 {
-    enum gc_dtype dtype;
-    int compute, rc, is_auto;
-    sig_data(want, &dtype, &compute);
+    /* The operands and --compute mode that make `want` the plan's choice. */
+    int compute = gemm_sigs[want].compute ? matmul_compute_parse(gemm_sigs[want].compute)
+                                          : COMPUTE_AUTO;
+    int rc, is_auto;
     struct gc_tensor ta = { 0 }, tb = { 0 };
-    ta.dtype = tb.dtype = dtype;
+    ta.dtype = tb.dtype = gemm_sigs[want].in;
     gc_tensor_set_stack(&ta, s->batch, s->m, s->k);
     gc_tensor_set_stack(&tb, s->batch, s->k, s->n);
     struct matmul_plan plan;
@@ -215,10 +207,10 @@ static int sweep_shape(struct gc_device *dev, enum gemm_sig want, struct sweep_s
     int cc = dev->cc_major * 10 + dev->cc_minor;
     enum gemm_sig sig;
     double t0 = clock_ms();
-    const struct gemm_kernel *kern = select_gemm("auto", &plan, cc, dev->sm_count, 1, &sig,
-                                                 &is_auto, &rc);
+    const struct gemm_kernel *kern;
+    rc = select_gemm_kernel("auto", &plan, cc, dev->sm_count, 1, &kern, &sig, &is_auto);
     s->select_us = (clock_ms() - t0) * 1e3;
-    if (!kern)
+    if (rc)
         return rc;
     s->kernel = kern->name;
     const struct gemm_kernel *ref = gemm_kernel_find("cublas");
@@ -250,10 +242,10 @@ static int sweep_shape(struct gc_device *dev, enum gemm_sig want, struct sweep_s
     r.p.c = c;
     if ((rc = time_kernel(&r, &s->auto_ms)))
         goto out;
-    /* cuBLAS has no 3xTF32: tf32x3 is timed against SGEMM, the accuracy
-     * it aims at. */
+    /* cuBLAS in the signature's reference (tf32x3's: SGEMM, the accuracy
+     * it aims at). */
     r.kern = ref;
-    r.p.sig = sig == GEMM_TF32X3 ? GEMM_F32 : sig;
+    r.p.sig = gemm_sigs[sig].reference;
     char why[256];
     if (ref && gemm_can_implement(ref, &r.p, why, sizeof why))
         rc = time_kernel(&r, &s->cublas_ms);
@@ -359,7 +351,7 @@ static int sweep_plot(FILE *f, const char *name, const struct gc_device *dev, co
     char title[160], subtitle[400], summary[160];
     snprintf(title, sizeof title, "gemmcli %s: auto against cuBLAS over %d shapes", name, count);
     snprintf(subtitle, sizeof subtitle, "%s, %s; 100%% = as fast as cuBLAS%s, measured in the "
-             "same run", dev->name, date, sig == GEMM_TF32X3 ? " SGEMM" : "");
+             "same run", dev->name, date, gemm_sigs[sig].reference != sig ? " SGEMM" : "");
     snprintf(summary, sizeof summary, "worst %.0f%%  p10 %.0f%%  median %.0f%%  (%d shapes)",
              st.worst, st.p10, st.median, st.n);
     struct plot_scatter sc = { title, subtitle, "GFLOP (a stack's products together)",

@@ -127,8 +127,8 @@ static void add_row(struct tune_result *res, const struct gemm_kernel *k, enum g
                                                       res->n_choices - 1 };
 }
 
-/* cuBLAS in the signature, or, for tf32x3, which it lacks, SGEMM: the
- * accuracy that one aims at, on the same float operands. */
+/* cuBLAS in the signature, or else in its reference (tf32x3's: SGEMM, the
+ * accuracy that one aims at, on the same float operands). */
 static int reference_sig(const struct gemm_kernel *ref, const struct gemm_problem *p,
                          enum gemm_sig *sig)
 {
@@ -138,9 +138,9 @@ static int reference_sig(const struct gemm_kernel *ref, const struct gemm_proble
         *sig = q.sig;
         return 1;
     }
-    q.sig = GEMM_F32;
-    if (p->sig == GEMM_TF32X3 && gemm_can_implement(ref, &q, why, sizeof why)) {
-        *sig = GEMM_F32;
+    q.sig = gemm_sigs[p->sig].reference;
+    if (q.sig != p->sig && gemm_can_implement(ref, &q, why, sizeof why)) {
+        *sig = q.sig;
         return 1;
     }
     return 0;

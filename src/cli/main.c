@@ -21,12 +21,16 @@ enum ranks_rule {
     RANKS_REFUSE,    /* one process's work: several would race on its output */
 };
 
+/* One row a command: adding one is a cmd_*.c file and a row here; its
+ * usage line, its --help and the top --help come from the row. */
 struct command {
     const char *name;
-    unsigned bit;
     const char *operands;    /* for usage lines */
     const char *summary;
     int (*run)(const struct gc_opts *o);
+    unsigned options;        /* the option groups it takes (OPTS_*, src/job/options.h) */
+    int uses_gpu;            /* may open a GPU: takes --device, and leaves without
+                                tearing the CUDA context down (fast_exit) */
     enum ranks_rule ranks;
     /* What the command line alone makes wrong (commands.h); NULL: checked
      * as it runs, by a command that several ranks never run. */
@@ -34,20 +38,28 @@ struct command {
 };
 
 static const struct command commands[] = {
-    { "mul", CMD_MUL, "A B -o C", "C = alpha*A@B + beta*C0 on the GPU, as NumPy's matmul", cmd_mul,
-      RANKS_SPLIT, mul_check_usage },
-    { "transpose", CMD_TRANSPOSE, "IN OUT | IN -o OUT", "write the transpose of a matrix",
-      cmd_transpose, RANKS_REFUSE, NULL },
-    { "convert", CMD_CONVERT, "IN -o OUT", "change a matrix's file format (no GPU)", cmd_convert,
-      RANKS_REFUSE, NULL },
-    { "info", CMD_INFO, "FILE...", "format, dtype, shape and order of matrix files", cmd_info,
-      RANKS_EACH, info_check_usage },
-    { "kernels", CMD_KERNELS, "", "list the registered kernels", cmd_kernels, RANKS_EACH,
-      kernels_check_usage },
-    { "bench", CMD_BENCH, "", "time every kernel against cuBLAS", cmd_bench, RANKS_REFUSE,
-      NULL },
-    { "tune", CMD_TUNE, "SIZE...", "time auto's candidates, cache the fastest (--show, --clear)",
-      cmd_tune, RANKS_REFUSE, NULL },
+    { "mul", "A B -o C", "C = alpha*A@B + beta*C0 on the GPU, as NumPy's matmul", cmd_mul,
+      OPTS_READ | OPTS_WRITE | OPTS_REPLACE | OPTS_RUN | OPTS_DTYPE | OPTS_COMPUTE | OPTS_JSON |
+          OPTS_QUIET | OPTS_MUL,
+      1, RANKS_SPLIT, mul_check_usage },
+    { "transpose", "IN OUT | IN -o OUT", "write the transpose of a matrix", cmd_transpose,
+      OPTS_READ | OPTS_WRITE | OPTS_REPLACE | OPTS_RUN | OPTS_DTYPE | OPTS_JSON | OPTS_QUIET,
+      1, RANKS_REFUSE, NULL },
+    { "convert", "IN -o OUT", "change a matrix's file format (no GPU)", cmd_convert,
+      OPTS_READ | OPTS_WRITE | OPTS_REPLACE | OPTS_DTYPE | OPTS_QUIET,
+      0, RANKS_REFUSE, NULL },
+    { "info", "FILE...", "format, dtype, shape and order of matrix files", cmd_info,
+      OPTS_READ | OPTS_JSON,
+      0, RANKS_EACH, info_check_usage },
+    { "kernels", "", "list the registered kernels", cmd_kernels,
+      OPTS_DTYPE | OPTS_COMPUTE | OPTS_JSON | OPTS_KERNELS,
+      1, RANKS_EACH, kernels_check_usage },
+    { "bench", "", "time every kernel against cuBLAS", cmd_bench,
+      OPTS_REPLACE | OPTS_DTYPES | OPTS_QUIET | OPTS_BENCH,
+      1, RANKS_REFUSE, NULL },
+    { "tune", "SIZE...", "time auto's candidates, cache the fastest (--show, --clear)", cmd_tune,
+      OPTS_DTYPES | OPTS_COMPUTE | OPTS_TUNE,
+      1, RANKS_REFUSE, NULL },
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
@@ -70,10 +82,16 @@ static void print_usage(FILE *f)
     fputs(exit_statuses, f);
 }
 
+/* The option groups a command takes: a GPU's with its own. */
+static unsigned option_groups(const struct command *c)
+{
+    return c->options | (c->uses_gpu ? OPTS_DEVICE : 0);
+}
+
 static void print_command_help(const struct command *c)
 {
     printf("usage: gemmcli %s [options] %s\n%s\n\noptions:\n", c->name, c->operands, c->summary);
-    options_print_help(stdout, c->bit);
+    options_print_help(stdout, option_groups(c));
     printf("\n%s", exit_statuses);
 }
 
@@ -103,12 +121,22 @@ static int usage_said_by_rank_0(void)
            cluster_one_command_line();
 }
 
-/* The command and its options, and what the command line alone makes
- * wrong: 0, GC_EXIT_USAGE after saying why, or -1 after --help, --version
- * or a command's --help was printed (*status: its exit status). */
-static int parse_command_line(int argc, char **argv, int hushed, const struct command **cmd,
-                              struct gc_opts *o, int *status)
+/* After --help or --version: 0 when what was printed went out. */
+static int printed(void)
 {
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return 0;
+    return gc_fail(GC_EXIT_OUTPUT, "<stdout>: write error: %s", strerror(errno));
+}
+
+/* The command and its options, and what the command line alone makes
+ * wrong: 0 with *cmd set, or with *cmd NULL when --help, --version or a
+ * command's --help was all there was to do (and was done); else a status
+ * after saying why. */
+static int parse_command_line(int argc, char **argv, int hushed, const struct command **cmd,
+                              struct gc_opts *o)
+{
+    *cmd = NULL;
     if (argc < 2) {
         gc_fail(GC_EXIT_USAGE, "no command given");
         if (!hushed)
@@ -118,13 +146,11 @@ static int parse_command_line(int argc, char **argv, int hushed, const struct co
     const char *name = argv[1];
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
         print_usage(stdout);
-        *status = fflush(stdout) == 0 ? 0 : GC_EXIT_OUTPUT;
-        return -1;
+        return printed();
     }
     if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0) {
         printf("gemmcli %s\n", GC_VERSION);
-        *status = fflush(stdout) == 0 ? 0 : GC_EXIT_OUTPUT;
-        return -1;
+        return printed();
     }
     const struct command *c = NULL;
     for (size_t i = 0; i < N_COMMANDS; i++)
@@ -132,17 +158,17 @@ static int parse_command_line(int argc, char **argv, int hushed, const struct co
             c = &commands[i];
     if (!c)
         return gc_fail(GC_EXIT_USAGE, "unknown command '%s' (see 'gemmcli --help')", name);
-    *cmd = c;
     char usage[64];
     snprintf(usage, sizeof usage, "gemmcli %s --help", c->name);
-    int rc = options_parse(o, c->bit, usage, argc - 1, argv + 1);
-    if (rc < 0) {
+    int help, rc = options_parse(o, option_groups(c), usage, argc - 1, argv + 1, &help);
+    if (!rc && help) {
         print_command_help(c);
-        *status = fflush(stdout) == 0 ? 0 : GC_EXIT_OUTPUT;
-        return -1;
+        return printed();
     }
     if (!rc && c->check_usage)
         rc = c->check_usage(o);
+    if (!rc)
+        *cmd = c;
     return rc;
 }
 
@@ -155,19 +181,17 @@ int main(int argc, char **argv)
 
     const struct command *c = NULL;
     struct gc_opts o;
-    int hushed = usage_said_by_rank_0(), status = 0;
+    int hushed = usage_said_by_rank_0();
     struct gc_capture unsaid;
     if (hushed)
         gc_capture_set(&unsaid);
-    int rc = parse_command_line(argc, argv, hushed, &c, &o, &status);
-    if (rc > 0 && hushed) {
+    int rc = parse_command_line(argc, argv, hushed, &c, &o);
+    if (rc && hushed) {
         gc_capture_set(NULL);
         cluster_defer_to_rank_0(&unsaid);
     }
     gc_capture_set(NULL);
-    if (rc < 0)
-        return status;
-    if (rc)
+    if (rc || !c)
         return rc;
     int ranks = cluster_launched_size();
     if (ranks > 1) {
@@ -188,7 +212,7 @@ int main(int argc, char **argv)
         }
     }
     rc = c->run(&o);
-    if (c->bit & (CMD_MUL | CMD_TRANSPOSE | CMD_BENCH | CMD_KERNELS | CMD_TUNE))
+    if (c->uses_gpu)
         fast_exit(rc);
     return rc;
 }

@@ -64,26 +64,35 @@ int io_read_operands(const struct gc_opts *o, int count, const char *const *path
     return 0;
 }
 
-int io_output_format(const struct gc_opts *o, int fallback)
+int io_pick_output_format(const struct gc_opts *o, int fallback, int *format)
 {
     int rc = output_check_name(o->output);
     if (rc)
-        return -rc;
-    if (o->out_format != GC_FMT_AUTO)
-        return o->out_format;
+        return rc;
+    if (o->out_format != GC_FMT_AUTO) {
+        *format = o->out_format;
+        return 0;
+    }
     if (output_is_stdout(o->output)) {
+        *format = fallback;
         if (fallback >= 0)
-            return fallback;
-        return -gc_fail(GC_EXIT_USAGE, "<stdout>: say which format to write with --format");
+            return 0;
+        return gc_fail(GC_EXIT_USAGE, "<stdout>: say which format to write with --format");
     }
     struct stat st;
     if (stat(o->output, &st) == 0 && S_ISDIR(st.st_mode))
-        return -gc_fail(GC_EXIT_OUTPUT, "%s: is a directory", o->output);
-    int f = format_by_extension(o->output);
-    if (f < 0)
-        return -gc_fail(GC_EXIT_USAGE, "%s: cannot tell the output format from the file name "
-                        "(use .npy, .bin, .raw, .csv, .csv.gz, or --format)", o->output);
-    return f;
+        return gc_fail(GC_EXIT_OUTPUT, "%s: is a directory", o->output);
+    *format = format_by_extension(o->output);
+    if (*format < 0)
+        return gc_fail(GC_EXIT_USAGE, "%s: cannot tell the output format from the file name "
+                       "(use .npy, .bin, .raw, .csv, .csv.gz, or --format)", o->output);
+    return 0;
+}
+
+int io_output_format(const struct gc_opts *o, int fallback)
+{
+    int format, rc = io_pick_output_format(o, fallback, &format);
+    return rc ? -rc : format;
 }
 
 int io_stdout_format(const struct gc_opts *o, int read_as, int chosen)
@@ -96,10 +105,11 @@ int io_stdout_format(const struct gc_opts *o, int read_as, int chosen)
 
 int io_check_ndim(const struct gc_opts *o, int format, int ndim, const size_t *shape, int dtype)
 {
-    if (format == GC_FMT_NPY && dtype >= 0 && !gc_dtypes[dtype].numpy)
-        return gc_fail(GC_EXIT_USAGE, "%s: .npy has no %s (NumPy has no such dtype); write raw, "
-                       "or convert with --dtype f32", gc_display_name(o->output, 1),
-                       gc_dtypes[dtype].numpy_name);
+    if (dtype >= 0 && !format_holds(format, (enum gc_dtype)dtype))
+        return gc_fail(GC_EXIT_USAGE, "%s: .%s has no %s%s; write raw, or convert with --dtype "
+                       "f32", gc_display_name(o->output, 1), gc_formats[format].name,
+                       gc_dtypes[dtype].numpy_name,
+                       gc_dtypes[dtype].numpy ? "" : " (NumPy has no such dtype)");
     int max = gc_formats[format].max_ndim;
     /* A scalar (vector @ vector) goes to .npy or raw, not to CSV. */
     if (ndim <= max && (ndim >= 1 || max > 2))
@@ -113,7 +123,7 @@ int io_check_ndim(const struct gc_opts *o, int format, int ndim, const size_t *s
 
 int io_format_is_binary(int format)
 {
-    return format != GC_FMT_CSV;
+    return format_can(format, FORMAT_BINARY);
 }
 
 int io_output_flags(const struct gc_opts *o, int format)
@@ -158,13 +168,14 @@ int io_to_c_order(struct gc_tensor *t, int dt)
     return 0;
 }
 
-int io_offsets_begin(struct gc_output *out, int format, const struct gc_tensor *whole,
-                     struct io_offsets *at)
+int io_offsets_start(struct gc_output *out, int format, const struct gc_tensor *whole,
+                     struct io_offsets *at, int *ready)
 {
     const struct gc_format *f = &gc_formats[format];
     size_t bytes;
-    if (!output_replaces(out) || !f->write_header || (format != GC_FMT_NPY && format != GC_FMT_RAW))
-        return 1;
+    *ready = 0;
+    if (!output_replaces(out) || !format_can(format, FORMAT_AT_OFFSETS))
+        return 0;
     if (!gc_tensor_bytes(whole, &bytes))
         return gc_fail(GC_EXIT_INPUT, "the result is too large");
     int rc = f->write_header(out->f, out->name, whole);
@@ -174,7 +185,15 @@ int io_offsets_begin(struct gc_output *out, int format, const struct gc_tensor *
     if (header < 0 || ftruncate(fileno(out->f), header + (off_t)bytes) != 0)
         return gc_fail(GC_EXIT_OUTPUT, "%s: %s", out->name, strerror(errno));
     *at = (struct io_offsets){ fileno(out->f), header, gc_dtypes[whole->dtype].size, out->name };
+    *ready = 1;
     return 0;
+}
+
+int io_offsets_begin(struct gc_output *out, int format, const struct gc_tensor *whole,
+                     struct io_offsets *at)
+{
+    int ready, rc = io_offsets_start(out, format, whole, at, &ready);
+    return rc ? rc : !ready;
 }
 
 static int pwrite_all(int fd, const unsigned char *p, size_t n, off_t off)

@@ -28,9 +28,13 @@ int io_read_operands(const struct gc_opts *o, int count, const char *const *path
                      const struct gc_sink *const *sinks, struct gc_tensor *out,
                      int *first_read_as);
 
-/* The output format for o->output: --format, else the extension, else (for
- * stdout) `fallback`.  Returns the format or a negative status after
- * reporting why none could be chosen. */
+/* The output format for o->output, into *format: --format, else the
+ * extension, else (for stdout) `fallback`.  Returns 0, or a status after
+ * saying why none could be chosen. */
+int io_pick_output_format(const struct gc_opts *o, int fallback, int *format);
+
+/* io_pick_output_format's answer as one int: the format, or the negated
+ * status. */
 int io_output_format(const struct gc_opts *o, int fallback);
 
 /* A pipeline keeps its format: standard output without --format is
@@ -48,7 +52,7 @@ int io_check_ndim(const struct gc_opts *o, int format, int ndim, const size_t *s
 int io_write_tensor(struct gc_output *out, const struct gc_opts *o, int format,
                     const struct gc_tensor *t);
 
-/* 1 when `format` is binary (refused on a terminal). */
+/* 1 when `format` is binary (FORMAT_BINARY: refused on a terminal). */
 int io_format_is_binary(int format);
 
 /* output_begin's flags for the result in `format`, as the options ask. */
@@ -70,9 +74,16 @@ struct io_offsets {
 };
 
 /* For `out` (begun by the caller) in `format`, whose whole result is
- * `whole` (shape and dtype; no data): 0 when it can be written at offsets
- * and now can, 1 when it cannot (written in place: standard output, a
- * FIFO; a text format), or a status after saying why. */
+ * `whole` (shape and dtype; no data): readies *at when the result can be
+ * written at offsets (a regular file replaced on commit, in a
+ * FORMAT_AT_OFFSETS format), setting *ready; else *ready is 0 and the
+ * result is written whole (standard output, a FIFO; a text format).
+ * Returns 0, or a status after saying why. */
+int io_offsets_start(struct gc_output *out, int format, const struct gc_tensor *whole,
+                     struct io_offsets *at, int *ready);
+
+/* io_offsets_start's answer as one int: 0 when ready, 1 when written
+ * whole, else the status. */
 int io_offsets_begin(struct gc_output *out, int format, const struct gc_tensor *whole,
                      struct io_offsets *at);
 

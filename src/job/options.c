@@ -22,69 +22,63 @@ enum {
     OPT_FORCE,
 };
 
-#define RUNS (CMD_MUL | CMD_TRANSPOSE)
-#define READS (CMD_MUL | CMD_TRANSPOSE | CMD_CONVERT | CMD_INFO)
-#define WRITES (CMD_MUL | CMD_TRANSPOSE | CMD_CONVERT)
-#define ALL (READS | CMD_KERNELS | CMD_BENCH | CMD_TUNE)
-#define DEVICE_USERS (RUNS | CMD_KERNELS | CMD_BENCH | CMD_TUNE)
-
 struct opt_def {
     const char *name;
     int short_name;       /* 0: long only */
     int key;
     const char *arg;      /* NULL: takes no argument */
-    unsigned commands;
+    unsigned groups;      /* OPTS_*: a command that takes any of them takes it */
     const char *help;
 };
 
 static const struct opt_def opt_defs[] = {
-    { "output", 'o', OPT_OUTPUT, "FILE", WRITES, "write the result to FILE ('-': stdout)" },
-    { "force", 0, OPT_FORCE, NULL, WRITES | CMD_BENCH, "replace an existing output that you may not write to (write-protected, or another user's); without it such a file is kept and the run fails (status 4)" },
-    { "format", 0, OPT_FORMAT, "FMT", WRITES, "output format: npy, raw, csv, csv.gz (default: from -o's extension; for stdout, the first input's format)" },
-    { "in-format", 0, OPT_IN_FORMAT, "FMT", READS, "input format (default: detected from magic bytes, then extension)" },
-    { "dtype", 0, OPT_DTYPE, "T", WRITES | CMD_BENCH | CMD_TUNE | CMD_KERNELS, "element type of the result, converted to: f16 bf16 f32 f64 i8..i64 u8..u64 bool (default: NumPy's; bench, tune: a list; kernels --for: the operands')" },
-    { "in-dtype", 0, OPT_IN_DTYPE, "T", READS, "element type of raw input (default f32) and of CSV text (default f64, as numpy.loadtxt); a .npy file carries its own" },
-    { "shape", 0, OPT_SHAPE, "DIMS", READS, "shape of raw input: 5, 96x64, 4x8x5, or scalar for 0-d (repeat for each raw operand)" },
-    { "order", 0, OPT_ORDER, "C|F", READS, "element order of raw input: C (row-major, default) or F" },
-    { "delimiter", 0, OPT_DELIMITER, "CHAR", READS | WRITES, "CSV field delimiter (default ','; 'space' or ' ' for whitespace)" },
-    { "header", 0, OPT_HEADER, NULL, READS, "CSV input has one header row to skip" },
-    { "precision", 0, OPT_PRECISION, "N", WRITES, "CSV output: N significant digits (default: shortest exact)" },
-    { "level", 0, OPT_LEVEL, "N", WRITES, "gzip level for .csv.gz output, 0 (stored) to 12; default 1" },
-    { "c0", 'c', OPT_C0, "FILE", CMD_MUL, "C0 for C = alpha*A*B + beta*C0" },
-    { "alpha", 0, OPT_ALPHA, "X", CMD_MUL, "scale of A*B (default 1): a finite number for a float result; for an integer one an integer in its dtype's range, exact (bool: 0 or 1)" },
-    { "beta", 0, OPT_BETA, "X", CMD_MUL, "scale of C0 (default 0), the same values as --alpha" },
-    { "kernel", 'k', OPT_KERNEL, "NAME", RUNS, "kernel to run (default auto; see 'gemmcli kernels')" },
-    { "compute", 0, OPT_COMPUTE, "MODE", CMD_MUL | CMD_TUNE | CMD_KERNELS, "arithmetic: auto (the result dtype's own), fp32, fp64, exact (integers), f16, bf16, tf32 (lossy), tf32x3 (float on tensor cores, FP32-class)" },
-    { "tune", 0, OPT_TUNE, NULL, CMD_MUL, "with --kernel auto: on a miss in the tune cache, time auto's candidates on this product, cache the fastest and run it" },
-    { "show", 0, OPT_SHOW, NULL, CMD_TUNE, "print the tune cache's path and entries" },
-    { "clear", 0, OPT_CLEAR, NULL, CMD_TUNE, "remove the tune cache" },
-    { "verify", 0, OPT_VERIFY, NULL, RUNS, "check the result against an FP64 (or exact integer) product" },
-    { "tol", 0, OPT_TOL, "X", RUNS, "largest relative Frobenius error --verify accepts (default by dtype)" },
-    { "repeat", 'r', OPT_REPEAT, "N", RUNS, "time the kernel N times after a warm-up, report the median (a lone run of 20 ms or more is its own warm-up)" },
-    { "threads", 0, OPT_THREADS, "N", READS | WRITES, "host threads for reading and writing text, binary reads and writes, the cpu kernel and the FP64 check (default: all cores)" },
-    { "device", 0, OPT_DEVICE, "N", DEVICE_USERS, "CUDA device ordinal (default 0, or $GEMMCLI_DEVICE)" },
-    { "device-memory", 0, OPT_DEVICE_MEMORY, "SIZE", CMD_MUL, "device memory mul may use on each GPU: 6G, 512M, 1.5GiB or bytes (default: what is free); a product that needs more is computed in tiles streamed from host memory" },
-    { "devices", 0, OPT_DEVICES, "LIST", CMD_MUL, "share the product's tiles among these GPUs: 0,1 or all" },
-    { "host-memory", 0, OPT_HOST_MEMORY, "SIZE", CMD_MUL, "under an MPI launcher: host memory each rank may use for its parts of A and B and its block of C (default: 3/4 of the host's, shared among its ranks); parts that need more are read in panels along K, each read once and broadcast" },
-    { "for", 0, OPT_FOR, "SHAPE", CMD_KERNELS, "the kernels that can compute MxNxK (or BxMxNxK), by auto's estimate, and auto's choice" },
-    { "details", 0, OPT_DETAILS, NULL, CMD_KERNELS, "add registers, shared memory and occupancy on this device" },
-    { "op", 0, OPT_OP, "OP", CMD_BENCH, "bench mul, transpose or all (default all)" },
-    { "sizes", 0, OPT_SIZES, "LIST", CMD_BENCH, "comma-separated sizes: N (square) or MxNxK / RxC" },
-    { "sweep", 0, OPT_SWEEP, "N", CMD_BENCH, "time auto against cuBLAS on N random shapes and the edge families" },
-    { "seed", 0, OPT_SEED, "S", CMD_BENCH, "--sweep: the seed of its random shapes (default 1)" },
-    { "bench-out", 0, OPT_BENCH_OUT, "PREFIX", CMD_BENCH, "write PREFIX-OP.csv, .json and .svg" },
-    { "auto-table", 0, OPT_AUTO_TABLE, "FILE", CMD_BENCH, "write auto's choices as C (kernels/auto_table.c)" },
-    { "json", 0, OPT_JSON, NULL, RUNS | CMD_INFO | CMD_KERNELS, "print the summary as one JSON object" },
-    { "quiet", 'q', OPT_QUIET, NULL, RUNS | CMD_CONVERT | CMD_BENCH, "print no timing summary or progress line" },
-    { "help", 'h', OPT_HELP, NULL, ALL, "show this help and exit" },
+    { "output", 'o', OPT_OUTPUT, "FILE", OPTS_WRITE, "write the result to FILE ('-': stdout)" },
+    { "force", 0, OPT_FORCE, NULL, OPTS_REPLACE, "replace an existing output that you may not write to (write-protected, or another user's); without it such a file is kept and the run fails (status 4)" },
+    { "format", 0, OPT_FORMAT, "FMT", OPTS_WRITE, "output format: npy, raw, csv, csv.gz (default: from -o's extension; for stdout, the first input's format)" },
+    { "in-format", 0, OPT_IN_FORMAT, "FMT", OPTS_READ, "input format (default: detected from magic bytes, then extension)" },
+    { "dtype", 0, OPT_DTYPE, "T", OPTS_DTYPE | OPTS_DTYPES, "element type of the result, converted to: f16 bf16 f32 f64 i8..i64 u8..u64 bool (default: NumPy's; bench, tune: a list; kernels --for: the operands')" },
+    { "in-dtype", 0, OPT_IN_DTYPE, "T", OPTS_READ, "element type of raw input (default f32) and of CSV text (default f64, as numpy.loadtxt); a .npy file carries its own" },
+    { "shape", 0, OPT_SHAPE, "DIMS", OPTS_READ, "shape of raw input: 5, 96x64, 4x8x5, or scalar for 0-d (repeat for each raw operand)" },
+    { "order", 0, OPT_ORDER, "C|F", OPTS_READ, "element order of raw input: C (row-major, default) or F" },
+    { "delimiter", 0, OPT_DELIMITER, "CHAR", OPTS_READ | OPTS_WRITE, "CSV field delimiter (default ','; 'space' or ' ' for whitespace)" },
+    { "header", 0, OPT_HEADER, NULL, OPTS_READ, "CSV input has one header row to skip" },
+    { "precision", 0, OPT_PRECISION, "N", OPTS_WRITE, "CSV output: N significant digits (default: shortest exact)" },
+    { "level", 0, OPT_LEVEL, "N", OPTS_WRITE, "gzip level for .csv.gz output, 0 (stored) to 12; default 1" },
+    { "c0", 'c', OPT_C0, "FILE", OPTS_MUL, "C0 for C = alpha*A*B + beta*C0" },
+    { "alpha", 0, OPT_ALPHA, "X", OPTS_MUL, "scale of A*B (default 1): a finite number for a float result; for an integer one an integer in its dtype's range, exact (bool: 0 or 1)" },
+    { "beta", 0, OPT_BETA, "X", OPTS_MUL, "scale of C0 (default 0), the same values as --alpha" },
+    { "kernel", 'k', OPT_KERNEL, "NAME", OPTS_RUN, "kernel to run (default auto; see 'gemmcli kernels')" },
+    { "compute", 0, OPT_COMPUTE, "MODE", OPTS_COMPUTE, "arithmetic: auto (the result dtype's own), fp32, fp64, exact (integers), f16, bf16, tf32 (lossy), tf32x3 (float on tensor cores, FP32-class)" },
+    { "tune", 0, OPT_TUNE, NULL, OPTS_MUL, "with --kernel auto: on a miss in the tune cache, time auto's candidates on this product, cache the fastest and run it" },
+    { "show", 0, OPT_SHOW, NULL, OPTS_TUNE, "print the tune cache's path and entries" },
+    { "clear", 0, OPT_CLEAR, NULL, OPTS_TUNE, "remove the tune cache" },
+    { "verify", 0, OPT_VERIFY, NULL, OPTS_RUN, "check the result against an FP64 (or exact integer) product" },
+    { "tol", 0, OPT_TOL, "X", OPTS_RUN, "largest relative Frobenius error --verify accepts (default by dtype)" },
+    { "repeat", 'r', OPT_REPEAT, "N", OPTS_RUN, "time the kernel N times after a warm-up, report the median (a lone run of 20 ms or more is its own warm-up)" },
+    { "threads", 0, OPT_THREADS, "N", OPTS_READ | OPTS_WRITE, "host threads for reading and writing text, binary reads and writes, the cpu kernel and the FP64 check (default: all cores)" },
+    { "device", 0, OPT_DEVICE, "N", OPTS_DEVICE, "CUDA device ordinal (default 0, or $GEMMCLI_DEVICE)" },
+    { "device-memory", 0, OPT_DEVICE_MEMORY, "SIZE", OPTS_MUL, "device memory mul may use on each GPU: 6G, 512M, 1.5GiB or bytes (default: what is free); a product that needs more is computed in tiles streamed from host memory" },
+    { "devices", 0, OPT_DEVICES, "LIST", OPTS_MUL, "share the product's tiles among these GPUs: 0,1 or all" },
+    { "host-memory", 0, OPT_HOST_MEMORY, "SIZE", OPTS_MUL, "under an MPI launcher: host memory each rank may use for its parts of A and B and its block of C (default: 3/4 of the host's, shared among its ranks); parts that need more are read in panels along K, each read once and broadcast" },
+    { "for", 0, OPT_FOR, "SHAPE", OPTS_KERNELS, "the kernels that can compute MxNxK (or BxMxNxK), by auto's estimate, and auto's choice" },
+    { "details", 0, OPT_DETAILS, NULL, OPTS_KERNELS, "add registers, shared memory and occupancy on this device" },
+    { "op", 0, OPT_OP, "OP", OPTS_BENCH, "bench mul, transpose or all (default all)" },
+    { "sizes", 0, OPT_SIZES, "LIST", OPTS_BENCH, "comma-separated sizes: N (square) or MxNxK / RxC" },
+    { "sweep", 0, OPT_SWEEP, "N", OPTS_BENCH, "time auto against cuBLAS on N random shapes and the edge families" },
+    { "seed", 0, OPT_SEED, "S", OPTS_BENCH, "--sweep: the seed of its random shapes (default 1)" },
+    { "bench-out", 0, OPT_BENCH_OUT, "PREFIX", OPTS_BENCH, "write PREFIX-OP.csv, .json and .svg" },
+    { "auto-table", 0, OPT_AUTO_TABLE, "FILE", OPTS_BENCH, "write auto's choices as C (kernels/auto_table.c)" },
+    { "json", 0, OPT_JSON, NULL, OPTS_JSON, "print the summary as one JSON object" },
+    { "quiet", 'q', OPT_QUIET, NULL, OPTS_QUIET, "print no timing summary or progress line" },
+    { "help", 'h', OPT_HELP, NULL, OPTS_EVERY, "show this help and exit" },
 };
 #define N_OPTS (sizeof opt_defs / sizeof opt_defs[0])
 
-void options_print_help(FILE *f, unsigned command)
+void options_print_help(FILE *f, unsigned groups)
 {
     for (size_t i = 0; i < N_OPTS; i++) {
         const struct opt_def *d = &opt_defs[i];
-        if (!(d->commands & command))
+        if (!(d->groups & groups))
             continue;
         char left[64];
         if (d->short_name)
@@ -259,7 +253,7 @@ static int apply(struct gc_opts *o, const struct opt_def *d, const char *arg)
     case OPT_FORMAT: rc = parse_format(d->name, arg, &o->out_format); break;
     case OPT_IN_FORMAT: rc = parse_format(d->name, arg, &o->in_format); break;
     case OPT_DTYPE: {
-        if (o->command & (CMD_BENCH | CMD_TUNE)) {
+        if (o->groups & OPTS_DTYPES) {
             o->bench_dtypes = arg;
             break;
         }
@@ -331,10 +325,10 @@ static int apply(struct gc_opts *o, const struct opt_def *d, const char *arg)
     return rc;
 }
 
-static void set_defaults(struct gc_opts *o, unsigned command)
+static void set_defaults(struct gc_opts *o, unsigned groups)
 {
     memset(o, 0, sizeof *o);
-    o->command = command;
+    o->groups = groups;
     o->alpha = 1.0;
     o->kernel = "auto";
     o->tol = -1;
@@ -353,7 +347,7 @@ static void set_defaults(struct gc_opts *o, unsigned command)
 
 /* The long option that `arg` ("--x" or "--x=v") abbreviates: reports an
  * unknown or an ambiguous one (listing the candidates). */
-static int report_bad_long(const char *arg, unsigned command, const char *usage)
+static int report_bad_long(const char *arg, unsigned groups, const char *usage)
 {
     const char *name = arg + 2;
     size_t len = strcspn(name, "=");
@@ -362,7 +356,7 @@ static int report_bad_long(const char *arg, unsigned command, const char *usage)
     int matches = 0;
     list[0] = '\0';
     for (size_t i = 0; i < N_OPTS; i++) {
-        if (!(opt_defs[i].commands & command) || strncmp(opt_defs[i].name, name, len) != 0)
+        if (!(opt_defs[i].groups & groups) || strncmp(opt_defs[i].name, name, len) != 0)
             continue;
         if (used < sizeof list)
             used += (size_t)snprintf(list + used, sizeof list - used, "%s--%s",
@@ -377,18 +371,19 @@ static int report_bad_long(const char *arg, unsigned command, const char *usage)
     return gc_fail(GC_EXIT_USAGE, "unknown option '%s' (see '%s')", arg, usage);
 }
 
-int options_parse(struct gc_opts *o, unsigned command, const char *usage,
-                  int argc, char **argv)
+int options_parse(struct gc_opts *o, unsigned groups, const char *usage, int argc, char **argv,
+                  int *help)
 {
     struct option longs[N_OPTS + 1];
     char shorts[2 * N_OPTS + 2];
     size_t nl = 0, ns = 0;
 
-    set_defaults(o, command);
+    *help = 0;
+    set_defaults(o, groups);
     shorts[ns++] = ':';   /* report a missing argument as ':' */
     for (size_t i = 0; i < N_OPTS; i++) {
         const struct opt_def *d = &opt_defs[i];
-        if (!(d->commands & command))
+        if (!(d->groups & groups))
             continue;
         longs[nl++] = (struct option){ d->name, d->arg ? required_argument : no_argument,
                                        NULL, d->key };
@@ -413,18 +408,20 @@ int options_parse(struct gc_opts *o, unsigned command, const char *usage,
         if (c == '?') {
             const char *bad = argv[optind - 1];
             if (strncmp(bad, "--", 2) == 0)
-                return report_bad_long(bad, command, usage);
+                return report_bad_long(bad, groups, usage);
             if (optopt)
                 return gc_fail(GC_EXIT_USAGE, "unknown option '-%c' (see '%s')", optopt, usage);
             return gc_fail(GC_EXIT_USAGE, "unknown option '%s' (see '%s')", bad, usage);
         }
         if (c == ':')
             return gc_fail(GC_EXIT_USAGE, "option '%s' needs an argument", argv[optind - 1]);
-        if (c == OPT_HELP)
-            return -1;
+        if (c == OPT_HELP) {
+            *help = 1;
+            return 0;
+        }
         const struct opt_def *d = NULL;
         for (size_t i = 0; i < N_OPTS; i++)
-            if (opt_defs[i].key == c && (opt_defs[i].commands & command))
+            if (opt_defs[i].key == c && (opt_defs[i].groups & groups))
                 d = &opt_defs[i];
         if (!d)
             return gc_fail(GC_EXIT_USAGE, "unexpected option (see '%s')", usage);
@@ -439,7 +436,7 @@ int options_parse(struct gc_opts *o, unsigned command, const char *usage,
     }
     /* $GEMMCLI_DEVICE is the default of --device, checked as strictly. */
     const char *env = getenv("GEMMCLI_DEVICE");
-    if (!o->device_given && env && *env && (command & DEVICE_USERS)) {
+    if (!o->device_given && env && *env && (groups & OPTS_DEVICE)) {
         char *end;
         errno = 0;
         long v = strtol(env, &end, 10);

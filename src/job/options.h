@@ -8,15 +8,27 @@
 #include "formats/format.h"
 #include "src/plan/matmul.h"
 
-enum gc_command_bit {
-    CMD_MUL = 1 << 0,
-    CMD_TRANSPOSE = 1 << 1,
-    CMD_CONVERT = 1 << 2,
-    CMD_INFO = 1 << 3,
-    CMD_KERNELS = 1 << 4,
-    CMD_BENCH = 1 << 5,
-    CMD_TUNE = 1 << 6,
+/* The options come in groups, each a kind of work a command may do; a
+ * command's row in the command table (src/cli/main.c) names the groups it
+ * takes and an option's row (options.c) the groups it belongs to, so that
+ * a new command is one row there and a new option one row here. */
+enum gc_option_group {
+    OPTS_READ = 1 << 0,       /* reads matrix files: --in-format, --shape, ... */
+    OPTS_WRITE = 1 << 1,      /* writes a matrix: -o, --format, --precision, ... */
+    OPTS_REPLACE = 1 << 2,    /* writes files that may replace others: --force */
+    OPTS_RUN = 1 << 3,        /* runs a kernel on its operands: --kernel, --verify, ... */
+    OPTS_DEVICE = 1 << 4,     /* uses a GPU: --device, $GEMMCLI_DEVICE */
+    OPTS_DTYPE = 1 << 5,      /* --dtype names one element type */
+    OPTS_DTYPES = 1 << 6,     /* --dtype names a list of them */
+    OPTS_COMPUTE = 1 << 7,    /* --compute chooses the arithmetic */
+    OPTS_JSON = 1 << 8,       /* prints its summary as JSON on request */
+    OPTS_QUIET = 1 << 9,      /* prints a summary or progress that --quiet silences */
+    OPTS_MUL = 1 << 10,       /* mul's own */
+    OPTS_KERNELS = 1 << 11,   /* kernels' own */
+    OPTS_BENCH = 1 << 12,     /* bench's own */
+    OPTS_TUNE = 1 << 13,      /* tune's own */
 };
+#define OPTS_EVERY (~0u)      /* an option's groups: every command takes it (--help) */
 
 #define GC_MAX_OPERANDS 16
 #define GC_MAX_SHAPES 3
@@ -29,7 +41,7 @@ struct gc_shape_opt {
 #define GC_MAX_SIZES 32
 
 struct gc_opts {
-    unsigned command;               /* one CMD_* bit */
+    unsigned groups;                /* the command's OPTS_* groups */
     const char *operands[GC_MAX_OPERANDS];
     int n_operands;
 
@@ -81,13 +93,14 @@ struct gc_opts {
     int tune_show, tune_clear;      /* tune --show, --clear */
 };
 
-/* Parses argv (argv[0] is the command name) for `command`; returns 0,
- * GC_EXIT_USAGE on a bad option, or -1 when --help was printed. */
-int options_parse(struct gc_opts *o, unsigned command, const char *usage,
-                  int argc, char **argv);
+/* Parses argv (argv[0] is the command name) for a command that takes the
+ * option `groups`; *help is set when --help was given (then nothing after
+ * it is parsed).  Returns 0, or GC_EXIT_USAGE after saying what is wrong. */
+int options_parse(struct gc_opts *o, unsigned groups, const char *usage, int argc, char **argv,
+                  int *help);
 
-/* Prints the options that `command` accepts, one per line, to `f`. */
-void options_print_help(FILE *f, unsigned command);
+/* Prints the options of `groups`, one per line, to `f`. */
+void options_print_help(FILE *f, unsigned groups);
 
 /* "5", "96x64", "4x8x5" -> a shape of up to GC_MAX_DIMS dimensions, each
  * at most 2^63 - 1, "scalar" -> none (0-d); returns 0 or -1. */

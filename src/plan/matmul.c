@@ -236,8 +236,8 @@ void matmul_problem(const struct matmul_plan *plan, enum gemm_sig sig, double al
     p->beta = beta;
 }
 
-int matmul_c0_fits(const struct matmul_plan *plan, const struct gc_tensor *c0,
-                   const char *c0_name)
+int matmul_c0_check(const struct matmul_plan *plan, const struct gc_tensor *c0,
+                    const char *c0_name)
 {
     int fits = c0->ndim <= plan->out_ndim;
     for (int d = 0; fits && d < c0->ndim; d++) {
@@ -245,16 +245,21 @@ int matmul_c0_fits(const struct matmul_plan *plan, const struct gc_tensor *c0,
         size_t y = plan->out_shape[plan->out_ndim - 1 - d];
         fits = x == y || x == 1;
     }
-    if (!fits) {
-        char s[512], r[512];
-        shape_text(c0, s, sizeof s);
-        struct gc_tensor shape = { .ndim = plan->out_ndim };
-        memcpy(shape.shape, plan->out_shape, sizeof plan->out_shape);
-        shape_text(&shape, r, sizeof r);
-        gc_fail(GC_EXIT_INPUT, "%s: C0 of shape %s does not broadcast to the product's shape %s",
-                c0_name, s, r);
-    }
-    return fits;
+    if (fits)
+        return 0;
+    char s[512], r[512];
+    shape_text(c0, s, sizeof s);
+    struct gc_tensor shape = { .ndim = plan->out_ndim };
+    memcpy(shape.shape, plan->out_shape, sizeof plan->out_shape);
+    shape_text(&shape, r, sizeof r);
+    return gc_fail(GC_EXIT_INPUT, "%s: C0 of shape %s does not broadcast to the product's "
+                   "shape %s", c0_name, s, r);
+}
+
+int matmul_c0_fits(const struct matmul_plan *plan, const struct gc_tensor *c0,
+                   const char *c0_name)
+{
+    return matmul_c0_check(plan, c0, c0_name) == 0;
 }
 
 int matmul_c0_expand(const struct matmul_plan *plan, const struct gc_tensor *c0,

@@ -81,8 +81,12 @@ void matmul_launch_offsets(const struct matmul_plan *plan, int64_t i, int64_t *a
 void matmul_problem(const struct matmul_plan *plan, enum gemm_sig sig, double alpha,
                     double beta, struct gemm_problem *p);
 
-/* 1 when `c0`'s shape broadcasts to the result's (NumPy's rules); else 0
- * after saying so. */
+/* 0 when `c0`'s shape broadcasts to the result's (NumPy's rules), else
+ * GC_EXIT_INPUT after saying so. */
+int matmul_c0_check(const struct matmul_plan *plan, const struct gc_tensor *c0,
+                    const char *c0_name);
+
+/* matmul_c0_check's answer as a truth value: 1 when it fits. */
 int matmul_c0_fits(const struct matmul_plan *plan, const struct gc_tensor *c0,
                    const char *c0_name);
 

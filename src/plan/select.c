@@ -51,20 +51,17 @@ static const struct gemm_kernel *ladder_top(const struct gemm_problem *p)
     return best;
 }
 
-const struct gemm_kernel *select_gemm(const char *name, const struct matmul_plan *plan, int cc,
-                                      int sm_count, int f64_exact, enum gemm_sig *sig, int *is_auto,
-                                      int *status)
+int select_gemm_kernel(const char *name, const struct matmul_plan *plan, int cc, int sm_count,
+                       int f64_exact, const struct gemm_kernel **kern, enum gemm_sig *sig,
+                       int *is_auto)
 {
     char why[512] = "", first_why[512] = "";
     struct gemm_problem p;
     *is_auto = strcmp(name, "auto") == 0;
     if (!*is_auto) {
         const struct gemm_kernel *k = gemm_kernel_find(name);
-        if (!k) {
-            *status = gc_fail(GC_EXIT_USAGE, "unknown mul kernel '%s' (see 'gemmcli kernels')",
-                              name);
-            return NULL;
-        }
+        if (!k)
+            return gc_fail(GC_EXIT_USAGE, "unknown mul kernel '%s' (see 'gemmcli kernels')", name);
         for (int i = 0; i < plan->n_sigs; i++) {
             if (!select_sig_usable(plan, plan->sigs[i], f64_exact))
                 continue;
@@ -72,7 +69,8 @@ const struct gemm_kernel *select_gemm(const char *name, const struct matmul_plan
             p.cc = cc;
             if (gemm_can_implement(k, &p, why, sizeof why)) {
                 *sig = plan->sigs[i];
-                return k;
+                *kern = k;
+                return 0;
             }
             if (!first_why[0])
                 memcpy(first_why, why, sizeof why);
@@ -83,10 +81,9 @@ const struct gemm_kernel *select_gemm(const char *name, const struct matmul_plan
         for (int i = 0; i < plan->n_sigs; i++)
             if (k->sigs & (1u << plan->sigs[i]))
                 other_sig = 0;
-        *status = gc_fail(GC_EXIT_USAGE, "%s%s", first_why,
-                          !first_why[0] ? "no signature of this product is usable"
-                          : other_sig ? "; --compute chooses the arithmetic" : "");
-        return NULL;
+        return gc_fail(GC_EXIT_USAGE, "%s%s", first_why,
+                       !first_why[0] ? "no signature of this product is usable"
+                       : other_sig ? "; --compute chooses the arithmetic" : "");
     }
     /* The model's fastest among the kernels auto may pick that can
      * compute this product, in any of its signatures (a float16 product
@@ -124,10 +121,13 @@ const struct gemm_kernel *select_gemm(const char *name, const struct matmul_plan
     }
     if (vec_pick) {
         *sig = vec_sig;
-        return vec_pick;
+        *kern = vec_pick;
+        return 0;
     }
-    if (pick)
-        return pick;
+    if (pick) {
+        *kern = pick;
+        return 0;
+    }
     for (int i = 0; i < plan->n_sigs; i++) {
         enum gemm_sig s = plan->sigs[i];
         if (!select_sig_usable(plan, s, f64_exact))
@@ -138,12 +138,21 @@ const struct gemm_kernel *select_gemm(const char *name, const struct matmul_plan
         const struct gemm_kernel *best = ladder_top(&p);
         if (best) {
             *sig = s;
-            return best;
+            *kern = best;
+            return 0;
         }
     }
-    *status = gc_fail(GC_EXIT_GPU, "no kernel of gemmcli's own computes this product on this "
-                      "device; --kernel cublas or --kernel cpu can");
-    return NULL;
+    return gc_fail(GC_EXIT_GPU, "no kernel of gemmcli's own computes this product on this "
+                   "device; --kernel cublas or --kernel cpu can");
+}
+
+const struct gemm_kernel *select_gemm(const char *name, const struct matmul_plan *plan, int cc,
+                                      int sm_count, int f64_exact, enum gemm_sig *sig, int *is_auto,
+                                      int *status)
+{
+    const struct gemm_kernel *kern = NULL;
+    *status = select_gemm_kernel(name, plan, cc, sm_count, f64_exact, &kern, sig, is_auto);
+    return *status ? NULL : kern;
 }
 
 int select_transpose_takes(const struct transpose_kernel *kern, enum gc_dtype dtype)
@@ -154,48 +163,52 @@ int select_transpose_takes(const struct transpose_kernel *kern, enum gc_dtype dt
     return !(kern->flags & KERNEL_FLOAT_VALUES) || dtype == GC_F32 || dtype == GC_F64;
 }
 
-const struct transpose_kernel *select_transpose(const char *name, size_t rows, size_t cols,
-                                                enum gc_dtype dtype, int *is_auto, int *status)
+int select_transpose_kernel(const char *name, size_t rows, size_t cols, enum gc_dtype dtype,
+                            const struct transpose_kernel **kern, int *is_auto)
 {
     size_t elem_size = gc_dtypes[dtype].size;
     *is_auto = strcmp(name, "auto") == 0;
-    const struct transpose_kernel *kern = NULL;
+    const struct transpose_kernel *k = NULL;
     if (*is_auto) {
         const struct auto_choice *row = transpose_table_row((double)rows, (double)cols);
-        kern = row ? transpose_kernel_find(row->kernel) : NULL;
-        if (kern && select_auto_candidate(kern->flags) && select_transpose_takes(kern, dtype))
-            return kern;
-        kern = NULL;
+        k = row ? transpose_kernel_find(row->kernel) : NULL;
+        if (k && select_auto_candidate(k->flags) && select_transpose_takes(k, dtype)) {
+            *kern = k;
+            return 0;
+        }
+        k = NULL;
         for (size_t i = 0; i < transpose_kernel_count; i++)
             if (select_auto_candidate(transpose_kernels[i].flags) &&
                 select_transpose_takes(&transpose_kernels[i], dtype))
-                kern = &transpose_kernels[i];
-        if (!kern)
-            *status = gc_fail(GC_EXIT_INPUT, "no transpose kernel moves %zu-byte elements",
-                              elem_size);
-        return kern;
+                k = &transpose_kernels[i];
+        if (!k)
+            return gc_fail(GC_EXIT_INPUT, "no transpose kernel moves %zu-byte elements",
+                           elem_size);
+        *kern = k;
+        return 0;
     }
-    kern = transpose_kernel_find(name);
-    if (!kern) {
-        *status = gc_fail(GC_EXIT_USAGE, "unknown transpose kernel '%s' (see 'gemmcli kernels')",
-                          name);
-        return NULL;
-    }
-    if (kern->flags & KERNEL_BENCH_ONLY) {
-        *status = gc_fail(GC_EXIT_USAGE, "kernel '%s' copies without transposing; it is a "
-                          "bandwidth reference for 'gemmcli bench' only", name);
-        return NULL;
-    }
-    if (elem_size > 8 || !(kern->elem_sizes & (1u << elem_size))) {
-        *status = gc_fail(GC_EXIT_USAGE, "kernel '%s' cannot move %zu-byte elements", name,
-                          elem_size);
-        return NULL;
-    }
-    if (!select_transpose_takes(kern, dtype)) {
-        *status = gc_fail(GC_EXIT_USAGE, "kernel '%s' moves elements as floating-point values, "
-                          "which would rewrite %s elements whose bits read as a NaN: it "
-                          "takes f32 and f64 only", name, gc_dtypes[dtype].name);
-        return NULL;
-    }
-    return kern;
+    k = transpose_kernel_find(name);
+    if (!k)
+        return gc_fail(GC_EXIT_USAGE, "unknown transpose kernel '%s' (see 'gemmcli kernels')",
+                       name);
+    if (k->flags & KERNEL_BENCH_ONLY)
+        return gc_fail(GC_EXIT_USAGE, "kernel '%s' copies without transposing; it is a "
+                       "bandwidth reference for 'gemmcli bench' only", name);
+    if (elem_size > 8 || !(k->elem_sizes & (1u << elem_size)))
+        return gc_fail(GC_EXIT_USAGE, "kernel '%s' cannot move %zu-byte elements", name,
+                       elem_size);
+    if (!select_transpose_takes(k, dtype))
+        return gc_fail(GC_EXIT_USAGE, "kernel '%s' moves elements as floating-point values, "
+                       "which would rewrite %s elements whose bits read as a NaN: it takes "
+                       "f32 and f64 only", name, gc_dtypes[dtype].name);
+    *kern = k;
+    return 0;
+}
+
+const struct transpose_kernel *select_transpose(const char *name, size_t rows, size_t cols,
+                                                enum gc_dtype dtype, int *is_auto, int *status)
+{
+    const struct transpose_kernel *kern = NULL;
+    *status = select_transpose_kernel(name, rows, cols, dtype, &kern, is_auto);
+    return *status ? NULL : kern;
 }

@@ -7,19 +7,28 @@
 
 #include "src/plan/matmul.h"
 
-/* The kernel for the plan: the one named, in the first of the plan's
- * signatures it computes, or for auto the model's fastest (src/plan/model.c)
- * over every signature (GEMM_F64 only when `f64_exact` for an exact plan);
- * sets *sig and *is_auto.  `cc` is the device's compute capability (0: no
- * device) and `sm_count` its SMs (0: the model's own device).
- * Reports and returns NULL with *status set when none fits: an unknown
- * name or a named kernel that cannot compute this product (GC_EXIT_USAGE,
- * saying why), or no own kernel for it (GC_EXIT_GPU). */
+/* The kernel for the plan into *kern: the one named, in the first of the
+ * plan's signatures it computes, or for auto the model's fastest
+ * (src/plan/model.c) over every signature (GEMM_F64 only when `f64_exact`
+ * for an exact plan); sets *sig and *is_auto.  `cc` is the device's
+ * compute capability (0: no device) and `sm_count` its SMs (0: the model's
+ * own device).  Returns 0, or when none fits a status after saying why: an
+ * unknown name or a named kernel that cannot compute this product
+ * (GC_EXIT_USAGE), or no own kernel for it (GC_EXIT_GPU). */
+int select_gemm_kernel(const char *name, const struct matmul_plan *plan, int cc, int sm_count,
+                       int f64_exact, const struct gemm_kernel **kern, enum gemm_sig *sig,
+                       int *is_auto);
+
+/* The transpose kernel for a dtype into *kern: auto's, or the one named.
+ * Returns 0, or a status after saying why none fits. */
+int select_transpose_kernel(const char *name, size_t rows, size_t cols, enum gc_dtype dtype,
+                            const struct transpose_kernel **kern, int *is_auto);
+
+/* select_gemm_kernel's and select_transpose_kernel's answers as the
+ * kernel, NULL with *status set when none fits. */
 const struct gemm_kernel *select_gemm(const char *name, const struct matmul_plan *plan, int cc,
                                       int sm_count, int f64_exact, enum gemm_sig *sig, int *is_auto,
                                       int *status);
-
-/* The transpose kernel for a dtype: auto's, or the one named. */
 const struct transpose_kernel *select_transpose(const char *name, size_t rows, size_t cols,
                                                 enum gc_dtype dtype, int *is_auto, int *status);
 

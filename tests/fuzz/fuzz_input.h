@@ -34,8 +34,9 @@ static int fuzz_read_once(int fmt, int fd, int as_pipe, const struct gc_read_opt
         in.size = -1;
     }
     if (fmt == GC_FMT_AUTO)
-        fmt = format_detect(&in, 0);
-    status = fmt < 0 ? -1 : gc_formats[fmt].read(&in, o, t);
+        status = format_identify(&in, 0, &fmt);
+    if (!status)
+        status = gc_formats[fmt].read(&in, o, t);
     input_close(&in);
     return status;
 }

@@ -1,148 +1,18 @@
-/* gemmcli convert, info and kernels: the commands that run no kernel. */
-#include <errno.h>
+/* gemmcli kernels: the registry's two tables as one listing (with
+ * --details, each kernel's resources on this device), and with --for
+ * SHAPE the kernels auto weighs for one product, by the model's estimate. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/error.h"
 #include "src/cli/commands.h"
 #include "src/job/device.h"
-#include "core/error.h"
-#include "src/job/io.h"
 #include "src/job/json.h"
 #include "src/plan/matmul.h"
 #include "src/plan/model.h"
 #include "src/plan/select.h"
-#include "src/job/output.h"
-#include "src/job/progress.h"
-#include "src/job/report.h"
-
-int cmd_convert(const struct gc_opts *o)
-{
-    struct gc_opts oo = *o;
-    if (oo.n_operands == 2 && !oo.output) {
-        oo.output = oo.operands[1];
-        oo.n_operands = 1;
-    }
-    if (oo.n_operands != 1 || !oo.output)
-        return gc_fail(GC_EXIT_USAGE, "convert takes one input and one output: "
-                       "convert IN -o OUT (see 'gemmcli convert --help')");
-    o = &oo;
-    int fb = format_by_extension(o->operands[0]);
-    int fmt = io_output_format(o, fb >= 0 ? fb : GC_FMT_CSV);
-    if (fmt < 0)
-        return -fmt;
-    struct gc_tensor m = { 0 };
-    double t0 = now_ms();
-    int read_as = -1;
-    int rc = io_read_operand(o, 0, o->operands[0], NULL, &m, &read_as);
-    fmt = io_stdout_format(o, read_as, fmt);
-    double t1 = now_ms();
-    if (!rc)
-        rc = io_check_ndim(o, fmt, m.ndim, m.shape, o->out_dtype >= 0 ? o->out_dtype : (int)m.dtype);
-    if (!rc)
-        rc = io_to_c_order(&m, o->out_dtype);
-    struct gc_output out = { 0 };
-    char shape[96];
-    gc_shape_text(m.ndim, m.shape, shape, sizeof shape);
-    if (!rc && !(rc = output_begin(&out, o->output, io_output_flags(o, fmt))) &&
-        !(rc = io_write_tensor(&out, o, fmt, &m)) && !o->quiet) {
-        clearerr(stderr);
-        fprintf(stderr, "gemmcli convert: %s %s -> %s: read %.3f ms, write %.3f ms\n", shape,
-                gc_dtypes[m.dtype].name, gc_formats[fmt].name, t1 - t0, now_ms() - t1);
-        rc = io_summary_check(stderr);
-    }
-    if (!rc)
-        rc = output_commit(&out);
-    output_abort(&out);
-    gc_tensor_free(&m);
-    return rc;
-}
-
-static void info_json(struct json *j, const char *path, int fmt, const struct gc_info *info)
-{
-    char version[16];
-    snprintf(version, sizeof version, "%u.%u", info->version_major, info->version_minor);
-    json_object(j, NULL);
-    json_string(j, "file", path);
-    json_string(j, "format", gc_formats[fmt].name);
-    json_string(j, "dtype", gc_dtypes[info->dtype].name);
-    json_shape(j, "shape", info->ndim, info->shape);
-    json_string(j, "order", info->fortran_order ? "F" : "C");
-    json_bool(j, "big_endian", info->big_endian);
-    json_string(j, "npy_version", fmt == GC_FMT_NPY ? version : NULL);
-    if (fmt == GC_FMT_NPY)
-        json_count(j, "header_bytes", info->header_bytes);
-    else
-        json_null(j, "header_bytes");
-    if (info->file_bytes >= 0)
-        json_int(j, "file_bytes", info->file_bytes);
-    else
-        json_null(j, "file_bytes");
-    json_end(j);
-}
-
-/* One file's line, or with --json its object in the list `j`. */
-static int info_one(const struct gc_opts *o, const char *path, struct json *j)
-{
-    struct gc_input in;
-    int rc = input_open(&in, path);
-    if (rc)
-        return rc;
-    int fmt = o->in_format >= 0 ? o->in_format : format_detect(&in, 0);
-    struct gc_read_opts ro = io_read_opts(o, 0);
-    ro.announce = 0;
-    struct gc_info info;
-    memset(&info, 0, sizeof info);
-    info.file_bytes = -1;
-    /* format_detect has reported why when it finds no format. */
-    rc = fmt < 0 ? GC_EXIT_INPUT : gc_formats[fmt].info(&in, &ro, &info);
-    if (!rc) {
-        info.format = fmt;
-        char shape[GC_MAX_DIMS * 22];
-        gc_shape_text(info.ndim, info.shape, shape, sizeof shape);
-        if (o->json) {
-            info_json(j, path, fmt, &info);
-        } else {
-            printf("%s: %s", path, gc_formats[fmt].name);
-            if (fmt == GC_FMT_NPY)
-                printf(" v%u.%u", info.version_major, info.version_minor);
-            printf(", %s%s, %s, %s order", gc_dtypes[info.dtype].name,
-                   info.big_endian ? " big-endian" : "", shape, info.fortran_order ? "F" : "C");
-            if (info.file_bytes >= 0)
-                printf(", %lld bytes", (long long)info.file_bytes);
-            putchar('\n');
-        }
-    }
-    input_close(&in);
-    return rc;
-}
-
-int info_check_usage(const struct gc_opts *o)
-{
-    if (o->n_operands < 1)
-        return gc_fail(GC_EXIT_USAGE, "info takes one or more files (see 'gemmcli info --help')");
-    return 0;
-}
-
-int cmd_info(const struct gc_opts *o)
-{
-    int worst = 0;
-    struct json j;
-    json_begin(&j, stdout);
-    if (o->json)
-        json_list(&j, NULL, 1);
-    for (int i = 0; i < o->n_operands; i++) {
-        int rc = info_one(o, o->operands[i], &j);
-        if (rc && !worst)
-            worst = rc;
-    }
-    if (o->json)
-        json_end(&j);
-    if (fflush(stdout) != 0 || ferror(stdout))
-        return gc_fail(GC_EXIT_OUTPUT, "<stdout>: write error");
-    return worst;
-}
 
 struct kernel_row {
     const char *name, *op, *idea, *source, *file;
@@ -292,9 +162,8 @@ static int kernels_for(const struct gc_opts *o)
     }
     enum gemm_sig pick_sig;
     int is_auto;
-    const struct gemm_kernel *pick = select_gemm("auto", &plan, cc, sms, 1, &pick_sig, &is_auto,
-                                                 &rc);
-    if (!pick)
+    const struct gemm_kernel *pick;
+    if ((rc = select_gemm_kernel("auto", &plan, cc, sms, 1, &pick, &pick_sig, &is_auto)))
         return rc;
     struct estimate_row rows[GEMM_SIG_COUNT * 64];
     int n = 0;

@@ -2,7 +2,7 @@
  * two tables (kernels/gemm_table.c, kernels/transpose_table.c).
  * `gemmcli kernels`, --kernel, auto, the bench and the GPU tests all walk
  * these tables and ask each row the same question, can_implement; adding
- * a stage is one new file under kernels/ and one line in a table.
+ * a stage is one new file under kernels/ and one row in a table.
  *
  * A product is described once, as a gemm_problem: the operand, arithmetic
  * and result types (its signature), the shape of one product, the leading

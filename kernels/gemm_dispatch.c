@@ -11,8 +11,8 @@
  * rows, each into its own slab (FP32, or FP64 for double);
  * gemm_split_reduce adds the slabs.  It fills the GPU, and it bounds the
  * summation: a tensor core's FP32 accumulator does not round to nearest,
- * and its error over one 65536-long chain was 16 times cuBLAS's, which
- * splits there too (tests/gpu_kernels.c checks both). */
+ * and over one 65536-long chain its error measured 16 times cuBLAS's,
+ * which splits there too (tests/gpu_kernels.c checks both). */
 #include <limits.h>
 
 #include "kernels/gemm.h"
@@ -71,7 +71,7 @@ enum {
  * stage's tile of k), or 0: no split.  The slices are as many as give
  * every SM a tile (the stages hold one block an SM), each at least
  * SPLIT_MIN_K long (SPLIT_MIN_K_F64 for DMMA): 64 x 64 x 1000000 takes 132
- * of 7616 on an H200.  Their slabs weigh S x M x N accumulators, less than
+ * of 7616 on 132 SMs.  Their slabs weigh S x M x N accumulators, less than
  * the operands whenever a split is taken (tiles < SMs, S <= K / 256). */
 static int64_t split_slice(const struct gemm_problem *p, int sm_count)
 {

@@ -2,7 +2,7 @@
  * two tables (kernels/gemm_table.c, kernels/transpose_table.c).
  * `gemmcli kernels`, --kernel, auto, the bench and the GPU tests all walk
  * these tables and ask each row the same question, can_implement; adding
- * a stage is one new file under kernels/ and one line in a table.
+ * a stage is one new file under kernels/ and one row in a table.
  *
  * A product is described once, as a gemm_problem: the operand, arithmetic
  * and result types (its signature), the shape of one product, the leading
@@ -129,6 +129,28 @@ struct gemm_problem {
 /* The dense problem: leading dimensions and strides of packed matrices. */
 void gemm_problem_dense(struct gemm_problem *p);
 
+/* How a kernel spreads a product over the SMs, for auto's model
+ * (src/plan/model.c). */
+enum gemm_spread {
+    SPREAD_WAVES,      /* whole tiles of C, in waves of per_sm blocks on every SM */
+    SPREAD_STREAM_K,   /* full waves whole, the last partial wave shared out by k-steps */
+    SPREAD_SLICES,     /* too few tiles: K cut into slices, their sums added after */
+    SPREAD_MEMORY,     /* memory-bound (vectors, stacks of small products): bytes / bandwidth */
+};
+
+/* How a stage lays a product on the GPU, for auto's model: a column of its
+ * row in the stage table (kernels/gemm_table.c).  Every row auto may pick
+ * has one (tests/model_test.py checks it). */
+struct gemm_geometry {
+    int tile_m, tile_n;        /* the tile of C a block computes */
+    int per_sm;                /* blocks resident on an SM at once */
+    int k_fill;                /* values of k a tile's pipeline takes to fill and drain */
+    enum gemm_spread spread;
+    int slice_k;               /* SPREAD_SLICES: a slice's least length of k */
+    double block_us;           /* SPREAD_MEMORY kernels that give every product of a
+                                  stack blocks of its own: the least time one takes */
+};
+
 struct gemm_kernel;
 typedef cudaError_t (*gemm_run_fn)(const struct gemm_kernel *k, const struct gemm_problem *p,
                                    const struct launch_env *env);
@@ -152,6 +174,7 @@ struct gemm_kernel {
     kernel_attr_fn attr;       /* NULL when not applicable */
     gemm_check_fn check;       /* NULL: no conditions of its own */
     gemm_workspace_fn workspace;   /* NULL: none beyond the stream's pool */
+    const struct gemm_geometry *geometry;   /* NULL: auto never picks it */
 };
 
 extern const struct gemm_kernel gemm_kernels[];
@@ -221,32 +244,6 @@ extern const size_t transpose_kernel_count;
 const struct transpose_kernel *transpose_kernel_find(const char *name);
 
 /* ---- auto ---- */
-
-/* How a kernel spreads a product over the SMs, for auto's model
- * (src/plan/model.c). */
-enum gemm_spread {
-    SPREAD_WAVES,      /* whole tiles of C, in waves of per_sm blocks on every SM */
-    SPREAD_STREAM_K,   /* full waves whole, the last partial wave shared out by k-steps */
-    SPREAD_SLICES,     /* too few tiles: K cut into slices, their sums added after */
-    SPREAD_MEMORY,     /* memory-bound (vectors, stacks of small products): bytes / bandwidth */
-};
-
-/* A kernel's geometry (kernels/gemm_geometry.c): every row auto may pick
- * has one (tests/model_test.py checks it). */
-struct gemm_geometry {
-    const char *kernel;
-    int tile_m, tile_n;        /* the tile of C a block computes */
-    int per_sm;                /* blocks resident on an SM at once */
-    int k_fill;                /* values of k a tile's pipeline takes to fill and drain */
-    enum gemm_spread spread;
-    int slice_k;               /* SPREAD_SLICES: a slice's least length of k */
-    double block_us;           /* SPREAD_MEMORY kernels that give every product of a
-                                  stack blocks of its own: the least time one takes */
-};
-extern const struct gemm_geometry gemm_geometries[];
-extern const size_t gemm_geometry_count;
-
-const struct gemm_geometry *gemm_geometry_find(const char *kernel);
 
 /* auto's measured rates (kernels/auto_table.c), written by `gemmcli bench
  * --auto-table`: per signature and kernel, the rate it reaches with every

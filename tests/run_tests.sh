@@ -51,6 +51,7 @@ suite sass            sh tests/sass_check.sh
 suite plots           sh -c "rm -rf tests/out/plots && $B/test_plot tests/out/plots &&
                              python3 tests/check_svg.py tests/out/plots"
 suite model           python3 tests/model_test.py ./gemmcli
+suite stage-docs      python3 tests/stage_docs.py ./gemmcli
 suite json            python3 tests/json_test.py ./gemmcli
 suite man             sh -c 'mandoc -Tlint -W warning man/gemmcli.1 && echo "mandoc: 0 warnings"'
 suite mpi             python3 tests/mpi_test.py ./gemmcli

@@ -2,20 +2,22 @@
  * along a row of C; a stack of products in one launch.
  *
  * The first stage of the DGEMM ladder: the FP64 twin of
- * sgemm_01_coalesced.cu (seed 004 coalescing), the baseline the later DGEMM
- * stages are checked and timed against.  At each step of k a warp reads one
- * element of A (a broadcast) and 32 adjacent doubles of B (two 128-byte
- * lines), and writes 32 adjacent doubles of C.  Every operand comes from
- * L1/L2 once per use, so memory sets the pace, not the DFMA units.
+ * sgemm_01_coalesced.cu, the baseline the later DGEMM stages are checked
+ * and timed against.  At each step of k a warp reads one element of A (a
+ * broadcast) and 32 adjacent doubles of B (two 128-byte lines), and writes
+ * 32 adjacent doubles of C.  Every operand comes from L1/L2 once per use,
+ * so memory sets the pace, not the DFMA units.
  *
  * The grid covers columns in x, rows in y and products in z.  y and z are
  * capped at 65535 and each block walks on over further rows and products
  * in steps of the grid, so any m and any batch fit one launch; indices past
  * 2^31 are 64-bit.
  *
- * Figures (`gemmcli bench`, NVIDIA H200, 2026-11-22, cuBLAS DGEMM in the
- * same run): 1024^3 3.10 TFLOP/s (8%), 4096^3 2.29 (4%), 8192^3 2.11 (3%):
- * every element of B is read from L2 once per row of C. */
+ * Follows "cuda编程-矩阵乘法优化" ("CUDA programming: optimising matrix
+ * multiplication"), section "Memory Coalescing", in FP64.
+ *
+ * Run and checked by (a.npy and b.npy float64):
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel f64_naive --verify --repeat 20 */
 #include "kernels/gemm.h"
 #include "kernels/common.cuh"
 

@@ -2,19 +2,18 @@
  * doubles of C per thread, a 4-stage cp.async pipeline from global to
  * shared memory; a stack of products in one launch.
  *
- * Beyond the seeds; the layout follows the SGEMM ladder's top
- * (sgemm_pipeline.cuh), rethought for 8-byte elements.  Against dgemm
- * naive: A and B pass through shared memory once per block instead of once
- * per element of C, and each thread keeps 64 accumulators in registers.
+ * Against f64_naive: A and B pass through shared memory once per block
+ * instead of once per element of C, and each thread keeps 64 accumulators
+ * in registers.
  *
- * The budget.  An H200 SM retires 64 DFMA per clock: two warp instructions,
- * half the four schedulers' issue slots, so the other instructions of the
- * main loop have the other half.  Per step of k a thread loads 8 doubles of
- * A and 8 of B (4 + 4 LDS.128) for 64 DFMA.  Shared memory delivers one
- * 128-byte wavefront per clock per SM; the DFMA of one warp's step take 32
- * SM clocks, so its 8 LDS.128 must stay near one wavefront each.  64
- * accumulators are 128 registers, so one block of 8 warps fills an SM
- * (__launch_bounds__(256, 1), up to 255 registers each).
+ * The budget.  A Hopper SM retires 64 DFMA per clock: two warp
+ * instructions, half the four schedulers' issue slots, so the other
+ * instructions of the main loop have the other half.  Per step of k a
+ * thread loads 8 doubles of A and 8 of B (4 + 4 LDS.128) for 64 DFMA.
+ * Shared memory delivers one 128-byte wavefront per clock per SM; the DFMA
+ * of one warp's step take 32 SM clocks, so its 8 LDS.128 must stay near one
+ * wavefront each.  64 accumulators are 128 registers, so one block of 8
+ * warps fills an SM (__launch_bounds__(256, 1), up to 255 registers each).
  *
  * Lanes and loads.  8 warps as 4 (M) x 2 (N), each owning 32 x 64 of C.
  * Lane (lm, ln) = (lane / 8, lane % 8) holds rows 2 lm + {0, 1} + 8 q and
@@ -38,7 +37,7 @@
  * 16 threads share a row of the tile.  A thread's copies of one tile
  * differ by constant offsets (the two halves of k of a row of A, the
  * pieces of its row of B), so they need 4 + 1 source pointers rather than
- * 8 + 4: with one pointer per copy the kernel spilled.  Outside A or B a
+ * 8 + 4: with one pointer per copy the kernel spills.  Outside A or B a
  * copy reads nothing and fills zeros (src-size 0), so the main loop has no
  * bounds checks: the zeros along k meet zeros, those beyond m or n land in
  * results never stored.
@@ -51,14 +50,14 @@
  * no spills, 129 KiB of shared memory; the main loop's SASS holds 1024
  * DFMA in 1229 instructions per 16 steps of k (128 LDS.128, 12 LDGSTS).
  *
- * Figures (`gemmcli bench`, NVIDIA H200, 2026-11-22, cuBLAS DGEMM in the
- * same run): 4096^3 22.11 TFLOP/s (36% of cuBLAS's 62.27), 8192^3 23.23
- * (37%), 4097^3 19.09 (48%), 1000x3000x500 14.39 (35%): 66% of the FP64
- * CUDA-core peak, 33.5 TFLOP/s.  cuBLAS DGEMM runs on the FP64 tensor
- * cores (DMMA), at nearly twice that peak.  Nsight Compute at 4096^3: the
- * FP64 pipe 66% busy, 2 warps per scheduler with no warp eligible in 59%
- * of the cycles, 4.8 cycles between a warp's instructions: one block per
- * SM leaves too few warps to cover the waits of a k-step. */
+ * Follows no published write-up: gemmcli's own, the cp_async pipeline
+ * on doubles (the layout of the SGEMM ladder's top, sgemm_pipeline.cuh,
+ * rethought for 8-byte elements).  Nsight Compute's view of what holds it
+ * below the FP64 CUDA-core peak is in the README ("Measurements behind
+ * the stages").
+ *
+ * Run and checked by (a.npy and b.npy float64):
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel f64_pipeline --verify --repeat 20 */
 #include <stdint.h>
 #include "kernels/gemm.h"
 #include "kernels/common.cuh"

@@ -3,16 +3,16 @@
  * block tiles, 64x32 of C per warp, a 5-stage cp.async ring; a stack of
  * products in one launch.
  *
- * Beyond the seeds; the PTX ISA's mma for .f64 (the m16 shapes need
- * sm_90).  Against f64_pipeline (DFMA on the CUDA cores, 8x8 doubles per
- * thread): the block tile, the ring of shared stages filled by cp.async,
- * the zero fill at the edges, the order of the blocks and the stack stay;
- * the arithmetic moves to the FP64 tensor cores, which retire 128 FMA per
- * SM and clock where the DFMA units retire 64, and one DMMA does the 512
- * multiply-adds of a 16x8x4 product in one issue slot where DFMA took 16
- * warp instructions.  The main loop is no longer bound by issue but by keeping the
- * tensor pipe fed: at the peak each scheduler's share takes a DMMA.16x8x4
- * every 16 clocks, so each of its 2 warps must have one ready every 32.
+ * Against f64_pipeline (DFMA on the CUDA cores, 8x8 doubles per thread):
+ * the block tile, the ring of shared stages filled by cp.async, the zero
+ * fill at the edges, the order of the blocks and the stack stay; the
+ * arithmetic moves to the FP64 tensor cores, which retire 128 FMA per SM
+ * and clock where the DFMA units retire 64, and one DMMA does the 512
+ * multiply-adds of a 16x8x4 product in one issue slot where DFMA takes 16
+ * warp instructions.  The main loop is bound not by issue but by keeping
+ * the tensor pipe fed: at the peak each scheduler's share takes a
+ * DMMA.16x8x4 every 16 clocks, so each of its 2 warps must have one ready
+ * every 32.
  *
  * Fragments (the PTX ISA's layout for m16n8k4 .f64).  Lane l, g = l / 4,
  * t = l % 4, holds A rows g and g + 8 at k t (a0, a1); B row k t, column
@@ -60,12 +60,10 @@
  * tile's last fragments in registers, so the barrier both frees the
  * tile's slot for the copies that follow and publishes the next tile
  * (after cp.async.wait_group), whose first fragments load while the last
- * k-step multiplies.  Tile t + 1 was issued during tile t - 3: 48 values
- * of k, some 6000 clocks at the peak, cover the latency of L2.  Fewer
- * stages than six measured better (2026-11-22): four gave 90% of DGEMM at
- * 8192^3 and 120% at 4097^3 where six gave 88% and 102% in the same runs;
- * five gave 90-91% and 119-121% beside four's 90% and 120%, three and
- * tiles of 32 values of k no more.
+ * k-step multiplies.  Tile t + 1 is issued during tile t - 3: 48 values
+ * of k, some 6000 clocks at the peak, cover the latency of L2.  Five
+ * stages: the README ("Measurements behind the stages") has the counts
+ * tried.
  *
  * Blocks.  x is the tile, walked down bands of 8 tile rows so that the
  * blocks resident at one time share their A rows and B columns in L2;
@@ -74,9 +72,8 @@
  * A long K on few tiles.  Rows of A are lda apart (K, but for a split):
  * kernels/gemm_dispatch.c hands a single product whose tiles are fewer
  * than the SMs over as a stack of slices of K, at least 256 deep, each
- * into its own FP64 slab, and sums the slabs in a fixed order (256 x 256
- * x 65536: 4% of DGEMM unsplit, 101% split; 64 x 64 x 1000000: 0.4% and
- * 36%; `gemmcli bench --sweep`, NVIDIA H200, 2026-11-22).
+ * into its own FP64 slab, and sums the slabs in a fixed order (the
+ * README has what the split gains).
  *
  * ptxas (CUDA 13.0, sm_90): 224 registers (226 with 8-byte copies of B),
  * no spills, 165 KiB of dynamic shared memory (5 stages of 33 KiB), one
@@ -86,13 +83,15 @@
  * between DMMAs and 12 never-executed LDS before LDGSTS, 17 DEPBAR, the
  * rest addresses and predicates (270 with 8-byte copies of B: 16 LDGSTS).
  *
- * Figures (`gemmcli bench`, NVIDIA H200, 2026-11-22, cuBLAS DGEMM in the
- * same run): 4096^3 56.42 TFLOP/s (91%), 8192^3 56.85 (91%), 4097^3 47.58
- * (119%), 1000x3000x500 30.89 (73%), 1024^3 24.21 (66%).  A variant on
- * m16n8k8 (cuBLAS's DMMA shape) measured the same or 1 point lower than
- * this one (with 6 stages then) in the same runs.  Its results equal DGEMM's bit
- * for bit on tests/accuracy.py's data: both sum in k order, one rounding
- * per multiply-add. */
+ * Its results equal DGEMM's bit for bit on tests/accuracy.py's data: both
+ * sum in k order, one rounding per multiply-add.
+ *
+ * Follows no published write-up: gemmcli's own, mma.sync m16n8k4 on
+ * doubles (the PTX ISA's mma for .f64; the m16 shapes need sm_90) on the
+ * f64_pipeline's ring.
+ *
+ * Run and checked by (a.npy and b.npy float64):
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel f64_dmma --verify --repeat 20 */
 #include <stdint.h>
 #include "kernels/gemm.h"
 #include "kernels/common.cuh"

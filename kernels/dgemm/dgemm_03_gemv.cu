@@ -1,8 +1,8 @@
 /* f64_gemv: a vector times a matrix (M = 1) or a matrix times a vector
  * (N = 1) in FP64, double C; a stack of them in one launch.
  *
- * Beyond the seeds; the float stage's kernels (sgemm_22_gemv.cu), shared
- * with it as templates in kernels/memory_bound/gemv.cuh.  Against f64_dmma, whose
+ * The float stage's kernels (sgemm_22_gemv.cu), shared with it as
+ * templates in kernels/memory_bound/gemv.cuh.  Against f64_dmma, whose
  * 128x128 tiles are 127/128 empty on these shapes: the matrix is read
  * once, 16 bytes (2 doubles) per load and several loads per thread in
  * flight, DFMA into double accumulators; the sums are split over lanes,
@@ -13,10 +13,11 @@
  * auto takes it for float64 products with M = 1 or N = 1 (its row is
  * KERNEL_VECTOR; src/plan/select.c).
  *
- * Figures (`gemmcli bench`, NVIDIA H200, 2026-11-22, cuBLAS in the same run; the
- * device copies at 4.1 TB/s read + written):
- * 1x8192x8192 1.01 TFLOP/s (101% of DGEMM; 4.02 TB/s moved), 8192x1x8192
- * 1.06 (102%; 4.23 TB/s). */
+ * Follows no published write-up: gemmcli's own, for the memory-bound
+ * shapes.
+ *
+ * Run and checked by (a.npy and b.npy float64, one of them a vector):
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel f64_gemv --verify --repeat 20 */
 #include "kernels/gemm.h"
 #include "kernels/memory_bound/gemv.cuh"
 

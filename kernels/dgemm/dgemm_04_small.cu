@@ -1,27 +1,28 @@
 /* f64_small: stacks of small products (M, N, K <= 64) in FP64, the float
  * stage `small` (sgemm_23_small.cu) on doubles.
  *
- * Beyond the seeds.  The same kernel (kernels/memory_bound/small.cuh): chunks of
- * products copied by cp.async into two shared buffers while the block
- * multiplies the chunk before, tiles of 4x4 results per item, C stored
- * from registers.  A 16-byte unit holds 2 doubles, so an item reads 4
- * LDS.128 of A and 2 per row of B for each two steps of k (8 DFMA each).
- * FP64 products are heavier in bytes than in work: 8x8x8 moves 1536
- * bytes for 512 DFMA and 32x32x32 24 KB for 32768, both below the FP64
- * rate where the float versions are below the FP32 rate; f64_dmma's
+ * The same kernel (kernels/memory_bound/small.cuh): chunks of products
+ * copied by cp.async into two shared buffers while the block multiplies
+ * the chunk before, tiles of 4x4 results per item, C stored from
+ * registers.  A 16-byte unit holds 2 doubles, so an item reads 4 LDS.128
+ * of A and 2 per row of B for each two steps of k (8 DFMA each).  FP64
+ * products are heavier in bytes than in work: 8x8x8 moves 1536 bytes for
+ * 512 DFMA and 32x32x32 24 KB for 32768, both below the FP64 rate where
+ * the float versions are below the FP32 rate.  Against f64_dmma, whose
  * tensor-core tiles (64 x 64 and up) are mostly empty here.  The sums run
  * in k order with one DFMA per step, as f64_pipeline's.
  *
  * Two configurations: M and N up to 32, 4 blocks per SM; up to 64, 2
  * blocks per SM (a 64x64x64 product's A and B take 68 KB of shared
  * memory: one buffer, whose next copies start once the products are
- * done).
+ * done).  At 32^3 two buffers of doubles fill shared memory and only half
+ * the block's threads compute.
  *
- * Figures (`gemmcli bench`, NVIDIA H200, 2026-11-22, cuBLAS in the same run; the
- * device copies at 4.1 TB/s read + written):
- * 4096 x 32x32x32 6.36 TFLOP/s (94% of strided-batched DGEMM; 2.4 TB/s
- * moved).  By design, at 32^3 two buffers of doubles fill shared memory
- * and only half the block's threads compute; not profiled yet. */
+ * Follows no published write-up: gemmcli's own, for the memory-bound
+ * shapes.
+ *
+ * Run and checked by (a.npy and b.npy stacks of small float64 matrices):
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel f64_small --verify --repeat 20 */
 #include "kernels/memory_bound/small.cuh"
 
 typedef small_cfg<double, 32, 4, 4, 2, 4> small_f64_mid;

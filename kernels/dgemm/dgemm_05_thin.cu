@@ -1,21 +1,22 @@
 /* f64_thin: products with a thin side, M <= 32 or N <= 32, in FP64: the
  * wide operand streamed once, K cut into slices when the blocks are few,
  * the slices' partial sums kept in double and joined in a fixed order.
- * The kernels are kernels/memory_bound/thin.cuh's templates, shared with thin (float)
- * and f16_thin; a thread owns 2 columns (16 bytes of doubles) where the
- * float stage owns 4, so its M x 2 sums fit the registers as float's M x 4
- * do.
+ * The kernels are kernels/memory_bound/thin.cuh's templates, shared with
+ * thin (float) and f16_thin; a thread owns 2 columns (16 bytes of doubles)
+ * where the float stage owns 4, so its M x 2 sums fit the registers as
+ * float's M x 4 do.
  *
- * Beyond the seeds.  Against f64_dmma, whose 128 x 128 tiles are mostly
- * empty on these shapes and which does not cut K: a few long dot
- * products (8 x 8 x 4000000) ran on one block.
+ * Against f64_dmma, whose 128 x 128 tiles are mostly empty on these shapes
+ * and which does not cut K, so that a few long dot products (8 x 8 x
+ * 4000000) run on one block.  A wide side at M or N of 16-32 is
+ * DFMA-bound, where DGEMM runs DMMA at the copy's rate; beyond 24 rows a
+ * thread owns one column (thin_cols).
  *
- * Figures (`gemmcli bench --dtype f64`, NVIDIA H200, 2026-11-22, DGEMM in
- * the same run): 1x8192x8192 0.97 TFLOP/s (97%), 8192x1x8192 0.82 (79%),
- * 32768x16x8192 6.10 (36%), 16x8192x32768 6.51 (40%), 32x8192x32768 4.61
- * (14%: one column a thread beyond 24 rows, thin_cols); 8x8x4000000 130%
- * in the sweep.  A wide side at M or N of 16-32 is DFMA-bound near 6
- * TFLOP/s, where DGEMM runs DMMA at the copy's rate. */
+ * Follows no published write-up: gemmcli's own, for the memory-bound
+ * shapes.
+ *
+ * Run and checked by (a.npy and b.npy float64, one side at most 32):
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel f64_thin --verify --repeat 20 */
 #include "kernels/gemm.h"
 #include "kernels/memory_bound/thin.cuh"
 

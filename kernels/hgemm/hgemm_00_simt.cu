@@ -1,12 +1,12 @@
-/* simt: half (IEEE binary16) operands, FP32 accumulation by FFMA on the
+/* f16_simt: half (IEEE binary16) operands, FP32 accumulation by FFMA on the
  * CUDA cores, float C; the first stage of the half ladder, before the
  * tensor cores.
  *
- * Beyond the seeds.  thread_8x16's block (128x128 tiles, 2x2 warps of
- * 64x64, 8x16 results per lane, the same lane layout and the same 6
- * LDS.128 per 128 FFMA), fed by half operands.  A product of two halves is
- * exact in float (11-bit significands), so the sums are the ones NumPy's
- * float16 matmul forms in float before its final rounding.
+ * Against thread_8x16, whose block it takes (128x128 tiles, 2x2 warps of
+ * 64x64, 8x16 results per lane, the same lane layout and the same 6 LDS.128
+ * per 128 FFMA): the operands are halves.  A product of two halves is exact
+ * in float (11-bit significands), so the sums are the ones NumPy's float16
+ * matmul forms in float before its final rounding.
  *
  * Where the conversion goes decides the speed.  Converted where the inner
  * loop reads its operands, every lane would convert its 8 values of A and
@@ -21,14 +21,14 @@
  * STAGES - 1 tiles of copies are in flight, as in the float pipeline, and
  * the halves halve the bytes each tile moves.
  *
- * Copies: 16 bytes (8 halves) where an operand's rows and its batch
- * stride are multiples of 8 halves and its base 16-byte aligned, 4 bytes
- * where even, and otherwise (odd K or N) ordinary 2-byte loads through
- * registers, a chunk of 8 started every 4 steps of k and stored to the
- * ring 3 steps later, so that their latency hides behind FFMAs.  Elements
- * outside A or B are zeros, written by the copy (src-size 0) or the load's
- * predicate; tiles past the end of K are copied as zeros too, so the loop
- * has no branches.
+ * Copies: 16 bytes (8 halves) where an operand's rows and its batch stride
+ * are multiples of 8 halves and its base 16-byte aligned, 4 bytes where
+ * even, and otherwise (odd K or N) ordinary 2-byte loads through registers,
+ * a chunk of 8 started every 4 steps of k and stored to the ring 3 steps
+ * later, so that their latency hides behind FFMAs.  Elements outside A or
+ * B are zeros, written by the copy (src-size 0) or the load's predicate;
+ * tiles past the end of K are copied as zeros too, so the loop has no
+ * branches.
  *
  * A lands in the ring as its rows are (32 bytes per row of a tile), with
  * the 16-byte units of each group of 8 XOR-swizzled by the row's bits 2..4:
@@ -39,18 +39,17 @@
  * Blocks walk bands of 8 tile rows (swizzle's order, for L2 reuse); a
  * stack of products takes blockIdx.y, in launches of at most 65535.
  *
- * Build (sm_90, CUDA 13.0): 240 registers, no spills, 66,048 bytes of
+ * ptxas (sm_90, CUDA 13.0): 240 registers, no spills, 66,048 bytes of
  * shared memory, two blocks per SM; the SASS of the main loop holds 2048
  * FFMA in 2250 instructions per tile (91.0%; thread_8x16 90.9%): 96
- * LDS.128, 8 LDS.64, 32 HADD2.F32, 8 STS.128, 4 LDGSTS and 54 others
- * (12 of them the never-executed LDS that ptxas puts before LDGSTS).
- * With 2-byte loads for both operands: 2374 (86.3%), 254 registers.
+ * LDS.128, 8 LDS.64, 32 HADD2.F32, 8 STS.128, 4 LDGSTS and 54 others (12 of
+ * them the never-executed LDS that ptxas puts before LDGSTS).  With 2-byte
+ * loads for both operands: 2374 (86.3%), 254 registers.
  *
- * Figures (`gemmcli bench`, NVIDIA H200, 2026-11-22): 4096^3 47.55 TFLOP/s,
- * 8192^3 47.46, as thread_8x16 reaches on float (46.93 / 47.26 in the same
- * run, cuBLAS SGEMM 50.87 / 51.09); 4097^3 30.68 (the 2-byte path);
- * 1024^3 13.46 (64 blocks for 132 SMs).  cuBLAS's float16 GEMM runs on the
- * tensor cores: 703.6 TFLOP/s at 4096^3 in the same run. */
+ * Follows no published write-up: gemmcli's own.
+ *
+ * Run and checked by (a.npy and b.npy float16):
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel f16_simt --verify --repeat 20 */
 #include <stdint.h>
 #include <cuda_fp16.h>
 

@@ -2,15 +2,14 @@
  * warp-level mma.sync.m16n8k16 of Ampere (FP32 accumulation, float C); the
  * first stage of the tensor-core chapter.
  *
- * Beyond the seeds; the PTX ISA's mma and ldmatrix.  Against f16_simt
- * (FFMA on the CUDA cores, each half widened to float once per tile in
- * shared memory): nothing is widened any more.  The halves go from global
- * to shared memory by cp.async, from shared memory to registers by
+ * Against f16_simt (FFMA on the CUDA cores, each half widened to float once
+ * per tile in shared memory): nothing is widened.  The halves go from
+ * global to shared memory by cp.async, from shared memory to registers by
  * ldmatrix, already in the fragment layout that mma.sync takes, and one
- * HMMA.16816.F32 does the 2048 multiply-adds of a 16x8x16 product that took
- * 64 FFMA per lane.  The only change for bfloat16 is the mma's type
- * (`p->bf16` picks the instantiation); ldmatrix moves 16-bit words either
- * way.
+ * HMMA.16816.F32 does the 2048 multiply-adds of a 16x8x16 product that
+ * takes 64 FFMA per lane there.  The only change for bfloat16 is the mma's
+ * type (`p->bf16` picks the instantiation); ldmatrix moves 16-bit words
+ * either way.
  *
  * Block 128x256, BK 32, 4 stages of cp.async (24 KiB a stage, 96 KiB in
  * all, one block of 8 warps per SM); the warps form 2 x 4, each owning a
@@ -52,28 +51,30 @@
  * where even, and otherwise 2-byte loads through registers (odd K or N),
  * issued after the tile's first k-step of mma.sync and stored to the slot
  * as 16-byte words before the barrier that publishes it.  Each operand
- * picks its path at launch.  Elements outside A or B land as zeros (src-size
- * 0, or the load's predicate), so the loop has no edge cases; C is written
- * under a bounds check, two floats at a time where its rows allow.
+ * picks its path at launch.  Elements outside A or B land as zeros
+ * (src-size 0, or the load's predicate), so the loop has no edge cases; C
+ * is written under a bounds check, two floats at a time where its rows
+ * allow.
  *
  * Blocks walk bands of 8 tile rows (f16_simt's order, for L2 reuse); a
  * stack of products takes blockIdx.y, in launches of at most 65535.
  *
- * Build (sm_90, CUDA 13.0): 228 registers, no spills (the other 17
- * instantiations, copy paths x f16/bf16, 228 to 252, none spill), 96 KiB
- * of dynamic shared memory, one block of 256 threads per SM.  The SASS of
- * the main loop holds 64 HMMA.16816.F32 (.F32.BF16 for bfloat16) in 133
+ * ptxas (sm_90, CUDA 13.0): 228 registers, no spills (the other 17
+ * instantiations, copy paths x f16/bf16, 228 to 252, none spill), 96 KiB of
+ * dynamic shared memory, one block of 256 threads per SM.  The SASS of the
+ * main loop holds 64 HMMA.16816.F32 (.F32.BF16 for bfloat16) in 133
  * instructions per tile of 32 (48%): 8 LDSM.16.M88.4, 8 LDSM.16.MT88.4, 6
  * LDGSTS.128, one BAR.SYNC, the 3 never-executed LDS that ptxas puts before
  * LDGSTS and 43 others (addresses, predicates, cp.async groups, the
- * branch).  With 4-byte copies for both operands: 186 (24 LDGSTS.32);
- * with 2-byte loads for both: about 450 (48 LDG.U16, 24 PRMT).
+ * branch).  With 4-byte copies for both operands: 186 (24 LDGSTS.32); with
+ * 2-byte loads for both: about 450 (48 LDG.U16, 24 PRMT).
  *
- * Figures (`gemmcli bench`, NVIDIA H200, 2026-11-22, TFLOP/s and % of
- * cuBLAS GemmEx in the same run): f16: 4096^3 471.5 (66%), 8192^3 439.9
- * (59%), 4097^3 96.5 (73%), 1000x3000x500 129.0 (136%), 256x256x65536 173.4
- * (72%); bf16: 4096^3 467.2 (66%), 8192^3 436.1 (56%), 4097^3 96.0 (72%),
- * 1000x3000x500 131.3 (144%), 256x256x65536 168.4 (70%). */
+ * Follows "Efficient GEMM in CUDA" (CUTLASS): warp-level mma.sync tiles
+ * fed by ldmatrix from a multi-stage cp.async ring in XOR-swizzled shared
+ * memory; the PTX ISA's mma and ldmatrix.
+ *
+ * Run and checked by (a.npy and b.npy float16 or bfloat16):
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel mma_sync --verify --repeat 20 */
 #include <stdint.h>
 
 #include "kernels/gemm.h"

@@ -2,10 +2,6 @@
  * warpgroup tensor-core instruction wgmma.mma_async, float C; the first
  * sm_90a stage of the half ladder.
  *
- * Beyond the seeds; the PTX ISA (wgmma.mma_async, its shared-memory matrix
- * layouts and descriptors, the accumulator fragment of m64nNk16), the
- * fast.cu worklog (pranjalssh/fast.cu) for the order of the steps.
- *
  * Against mma_sync (hgemm_01_mma_sync.cu), where every warp loads its own
  * fragments of A and B from shared memory into registers (ldmatrix) and
  * issues 16x8x16 products on them, the four warps of a warpgroup here issue
@@ -18,7 +14,7 @@
  *
  * The operands must sit in shared memory as wgmma reads them: rows of 128
  * bytes with the 128-byte swizzle (kernels/hgemm/hgemm_hopper.cuh has the layout
- * and the descriptors).  Here they are still brought by cp.async, each
+ * and the descriptors).  Here they are brought by cp.async, each
  * thread computing the swizzled address of its 16-byte units: a tile of A
  * (128 rows x 64 of k) is 1024 units, 8 per thread, each warp copying 4
  * whole rows of 128 bytes; a tile of B (64 of k x 128 columns) is two
@@ -43,10 +39,13 @@
  * Needs K and N multiples of 8, A and B on 16-byte boundaries, batch
  * strides multiples of 8 (16-byte copies); any M, N, K otherwise.
  *
- * Figures (`gemmcli bench`, NVIDIA H200, 2026-11-22, TFLOP/s and % of
- * cuBLAS GemmEx in the same run): f16: 4096^3 531.4 (74%), 8192^3 477.2
- * (64%), 256x256x65536 229.0 (95%); bf16: 4096^3 530.2 (75%), 8192^3 502.2
- * (64%), 256x256x65536 219.8 (91%). */
+ * Follows Pranjal Shankhdhar, "Outperforming cuBLAS on H100: a Worklog"
+ * (the fast.cu kernels), for the order of the steps: its first wgmma
+ * kernel; the PTX ISA for wgmma.mma_async, its shared-memory matrix layouts
+ * and descriptors, and the accumulator fragment of m64nNk16.
+ *
+ * Run and checked by (a.npy and b.npy float16 or bfloat16):
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel wgmma --verify --repeat 20 */
 #include "kernels/hgemm/hgemm_hopper.cuh"
 
 struct hwg_cfg {

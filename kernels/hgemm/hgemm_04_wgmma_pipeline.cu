@@ -3,12 +3,9 @@
  * across tiles, and two warpgroups of 64 x 256 each on 128 x 256 tiles;
  * the threads that multiply still issue the copies.
  *
- * Beyond the seeds; the PTX ISA (mbarrier, wgmma.wait_group), the fast.cu
- * worklog (pranjalssh/fast.cu: 128 x 256 tiles, full and empty barriers).
- *
- * Against wgmma_tma (hgemm_03_wgmma_tma.cu), where each tile's wgmma were
- * waited for to the last (wait_group 0) and the block met at a barrier
- * before thread 0 refilled the slot, the tensor cores are never left
+ * Against wgmma_tma (hgemm_03_wgmma_tma.cu), where each tile's wgmma are
+ * waited for to the last (wait_group 0) and the block meets at a barrier
+ * before thread 0 refills the slot, the tensor cores are never left
  * without queued work and the loop has no block-wide barrier.  Each slot
  * has two mbarriers: FULL, on which thread 0 announces the tile's 49152
  * bytes and the copy engine completes them, and EMPTY, on which each of
@@ -48,10 +45,12 @@
  * Needs what wgmma_tma needs: rows of A and B multiples of 8 values and
  * K >= 1, A and B on 16-byte boundaries, batch strides multiples of 8.
  *
- * Figures (`gemmcli bench`, NVIDIA H200, 2026-11-22, TFLOP/s and % of
- * cuBLAS GemmEx in the same run): f16: 4096^3 650.3 (91%), 8192^3 627.3
- * (84%), 256x256x65536 235.1 (97%); bf16: 4096^3 701.0 (100%), 8192^3 663.2
- * (84%), 256x256x65536 221.5 (92%). */
+ * Follows Pranjal Shankhdhar, "Outperforming cuBLAS on H100: a Worklog":
+ * 128 x 256 tiles, full and empty barriers, products kept in flight; the
+ * PTX ISA (mbarrier, wgmma.wait_group).
+ *
+ * Run and checked by (a.npy and b.npy float16 or bfloat16):
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel wgmma_pipeline --verify --repeat 20 */
 #include "kernels/hgemm/hgemm_hopper.cuh"
 
 struct hpipe_cfg {

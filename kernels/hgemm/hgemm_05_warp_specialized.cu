@@ -2,10 +2,6 @@
  * warpgroup and two consumer warpgroups of 64 x 256 each, on 128 x 256
  * tiles.
  *
- * Beyond the seeds; the PTX ISA (wgmma.wait_group, mbarrier, setmaxnreg),
- * the fast.cu worklog (pranjalssh/fast.cu: producer and consumer
- * warpgroups, 128 x 256 tiles).
- *
  * Against wgmma_pipeline (hgemm_04_wgmma_pipeline.cu), where the threads
  * that multiply also issue the copies, the roles are split.  Warpgroup 0
  * is the producer: one of its threads walks the tiles, waits until slot
@@ -31,10 +27,12 @@
  * Needs what wgmma_tma needs: rows of A and B multiples of 8 values and
  * K >= 1, A and B on 16-byte boundaries, batch strides multiples of 8.
  *
- * Figures (`gemmcli bench`, NVIDIA H200, 2026-11-22, TFLOP/s and % of
- * cuBLAS GemmEx in the same run): f16: 4096^3 601.8 (84%), 8192^3 625.2
- * (83%), 256x256x65536 232.6 (96%); bf16: 4096^3 658.0 (94%), 8192^3 671.8
- * (86%), 256x256x65536 221.2 (92%). */
+ * Follows Pranjal Shankhdhar, "Outperforming cuBLAS on H100: a Worklog":
+ * producer and consumer warpgroups on 128 x 256 tiles, registers moved by
+ * setmaxnreg; the PTX ISA (wgmma.wait_group, mbarrier, setmaxnreg).
+ *
+ * Run and checked by (a.npy and b.npy float16 or bfloat16):
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel warp_specialized --verify --repeat 20 */
 #include "kernels/hgemm/hgemm_hopper.cuh"
 
 struct hws_cfg {

@@ -1,10 +1,6 @@
 /* persistent: warp_specialized's block made persistent: one block per SM,
  * each walking many 128 x 256 tiles with one ring that never drains.
  *
- * Beyond the seeds; the PTX ISA (mbarrier phases), the fast.cu worklog
- * (pranjalssh/fast.cu: persistent blocks), CUTLASS's Hopper persistent
- * tile schedulers.
- *
  * Against warp_specialized (hgemm_05_warp_specialized.cu), which launches
  * a block per tile, the grid is min(tiles, SMs) blocks, one per SM, and
  * block b of G computes tiles b, b + G, b + 2G, ... of the whole stack
@@ -44,11 +40,12 @@
  * leave 116 blocks with a fourth tile and 16 idle; a stream-K split of the
  * last wave is not done here.
  *
- * Figures (`gemmcli bench`, NVIDIA H200, 2026-11-22, TFLOP/s and % of
- * cuBLAS GemmEx in the same run): f16: 4096^3 602.2 (84%), 8192^3 625.5
- * (84%), 4097^3 280.3 (213%), 1000x3000x500 111.9 (118%), 256x256x65536
- * 223.7 (92%); bf16: 4096^3 641.6 (91%), 8192^3 664.3 (85%), 4097^3 281.0
- * (212%), 1000x3000x500 118.4 (130%), 256x256x65536 210.9 (88%). */
+ * Follows Pranjal Shankhdhar, "Outperforming cuBLAS on H100: a Worklog":
+ * persistent blocks; CUTLASS's Hopper persistent tile schedulers; the PTX
+ * ISA (mbarrier phases).
+ *
+ * Run and checked by (a.npy and b.npy float16 or bfloat16):
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel persistent --verify --repeat 20 */
 #include "kernels/hgemm/hgemm_hopper.cuh"
 #include "kernels/hgemm/hgemm_persistent.cuh"
 

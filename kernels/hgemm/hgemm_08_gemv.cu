@@ -2,26 +2,28 @@
  * (N = 1) with float16 or bfloat16 operands, FP32 accumulation and float
  * C; a stack of them in one launch.
  *
- * Beyond the seeds; the float stage's kernels (sgemm_22_gemv.cu), shared
- * with it as templates in kernels/memory_bound/gemv.cuh.  Against the tensor-core
+ * The float stage's kernels (sgemm_22_gemv.cu), shared with it as
+ * templates in kernels/memory_bound/gemv.cuh.  Against the tensor-core
  * stages, which run these shapes on tiles of 128 or more rows and columns
  * with one row (M = 1) or column (N = 1) in use, and sum a vector's K in
  * one chain whose accumulator does not round to nearest: the matrix is
  * read once, 16 bytes (8 values) per load and several loads per thread in
- * flight, each value widened to float (HADD2.F32 for float16, a shift or
- * a mask for bfloat16) and multiplied exactly, the sums split over lanes,
+ * flight, each value widened to float (HADD2.F32 for float16, a shift or a
+ * mask for bfloat16) and multiplied exactly, the sums split over lanes,
  * rows or slices of K and joined in a fixed order.  Rows of A or B that
  * are not whole 16-byte units take 8-, 4- or 2-byte loads.  lda, and ldb
  * where M = 1, are honoured (the row is not KERNEL_ANY_LD: they are K and
  * N); a column vector b (N = 1) must be dense.
  *
- * auto takes it for float16 and bfloat16 products with M = 1 or N = 1
- * (its row is KERNEL_VECTOR; src/plan/select.c).
+ * auto takes it for float16 and bfloat16 products with M = 1 or N = 1 (its
+ * row is KERNEL_VECTOR; src/plan/select.c).
  *
- * Figures (`gemmcli bench`, NVIDIA H200, 2026-11-22, cuBLAS in the same run; the
- * device copies at 4.1 TB/s read + written),
- * float16: 1x8192x8192 3.10 TFLOP/s (103% of GemmEx; 3.10 TB/s moved),
- * 8192x1x8192 3.48 (123%; 3.49 TB/s). */
+ * Follows no published write-up: gemmcli's own, for the memory-bound
+ * shapes.
+ *
+ * Run and checked by (a.npy and b.npy float16 or bfloat16, one of them a
+ * vector):
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel f16_gemv --verify --repeat 20 */
 #include "kernels/gemm.h"
 #include "kernels/memory_bound/gemv.cuh"
 

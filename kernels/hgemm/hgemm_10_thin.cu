@@ -1,21 +1,23 @@
 /* f16_thin: products with a thin side, M <= 32 or N <= 32, on float16 or
  * bfloat16 operands, FP32 accumulation and float C: the wide operand
  * streamed once at 2 bytes a value, K cut into slices when the blocks are
- * few.  The kernels are kernels/memory_bound/thin.cuh's templates, shared with thin
- * (float) and f64_thin; each value is widened to float where it is read,
- * and a product of two 16-bit values is exact in float.
+ * few.  The kernels are kernels/memory_bound/thin.cuh's templates, shared
+ * with thin (float) and f64_thin; each value is widened to float where it
+ * is read, and a product of two 16-bit values is exact in float.
  *
- * Beyond the seeds.  Against the tensor-core stages, whose tiles of 128 or
- * more rows and columns are mostly empty on these shapes, and against
- * thin on float copies of the operands (3 times the bytes read, plus the
- * copies' own pass).
+ * Against the tensor-core stages, whose tiles of 128 or more rows and
+ * columns are mostly empty on these shapes, and against thin on float
+ * copies of the operands (3 times the bytes read, plus the copies' own
+ * pass).  cuBLAS reads the wide thin shapes at the copy's rate on its
+ * tensor cores; this stage's FP32 arithmetic keeps up only where the thin
+ * side is a few values, and auto's model gives it those.
  *
- * Figures (`gemmcli bench --dtype f16`, NVIDIA H200, 2026-11-22, GemmEx in
- * the same run): 1x8192x8192 2.61 TFLOP/s (90%), 8192x1x8192 1.73 (60%),
- * 32768x16x8192 17.93 (29%), 16x8192x32768 17.53 (27%); 8x8x4000000 195%
- * in the sweep.  cuBLAS reads the wide thin shapes at the copy's rate on
- * its tensor cores; this stage's FP32 arithmetic keeps up only where the
- * thin side is a few values, and auto's model gives it those. */
+ * Follows no published write-up: gemmcli's own, for the memory-bound
+ * shapes.
+ *
+ * Run and checked by (a.npy and b.npy float16 or bfloat16, one side at
+ * most 32):
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel f16_thin --verify --repeat 20 */
 #include "kernels/gemm.h"
 #include "kernels/memory_bound/thin.cuh"
 

@@ -1,15 +1,18 @@
 /* f16_small_k: products with a short K (K <= 32) on float16 or bfloat16
  * operands, FP32 accumulation and float C: small_k's kernels
- * (kernels/memory_bound/small_k.cuh), each value widened to float where it is read.
+ * (kernels/memory_bound/small_k.cuh), each value widened to float where it
+ * is read.
  *
- * Beyond the seeds.  Against the tensor-core stages, which spend a short
- * K filling and draining their pipelines, and against small_k on float
- * copies of the operands (their own pass first).
+ * Against the tensor-core stages, which spend a short K filling and
+ * draining their pipelines, and against small_k on float copies of the
+ * operands (their own pass first).  At K = 32 its FP32 arithmetic is far
+ * below the tensor cores' (the README's table).
  *
- * Figures (`gemmcli bench --dtype f16`, NVIDIA H200, 2026-11-22, GemmEx in
- * the same run): 8192x8192x8 13.52 TFLOP/s (105%; 3.4 TB/s moved),
- * 8192x8192x1 142%, 8192x8192x32 9.20 (18%, FP32 arithmetic against the
- * tensor cores). */
+ * Follows no published write-up: gemmcli's own, for the memory-bound
+ * shapes.
+ *
+ * Run and checked by (a.npy and b.npy float16 or bfloat16, K at most 32):
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel f16_small_k --verify --repeat 20 */
 #include "kernels/gemm.h"
 #include "kernels/memory_bound/small_k.cuh"
 

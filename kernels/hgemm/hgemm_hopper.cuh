@@ -35,7 +35,12 @@
  * Only the sm_90a target has wgmma and setmaxnreg: for any other target the
  * device helpers compile to a trap, so that the files still build in a
  * plain sm_90 pass (or as PTX); hopper_check refuses every device but
- * compute capability 9.0, as the rows' KERNEL_ARCH_EXACT says. */
+ * compute capability 9.0, as the rows' KERNEL_ARCH_EXACT says.
+ *
+ * The layout and descriptors are the PTX ISA's; the steps follow Pranjal
+ * Shankhdhar, "Outperforming cuBLAS on H100: a Worklog".  Run through its
+ * stages, e.g.:
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel wgmma_tma --verify --repeat 20 */
 #ifndef GC_KERNELS_HGEMM_HOPPER_CUH
 #define GC_KERNELS_HGEMM_HOPPER_CUH
 

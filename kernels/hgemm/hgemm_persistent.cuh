@@ -21,12 +21,18 @@
  *
  * The walk.  A launch has `units` units of work, the products of the
  * stack one after the other, each product's in bands of `group` rows of
- * units (hopper_tile_of); a unit is one 128 x 256 tile (stage 6) or a
- * pair of them stacked along M (stage 7).  Persistent block (or cluster)
- * b of G takes units b, b + G, b + 2G, ...: the units in flight at one
- * time are G consecutive ones, the rows of A of one band (two where the
- * window straddles bands) and the columns of B the window spans, which L2
- * holds. */
+ * units (hopper_tile_of); a unit is one 128 x 256 tile (persistent) or a
+ * pair of them stacked along M (cluster_multicast).  Persistent block
+ * (or cluster) b of G takes units b, b + G, b + 2G, ...: the units in
+ * flight at one time are G consecutive ones, the rows of A of one band
+ * (two where the window straddles bands) and the columns of B the window
+ * spans, which L2 holds.
+ *
+ * Persistent blocks as in Pranjal Shankhdhar, "Outperforming cuBLAS on
+ * H100: a Worklog" and CUTLASS's Hopper tile schedulers.  Run through its
+ * stages (a.npy and b.npy float16 or bfloat16):
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel persistent --verify --repeat 20
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel cluster_multicast --verify --repeat 20 */
 #ifndef GC_KERNELS_HGEMM_PERSISTENT_CUH
 #define GC_KERNELS_HGEMM_PERSISTENT_CUH
 

@@ -52,13 +52,13 @@
  * does a kernel that wrote C itself.  K = 0 is the reduce over no slice
  * with alpha 0: C = beta C0 (or 0).  No result depends on scheduling.
  *
- * Registers.  Left alone, ptxas started the multiply-adds of a step's
+ * Registers.  Left alone, ptxas starts the multiply-adds of a step's
  * first loads before issuing its last ones, holding about half of them in
  * flight (float: 60 registers for rows, 32 for columns).  The step loops
  * are not unrolled further (#pragma unroll 1), and the launch bounds allow
  * 3 blocks per SM for rows and 8 for columns (up to 85 and 64 registers):
  * the loads of a step then issue before its first multiply-add (all but
- * 2 of 16 in the 16-bit column loop, 3 in the double one).  Build (sm_90,
+ * 2 of 16 in the 16-bit column loop, 3 in the double one).  ptxas (sm_90,
  * CUDA 13.0), the main loops at full width: float rows 35 instructions (8
  * LDG.128, 16 FFMA), 76 registers; float columns 85 (8 LDG.128 of B, 8
  * LDG of a, 32 FFMA), 60; float16 and bfloat16 rows 115 (8 LDG.128, 32
@@ -67,7 +67,11 @@
  *
  * When beta == 0, C is not read.  b (N = 1) is read as K adjacent values:
  * ldb must be 1 there.  Indices into a stack are 64-bit; grids walk on in
- * steps of themselves, so no shape exceeds a launch. */
+ * steps of themselves, so no shape exceeds a launch.
+ *
+ * gemmcli's own, for the memory-bound shapes.  Run through its stages
+ * (a.npy a row vector, or b.npy a column vector), e.g.:
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel gemv --verify --repeat 20 */
 #ifndef GC_KERNELS_GEMV_CUH
 #define GC_KERNELS_GEMV_CUH
 

@@ -40,7 +40,11 @@
  * memory (and whose tiles the block's threads cover), lowered where that
  * evens out the chunks over the grid; two buffers are used unless they
  * leave less than half the chunk one buffer would hold and fewer items
- * than half the threads. */
+ * than half the threads.
+ *
+ * gemmcli's own, for the memory-bound shapes.  Run through its stages
+ * (a.npy and b.npy stacks of small matrices), e.g.:
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel small --verify --repeat 20 */
 #ifndef GC_KERNELS_SMALL_CUH
 #define GC_KERNELS_SMALL_CUH
 

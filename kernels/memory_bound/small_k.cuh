@@ -3,21 +3,23 @@
  * products with a short K (K <= 32), outer products and their sums, where
  * the work is writing C, as templates over gemv.cuh's operand types.
  *
- * Beyond the seeds.  With K this short a tile stage spends its time
- * filling and draining its pipeline, and where N is not a multiple of 4
- * its C stores go one value at a time from threads 8 or 16 columns apart,
- * so a 1952 x 12555 x 1 product ran at 28% of cuBLAS.  Here C is written
- * the way a copy writes: a warp owns a strip of 32 x Q columns
- * (lane, lane + 32, ...: coalesced whatever the alignment) and a band of
- * R rows; it keeps the strip's K x Q values of B in registers, read once
- * (Q = 4, 2 for double: 16 bytes of accumulators per lane and k), and for
- * each row of its band reads the row's K values of A (one address per
- * warp: a broadcast; 16 bytes a load where the rows are whole, aligned
- * units) and writes Q sums per lane.  R is chosen so the
- * grid holds about 32 warps per SM; B, K x N, is read R times fewer than
- * C is written.  The stack runs in one launch (the product is a grid
- * index); broadcast operands have stride 0.
- */
+ * With K this short a tile stage spends its time filling and draining its
+ * pipeline, and where N is not a multiple of 4 its C stores go one value at
+ * a time from threads 8 or 16 columns apart (README, "Measurements behind
+ * the stages", 1952 x 12555 x 1).  Here C is written the way a copy writes:
+ * a warp owns a strip of 32 x Q columns (lane, lane + 32, ...: coalesced
+ * whatever the alignment) and a band of R rows; it keeps the strip's K x Q
+ * values of B in registers, read once (Q = 4, 2 for double: 16 bytes of
+ * accumulators per lane and k), and for each row of its band reads the
+ * row's K values of A (one address per warp: a broadcast; 16 bytes a load
+ * where the rows are whole, aligned units) and writes Q sums per lane.  R
+ * is chosen so the grid holds about 32 warps per SM; B, K x N, is read R
+ * times fewer than C is written.  The stack runs in one launch (the product
+ * is a grid index); broadcast operands have stride 0.
+ *
+ * gemmcli's own, for the memory-bound shapes.  Run through its stages
+ * (K at most 32), e.g.:
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel small_k --verify --repeat 20 */
 #ifndef GC_KERNELS_SMALL_K_CUH
 #define GC_KERNELS_SMALL_K_CUH
 

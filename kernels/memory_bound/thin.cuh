@@ -7,9 +7,9 @@
  * at the copy kernel's rate, and a few long dot products must be cut along
  * K to occupy every SM.
  *
- * Beyond the seeds.  The tile stages compute such a product on 128 x 128
- * tiles that are mostly empty, through a handful of blocks; the gemv
- * stages cover M = 1 and N = 1 only.  Q below is 16 bytes of accumulators:
+ * The tile stages compute such a product on 128 x 128 tiles that are
+ * mostly empty, through a handful of blocks; the gemv stages cover M = 1
+ * and N = 1 only.  Q below is 16 bytes of accumulators:
  * 4 for float and for the 16-bit types (which accumulate in float), 2 for
  * double (1 beyond 24 rows: thin_cols).
  *   - M <= 32: a thread owns Q adjacent columns of B (one load of Q
@@ -44,10 +44,14 @@
  * K, ldb = N).
  *
  * Registers.  The M path may take all 255 (__launch_bounds__(256, 1));
- * the N path's wide-load kernels are held to 128, two blocks an SM
- * (without the bound, 8192x1x8192 in FP64 ran at 48% of DGEMM where it
- * runs at 79% with it), and its single-value kernels, which spilled at
- * 128, may take more.  No kernel spills (tests/sass_check.sh). */
+ * the N path's wide-load kernels are held to 128, two blocks an SM, which
+ * measured faster (README, "Measurements behind the stages"), and its
+ * single-value kernels, which spill at 128, may take more.  No kernel
+ * spills (tests/sass_check.sh).
+ *
+ * gemmcli's own, for the memory-bound shapes.  Run through its stages
+ * (one side at most 32), e.g.:
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel thin --verify --repeat 20 */
 #ifndef GC_KERNELS_THIN_CUH
 #define GC_KERNELS_THIN_CUH
 

@@ -11,8 +11,11 @@
  * kernel's own error never decides a test.  tf32 rounds the operands to
  * TF32 first, as the tensor cores' TF32 mode does; tf32x3 is computed as
  * f32 is (its three products aim at FP32's accuracy, which this exceeds).
- * int64 accumulates modulo 2^64
- * in unsigned arithmetic, exactly as NumPy's integer matmul wraps. */
+ * int64 accumulates modulo 2^64 in unsigned arithmetic, exactly as NumPy's
+ * integer matmul wraps.
+ *
+ * gemmcli's own.  Run and checked by (no GPU needed):
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel cpu --verify --repeat 20 */
 #include <string.h>
 
 #include "core/parallel.h"

@@ -4,7 +4,10 @@
  * and written column by column while both stay in L1, instead of striding
  * through memory a whole output row apart for every element.  Large
  * matrices are split by bands of output rows over one thread per core, so
- * no two threads write the same cache line. */
+ * no two threads write the same cache line.
+ *
+ * gemmcli's own.  Run and checked by (no GPU needed):
+ *   gemmcli transpose x.npy -o y.npy --kernel cpu --verify --repeat 20 */
 #include <pthread.h>
 #include <stdint.h>
 #include <unistd.h>

@@ -1,15 +1,18 @@
 /* blocktile_2d: each thread computes an 8x8 tile of C (TM x TN), reading
  * its operands from shared memory inside the innermost loop.
  *
- * Seed 000 ("2D-tile"), seed 003 kernels 7-8 (4x4 and 8x8 micro kernels),
- * seed 002 ("Thread Block Tile").  Against blocktile_1d: a 128x128 block
- * tile, BK = 8, 256 threads of 64 results each, so every byte brought into
- * shared memory is used 128 times instead of 64, and global traffic per
- * FLOP halves.  The loop is written as seed 000 writes it, an element of As
- * and one of Bs per FMA; the next stage caches them in registers by hand.
+ * Against blocktile_1d: a 128x128 block tile, BK = 8, 256 threads of 64
+ * results each, so every byte brought into shared memory is used 128 times
+ * instead of 64, and global traffic per FLOP halves.  The loop reads an
+ * element of As and one of Bs per FMA, as "SGEMM Optimization" writes it;
+ * the next stage caches them in registers by hand.
  *
- * Figure (NVIDIA H200, 2026-11-21, cuBLAS FP32 in the same run): 4096^3 21.3 TFLOP/s
- * (41.5% of cuBLAS), 8192^3 21.7 TFLOP/s (42.4%). */
+ * Follows "SGEMM Optimization", section "2D-tile"; "How to optimize SGEMM
+ * on NVIDIA GPUs", kernels 7-8 (4x4 and 8x8 micro kernels); "a hgemm tvm
+ * schedule", section "Thread Block Tile".
+ *
+ * Run and checked by:
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel blocktile_2d --verify --repeat 20 */
 #include "kernels/sgemm/sgemm_tile.cuh"
 
 enum { BT2_BM = 128, BT2_BN = 128, BT2_BK = 8, BT2_TM = 8, BT2_TN = 8 };

@@ -1,19 +1,24 @@
 /* strided_4x4: a 128x128 block tile on 32x32 threads, each thread computing
  * 16 elements of C spread 32 apart in both directions.
  *
- * Seed 001, matrixMul_2_1.  Its partner, contiguous_4x4 (matrixMul_2_2),
- * gives each thread a contiguous 4x4 tile instead; seed 001 finds 2_2 much
- * faster "at the same compute-to-memory ratio" and leaves the reason open.
- * The header of sgemm_07_contiguous_4x4.cu answers it.
- *
  * Against outer_product: the same 128x128x8 tiles, but 1024 threads of 16
  * results rather than 256 of 64; A is stored transposed (shmem_a[k][m]) and
- * both tiles are padded by one column, as in the seed.  Each step of k
+ * both tiles are padded by one column, as in the write-up.  Each step of k
  * loads 4 + 4 single floats for 16 FMAs: threads of a warp share ty, so the
  * loads of A are broadcasts and those of B hit 32 consecutive banks.
  *
- * Figure (NVIDIA H200, 2026-11-21, cuBLAS FP32 in the same run): 4096^3 18.9 TFLOP/s
- * (36.8% of cuBLAS), 8192^3 19.0 TFLOP/s (37.1%). */
+ * Its partner, contiguous_4x4 (matrixMul_2_2), gives each thread a
+ * contiguous 4x4 tile instead; the write-up finds 2_2 much faster "at the
+ * same compute-to-memory ratio" and leaves the reason open.  The header of
+ * sgemm_07_contiguous_4x4.cu answers it.
+ *
+ * Follows "Matrix multiplication (RTX 3060 Laptop write-up)", matrixMul_2_1:
+ * the section "矩阵乘法" ("Matrix multiplication") of a Chinese write-up of
+ * transpose and matmul experiments on an RTX 3060 Laptop GPU, whose first
+ * heading is "实验环境" ("Experimental setup").
+ *
+ * Run and checked by:
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel strided_4x4 --verify --repeat 20 */
 #include "kernels/sgemm/sgemm_tile.cuh"
 
 enum { S44_TILE = 128, S44_TK = 8, S44_STRIDE = 32, S44_NUM = S44_TILE / S44_STRIDE };

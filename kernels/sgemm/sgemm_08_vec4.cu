@@ -1,17 +1,21 @@
 /* vec4: float4 global loads, A stored transposed in shared memory, and
  * 16-byte shared loads in the inner loop.
  *
- * Seed 000 ("float4", with its "why transpose As"), seed 001 matrixMul_3/4
- * (A transposed, float4), seed 003 kernel 6, seed 002 ("vectorize").
- * Against outer_product: each thread fetches its share of the A and B
- * tiles as one float4 each (LDG.128) instead of four floats; A is written
- * into shared memory transposed (as_t[k][m]), so that a thread's 8 values
- * of A for one k are contiguous and come in two LDS.128, like its 8 values
- * of B.  Where a row of A or B does not start on a 16-byte boundary (K or
- * N not a multiple of 4), the same kernel loads the four floats one by one.
+ * Against outer_product, the 256-thread 8x8 tile it builds on: each thread
+ * fetches its share of the A and B tiles as one float4 each (LDG.128)
+ * instead of four floats; A is written into shared memory transposed
+ * (as_t[k][m]), so that a thread's 8 values of A for one k are contiguous
+ * and come in two LDS.128, like its 8 values of B.  Where a row of A or B
+ * does not start on a 16-byte boundary (K or N not a multiple of 4), the
+ * same kernel loads the four floats one by one.
  *
- * Figure (NVIDIA H200, 2026-11-21, cuBLAS FP32 in the same run): 4096^3 32.1 TFLOP/s
- * (62.7% of cuBLAS), 8192^3 31.6 TFLOP/s (61.6%). */
+ * Follows "SGEMM Optimization", section "float4" (with its "why transpose
+ * As"); "How to optimize SGEMM on NVIDIA GPUs", kernel 6; "Matrix
+ * multiplication (RTX 3060 Laptop write-up)", matrixMul_3 and matrixMul_4
+ * (A transposed, float4); the "vectorize" step of "a hgemm tvm schedule".
+ *
+ * Run and checked by:
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel vec4 --verify --repeat 20 */
 #include "kernels/sgemm/sgemm_tile.cuh"
 
 enum { V4_BM = 128, V4_BN = 128, V4_BK = 8, V4_TM = 8, V4_TN = 8 };

@@ -1,19 +1,22 @@
-/* padded: double_buffer with each row of the transposed A tile padded by
- * 4 floats (BM + 4), which removes the bank conflicts of its stores.
+/* padded: double_buffer with each row of the transposed A tile padded by 4
+ * floats (BM + 4), which removes the bank conflicts of its stores.
  *
- * Seed 000 ("eliminating bank conflicts", store side).  In double_buffer
- * the two threads that load the two float4s of one row of A (k 0-3 and
- * 4-7) store to as_t[k][m] and as_t[k+4][m], 4 * 128 floats apart: the
- * same bank, a 2-way conflict on every one of the four scalar stores.  With
- * rows of BM + 4 floats the second thread lands 16 banks further on, and a
- * warp's stores interleave (banks 0, 16, 1, 17, ...) without conflict.  The
- * padding keeps rows 16-byte aligned, so the LDS.128 reads are unchanged.
+ * Against double_buffer: there the two threads that load the two float4s
+ * of one row of A (k 0-3 and 4-7) store to as_t[k][m] and as_t[k+4][m],
+ * 4 * 128 floats apart: the same bank, a 2-way conflict on every one of the
+ * four scalar stores.  With rows of BM + 4 floats the second thread lands
+ * 16 banks further on, and a warp's stores interleave (banks 0, 16, 1, 17,
+ * ...) without conflict.  The padding keeps rows 16-byte aligned, so the
+ * LDS.128 reads are unchanged.  In the README's ladder table it is slower
+ * than double_buffer: the conflict it removes costs little (4 STS per 512
+ * FFMA) and the SASS instruction mix is unchanged; why it loses is not
+ * established (no counters read).
  *
- * Figure (NVIDIA H200, 2026-11-21, cuBLAS FP32 in the same run): 4096^3 34.3 TFLOP/s
- * (67.0% of cuBLAS), 8192^3 34.6 TFLOP/s (67.4%).
- * Slower than double_buffer, by 9% in the same run: the conflict it
- * removes costs little (4 STS per 512 FFMA) and the SASS instruction mix
- * is unchanged; why it loses was not established (no counters read). */
+ * Follows "SGEMM Optimization", section "消除 bank conflict" ("eliminating
+ * bank conflicts"), the store side.
+ *
+ * Run and checked by:
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel padded --verify --repeat 20 */
 #include "kernels/sgemm/sgemm_tile.cuh"
 
 enum { PD_BM = 128, PD_BN = 128, PD_BK = 8, PD_TM = 8, PD_TN = 8 };

@@ -1,26 +1,25 @@
 /* swizzle: cp_async with the blocks rasterised in bands of 8 tile rows, for
- * L2 reuse, and a 64x128 tile variant for grids that 128x128 tiles fill
- * badly.
+ * L2 reuse; and swizzle_64x128, a 64x128 tile variant for grids that
+ * 128x128 tiles fill badly.
  *
- * Beyond the seeds (the thread-block swizzle of CUTLASS).  Against
- * cp_async: in row-major order the 264 blocks resident at once span about
- * 8 tile rows of a 4096-wide C but all of B, so B may stream from DRAM once
- * per tile row.  Walking down a band of 8 tile rows before moving right
- * keeps the resident blocks on 8 tile rows and a few tile columns: the A
- * and B panels they read stay in L2.  swizzle_64x128 uses 2x2 warps (128
- * threads, up to 4 blocks per SM): for 1000x3000 it makes 384 blocks that
- * fill the SMs evenly where 128x128 tiles make 192, a wave and a half.
+ * Against cp_async: in row-major order the 264 blocks resident at once span
+ * about 8 tile rows of a 4096-wide C but all of B, so B may stream from
+ * DRAM once per tile row.  Walking down a band of 8 tile rows before moving
+ * right keeps the resident blocks on 8 tile rows and a few tile columns:
+ * the A and B panels they read stay in L2.  swizzle_64x128 uses 2x2 warps
+ * (128 threads, up to 4 blocks per SM): for 1000x3000 it makes 384 blocks
+ * that fill the SMs evenly where 128x128 tiles make 192, a wave and a half.
  * A stack of products is one launch, product blockIdx.y: each product's
- * tiles are walked in bands, the products one after another.
- * The band order's own gain measured small: within run-to-run noise at
- * 4096^3, +0.6% over cp_async at 8192^3.
+ * tiles are walked in bands, the products one after another.  At the
+ * ladder's square sizes the band order's own gain is small (the README's
+ * table).
  *
- * Figure (NVIDIA H200, 2026-11-21, cuBLAS FP32 in the same run): 4096^3 45.2 TFLOP/s
- * (88.2% of cuBLAS), 8192^3 46.2 TFLOP/s (90.0%).
- * swizzle_64x128: 4096^3 45.3 (88.4%), 8192^3 44.7-46.8 (87.2-91.3%, two
- * runs), 4097^3 40.0 (90.7% of cuBLAS's 44.1), 1000x3000x500 37.0
- * (107.4%).  BK 32 with 3 stages measured worse for 128x128 (44.5 at
- * 4096^3, 44.9 at 8192^3). */
+ * Follows "Efficient GEMM in CUDA" (CUTLASS), section "Threadblock
+ * Rasterization" (CUTLASS's threadblock swizzle).
+ *
+ * Run and checked by:
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel swizzle --verify --repeat 20
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel swizzle_64x128 --verify --repeat 20 */
 #include "kernels/sgemm/sgemm_pipeline.cuh"
 
 enum { SWIZZLE_GROUP = 8 };

@@ -1,26 +1,27 @@
 /* splitk: swizzle, with K split over blockIdx.z when M x N alone makes too
  * few blocks to fill the GPU (256 x 256 x 65536 makes 4).
  *
- * Beyond the seeds; seed 003's closing note points at it for K much larger
- * than M and N.  Each of S splits multiplies a K/S slice into its own
+ * Against swizzle: each of S splits multiplies a K/S slice into its own
  * M x N slab of a workspace (stream-ordered cudaMallocAsync, freed the same
  * way); a second kernel (kernels/gemm_split.cu) sums the slabs in a fixed
  * order and applies alpha and beta, so the result does not depend on
- * scheduling, unlike atomics.
- * S is chosen for about two blocks per SM, with at least 8 tiles of k per
- * split; when the tiles already fill the GPU, S = 1 and this is swizzle.
- * A stack of products counts as one grid of tiles: S is chosen for all of
- * them together, the workspace holds a slab per split and product (split
- * outermost), and one reduce launch sums every product's slabs.
+ * scheduling, unlike atomics.  S is chosen for about two blocks per SM,
+ * with at least 8 tiles of k per split; when the tiles already fill the
+ * GPU, S = 1 and this is swizzle.  A stack of products counts as one grid
+ * of tiles: S is chosen for all of them together, the workspace holds a
+ * slab per split and product (split outermost), and one reduce launch sums
+ * every product's slabs.
  *
  * The workspace comes back from the pool without being mapped again:
  * kernels_prepare_device() keeps freed pool memory (kernels/registry.h).
  *
- * Figures (`gemmcli bench`, NVIDIA H200, 2026-11-21, cuBLAS FP32 in the
- * same run): 4096^3 45.20 TFLOP/s (88% of cuBLAS), 8192^3 46.15 (90%).
- * 256x256x65536 (S = 66): 41.94 TFLOP/s, 90% of cuBLAS, against 1.36 for
- * swizzle, which makes 4 blocks there; with the pool handing its memory
- * back to the driver at every synchronisation it was 35.3. */
+ * Follows "Efficient GEMM in CUDA" (CUTLASS), section "Parallelized
+ * Reductions" (split K across threadblocks); "How to optimize SGEMM on
+ * NVIDIA GPUs" points at it in its extra notes, for K much larger than M
+ * and N.
+ *
+ * Run and checked by:
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel splitk --verify --repeat 20 */
 #include "kernels/sgemm/sgemm_pipeline.cuh"
 
 typedef pipe_cfg<4, 2, 16, 4> splitk_cfg;

@@ -1,48 +1,44 @@
 /* thread_8x16: swizzle's cp.async pipeline with 64x64 warp tiles, 8x16
- * results per thread, 128 threads per 128x128 block; and a 256x64 variant
- * for narrow N.
+ * results per thread, 128 threads per 128x128 block; and narrow_256x64, a
+ * 256x64 variant for narrow N.
  *
- * Beyond the seeds.  Against swizzle (32x64 warp tiles, 8x8 per lane,
- * 256 threads): each lane now multiplies 8 values of A by 16 of B per step
- * of k, so 6 LDS.128 feed 128 FFMA where 4 fed 64, and the issue slots that
- * loads, address arithmetic and copies took shrink with them: the SASS of
- * the main loop held 2048 FFMA in 2254 instructions per 16 steps of k
- * (90.9%; counted before the change to the tile counts below), swizzle's
- * 1024 in 1171 (87.4%).  The lanes of a warp form 8 rows
- * x 4 columns; lane (r, c) holds rows 4r..4r+3 and 32+4r..32+4r+3 and
- * columns 4c + 16j (j < 4) of its warp's tile, so an LDS.128 of A covers 8
- * adjacent float4s and one of B 4 adjacent float4s: one pass each.  128
- * accumulators per thread take 232 registers, no spills; two blocks of 128
- * threads share an SM, 8 warps.  The copies are sgemm_pipeline.cuh's
- * pipe_loader, 4 stages of BK 16.  narrow_256x64 stacks 4 warps
- * vertically: at N = 64 the 128-wide tile computes half zeros.
+ * Against swizzle (32x64 warp tiles, 8x8 per lane, 256 threads): each lane
+ * multiplies 8 values of A by 16 of B per step of k, so 6 LDS.128 feed 128
+ * FFMA where 4 fed 64, and the issue slots that loads, address arithmetic
+ * and copies take shrink with them: the SASS of the main loop holds about
+ * 2048 FFMA in 2254 instructions per 16 steps of k (90.9%), swizzle's 1024
+ * in 1171 (87.4%).  The lanes of a warp form 8 rows x 4 columns; lane
+ * (r, c) holds rows 4r..4r+3 and 32+4r..32+4r+3 and columns 4c + 16j
+ * (j < 4) of its warp's tile, so an LDS.128 of A covers 8 adjacent float4s
+ * and one of B 4 adjacent float4s: one pass each.  128 accumulators per
+ * thread take 232 registers, no spills; two blocks of 128 threads share an
+ * SM, 8 warps.  The copies are sgemm_pipeline.cuh's pipe_loader, 4 stages
+ * of BK 16.  narrow_256x64 stacks 4 warps vertically: at N = 64 the
+ * 128-wide tile computes half zeros.
  *
  * The kernel also walks the stream-K plan of sgemm_18_stream_k.cu: blocks
  * past plan.dp_tiles share out the k-steps of the remaining tiles and add
  * their sums into C atomically.  Here every tile is whole.
  *
  * A stack of products is one launch: the tiles are numbered product by
- * product (tile t is tile t mod T, in band order, of product t / T, with
- * T tiles per product), so one grid, and stream_k's shared last wave, spans
+ * product (tile t is tile t mod T, in band order, of product t / T, with T
+ * tiles per product), so one grid, and stream_k's shared last wave, spans
  * the whole stack.  That is a separate instantiation (BATCHED): a single
- * product runs the same instructions as before stacks existed.  The
+ * product runs the same instructions as it would without stacks.  The
  * batched kernel takes 236 registers (narrow_256x64 251), no spills, the
  * same blocks per SM.
  *
- * The kernel takes the tile counts from the plan rather than computing them
- * from M and N.  Compiled that way, the same instructions came out in
- * another order with 232 registers instead of 238, and the kernel ran 4.6%
- * faster at 4096^3 (46.97 against 44.88 TFLOP/s, same day, same data).
+ * The tile counts come from the plan rather than from M and N: ptxas then
+ * orders the same instructions with fewer registers (232 against 238),
+ * which measured faster.  The README ("Measurements behind the stages")
+ * has that and the tile shapes tried and dropped.
  *
- * Figures (`gemmcli bench`, NVIDIA H200, 2026-11-21, cuBLAS FP32 in the same
- * run): 4096^3 46.96 TFLOP/s (92% of cuBLAS), 8192^3 47.29 (92%), 2048^3
- * 45.89 (93%); 4097^3 34.43 (78%): 33 x 33 tiles on 264 slots are 4 waves
- * and an eighth, which stream_k fixes; 1000x3000x500 29.83 (86%).
- * narrow_256x64 at 65536x64x1024: 36.23 (86% of cuBLAS's 42.21), against
- * 23.59 for thread_8x16.  Measured and dropped, before the change above,
- * at 4096^3 / 8192^3: BK 32 with 3 stages 43.6 / 43.8; 128x256 blocks of
- * 2x4 warps (one per SM) 46.8 / 47.1, no better; 256x128 of 4x2 warps
- * 44.5 / 44.8; at 65536x64x1024, 128x64 blocks of 2 warps 33.1. */
+ * Follows no published write-up: gemmcli's own step past the write-ups'
+ * 8x8 thread tiles.
+ *
+ * Run and checked by:
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel thread_8x16 --verify --repeat 20
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel narrow_256x64 --verify --repeat 20 */
 #include "kernels/sgemm/sgemm_pipeline.cuh"
 
 /* Sums so small that C's subnormal part could matter against them: below

@@ -1,44 +1,40 @@
 /* stream_k: thread_8x16 with the last partial wave of tiles shared out by
  * k-steps, so that every resident block ends at about the same time.
  *
- * Beyond the seeds (stream-K, Osama et al., 2023, in its hybrid form).
- * With S blocks resident at once, T tiles take ceil(T / S) waves, and the
- * last one is (T mod S) / S full: at 4097^3, 1089 tiles of 128 over 264
- * slots make 4 waves and a fifth an eighth full.  Here the first
- * T - (T mod S) tiles run whole as in thread_8x16; the k-steps of the other
- * T mod S tiles, laid end to end, are cut into S equal runs, one per block,
- * so the tail costs (T mod S) / S of a wave instead of a whole one.  A
- * first kernel sets those tiles of C to beta * C (to 0 when beta == 0,
- * without reading C); each run then adds alpha times its sums atomically
- * (float4 atomics where rows are 16-byte aligned; a sum below 2^-102 by
- * compare-and-swap, since the float atomic add flushes subnormals).  The
- * low bits of a
- * shared tile depend on the order its runs finish; the error bound is the
- * one of any order.  The same split makes splitk's case, M x N too small
- * to fill the GPU, one partial wave shared out.
+ * Against thread_8x16: with S blocks resident at once, T tiles take
+ * ceil(T / S) waves, and the last one is (T mod S) / S full: at 4097^3,
+ * 1089 tiles of 128 over 264 slots make 4 waves and a fifth an eighth full.
+ * Here the first T - (T mod S) tiles run whole as in thread_8x16; the
+ * k-steps of the other T mod S tiles, laid end to end, are cut into S equal
+ * runs, one per block, so the tail costs (T mod S) / S of a wave instead of
+ * a whole one.  A first kernel sets those tiles of C to beta * C (to 0 when
+ * beta == 0, without reading C); each run then adds alpha times its sums
+ * atomically (float4 atomics where rows are 16-byte aligned; a sum below
+ * 2^-102 by compare-and-swap, since the float atomic add flushes
+ * subnormals).  The low bits of a shared tile depend on the order its runs
+ * finish; the error bound is the one of any order.  The same split makes
+ * splitk's case, M x N too small to fill the GPU, one partial wave shared
+ * out.  A last wave more than nine tenths full runs whole.
  *
  * A stack of products is one plan over all their tiles, product by product
  * (sgemm_17_thread_8x16.cu's numbering): the full waves run whole across
  * the products and the last partial wave of the stack is shared out, so a
  * stack of small products is covered like one large one.
  *
- * Against a workspace of per-run slabs summed by a fix-up kernel in a fixed
- * order (measured first): the stream-ordered allocation and the extra pass
- * cost 256x256x65536 31.7 against 44.0 TFLOP/s, 1000x3000x500 19.2 against
- * 31.7, 4097^3 40.0 against 40.6.  A last wave more than nine tenths full
- * runs whole: sharing it measured slower at 2048^3 (43.9 against 45.6, 256
- * tiles on 264 slots) and 65536x64x1024 (22.8 against 23.6).
- *
- * Figures (`gemmcli bench`, NVIDIA H200, 2026-11-21, cuBLAS FP32 in the
- * same run): 4096^3 47.99 TFLOP/s (94% of cuBLAS), 8192^3 48.43 (94%),
- * 4097^3 40.40 (92% of cuBLAS's 44.09), 1000x3000x500 31.66 (91%),
- * 256x256x65536 44.74 (96%; splitk 41.94).  At 4097^3 the rest of the gap
+ * The runs add into C atomically rather than into a workspace of per-run
+ * slabs summed afterwards in a fixed order: the stream-ordered allocation
+ * and the extra pass cost more (README, "Measurements behind the stages",
+ * with the nine-tenths rule).  At 4097^3 what is left of the gap to cuBLAS
  * is the padded 33rd row and column of tiles and the 4-byte copies of B's
- * unaligned rows, which sgemm_19_edge_peel.cu removes.  With the sums
- * below 2^-102 added by compare-and-swap (2026-11-22, same bench): 4096^3
- * 47.20 (92%), 8192^3 47.92 (94%), 4097^3 38.96 (88%), 1000x3000x500 28.55
- * (84%), 256x256x65536 43.43 (95%), 1024^3 29.29 (108%); with every sum by
- * compare-and-swap, 1024^3 had fallen to 9.48 (32%). */
+ * unaligned rows, which sgemm_19_edge_peel.cu removes.
+ *
+ * Follows "Stream-K: Work-centric Parallel Decomposition for Dense
+ * Matrix-Matrix Multiplication on the GPU" (Osama, Merrill, Cecka, Garland
+ * and Owens), in its hybrid form: data-parallel full waves, the last wave
+ * shared out.
+ *
+ * Run and checked by:
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel stream_k --verify --repeat 20 */
 #include "kernels/sgemm/sgemm_pipeline.cuh"
 
 enum {

@@ -2,7 +2,7 @@
  * rows, and the few rows and columns left over at its bottom and right
  * edges computed apart by a kernel made for thin strips.
  *
- * Beyond the seeds.  When M or N is a few past a multiple of the tile, the
+ * Against stream_k: when M or N is a few past a multiple of the tile, the
  * last row or column of tiles costs as much as any other and computes
  * almost nothing: at 4097^3 the 33 x 33 tiles hold 6% more FFMAs than
  * 4097^2 results need.  A strip at most EDGE_MAX wide is a matrix-vector
@@ -15,11 +15,12 @@
  * products' tiles): the strips and copies are made for one large matrix.
  *
  * Where N is not a multiple of 4, the rows of B and C are not 16-byte
- * aligned and the tile kernel falls back to 4-byte copies and stores: at
- * 4097^3 its interior took 3.29 ms against 3.01 with N = 4096 (9% more).
- * So B is first copied to rows of a multiple of 4 floats, the interior of C
- * is computed in such rows of a workspace and copied into place after;
- * each copy is one pass over 64 MiB at 4097^3.
+ * aligned and the tile kernel falls back to 4-byte copies and stores,
+ * which cost the interior of 4097^3 more than the copies below (README,
+ * "Measurements behind the stages").  So B is first copied to rows of a
+ * multiple of 4 floats, the interior of C is computed in such rows of a
+ * workspace and copied into place after; each copy is one pass over 64 MiB
+ * at 4097^3.
  *
  * The strip kernel has two kinds of block.  A bottom block owns 32 columns
  * of the last R rows: lane l reads B[k][col] (coalesced) and every warp
@@ -29,17 +30,11 @@
  * transposed, and the lanes walk the row of A (coalesced), reduced with
  * shuffles at the end.  No atomics: the result does not depend on timing.
  *
- * Figures (NVIDIA H200, 2026-11-22, after stream_k's change to
- * compare-and-swap for sums below 2^-102, `gemmcli bench`): 4097^3 43.48
- * (99% of cuBLAS's 44.06), 4096^3 47.13 (92%), 8192^3 47.88 (93%).
- * Earlier (NVIDIA H200, 2026-11-21, cuBLAS FP32 in the same run): `gemmcli
- * bench` 4097^3 44.12 TFLOP/s (100.1% of cuBLAS's 44.09; stream_k 40.40),
- * the kernel test's timing 44.16 (100.2%).  The strips take 0.09 ms of the
- * 3.1 (bottom 0.09, right 0.04 alone: the bottom blocks, 129 of them, keep
- * too few loads in flight); an earlier build with the strips but without
- * the aligned copies measured 40.7 TFLOP/s.  Elsewhere it is stream_k: 4096^3 48.02
- * (94%), 8192^3 48.50 (95%), 2049x4104x1000 (peeled, no copies) 40.47
- * against stream_k's 39.94 (kernel test). */
+ * Follows no published write-up: gemmcli's own, on Stream-K
+ * (sgemm_18_stream_k.cu).
+ *
+ * Run and checked by:
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel edge_peel --verify --repeat 20 */
 #include "kernels/sgemm/sgemm_pipeline.cuh"
 
 enum {

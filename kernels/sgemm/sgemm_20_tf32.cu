@@ -3,18 +3,16 @@
  * FP32 by the tensor core.  Lossy: relative errors near 3e-4 where FP32
  * gets 1e-6 (--compute tf32 asks for it; auto never takes it).
  *
- * Beyond the seeds; the PTX ISA (wgmma .tf32, cvt.rna.tf32.f32), NVIDIA's
- * TF32 description (A100 whitepaper).
- *
  * Against the FP32 ladder's top (edge_peel, CUDA cores), this is the
  * 16-bit chapter's persistent stage (hgemm_06_persistent.cu) fed with
  * floats: the same producer warpgroup, 4-slot TMA ring, two consumer
  * warpgroups of 64 x 256 and persistent walk in L2 bands; what changes is
  * the instruction, wgmma m64n256k8 .tf32, which reads both operands
  * K-major, so B goes through a packed transposed copy, and A through a
- * packed copy too, both rounded to TF32 on the way (kernels/sgemm/tf32_split.cu;
- * the layout in kernels/sgemm/sgemm_tf32.cuh).  A step is 32 values of k: the
- * same 128-byte rows, 48 KiB a slot, as the 16-bit stages' 64.
+ * packed copy too, both rounded to TF32 on the way
+ * (kernels/sgemm/tf32_split.cu; the layout in kernels/sgemm/sgemm_tf32.cuh).
+ * A step is 32 values of k: the same 128-byte rows, 48 KiB a slot, as the
+ * 16-bit stages' 64.
  *
  * Accumulation.  The tensor core keeps FP32 sums without rounding to
  * nearest, so over a long K its sum drifts (kernels/gemm_dispatch.c); one
@@ -24,12 +22,12 @@
  * A single product with fewer tiles than SMs is split along K
  * (kernels/sgemm/sgemm_tf32.cuh).
  *
- * Figures (`gemmcli bench`, NVIDIA H200, 2026-11-22, TFLOP/s and % of
- * cuBLAS TF32 in the same run): 4096^3 308.8 (80%), 8192^3 334.8 (83%;
- * 93% and 94% in two other runs that day), 4097^3 171.2 (150%), 1024^3
- * 47.2 (57%), 1000x3000x500 60.8 (70%), 256x256x65536 54.1 (43%).  Nsight
- * Compute, one launch each: at 4096^3 the copies 0.09 ms, the kernel 0.34
- * ms (404 TFLOP/s alone); at 8192^3 0.36 and 2.62 ms (419 TFLOP/s). */
+ * Follows no write-up of its own: gemmcli's own, persistent's kernel on
+ * TF32 wgmma (the PTX ISA's wgmma .tf32 and cvt.rna.tf32.f32; TF32 as
+ * NVIDIA's A100 whitepaper describes it).
+ *
+ * Run and checked by:
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel tf32 --compute tf32 --verify --repeat 20 */
 #include "kernels/hgemm/hgemm_hopper.cuh"
 #include "kernels/sgemm/sgemm_tf32.cuh"
 

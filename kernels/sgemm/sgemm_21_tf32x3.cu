@@ -3,40 +3,35 @@
  * taken as a_hi b_hi + a_hi b_lo + a_lo b_hi (3xTF32), and the tensor
  * core's sums moved into FP32 registers every 32 values of k.
  *
- * Beyond the seeds; the 3xTF32 method (CUTLASS's Ampere example of it;
- * Ootomo and Yokota, "Recovering single precision accuracy from Tensor
- * Cores while surpassing the FP32 theoretical peak performance", 2022),
- * the PTX ISA (wgmma .tf32).
- *
  * Against tf32 (sgemm_20_tf32.cu), the copies hold two planes, high and
- * low (kernels/sgemm/tf32_split.cu), and a slot of the ring holds both planes of
- * A's and B's tiles: 96 KiB, so the ring has 2 slots.  Three wgmma per
- * step of 8 instead of one: three times the tensor work for the same
- * bytes.
+ * low (kernels/sgemm/tf32_split.cu), and a slot of the ring holds both
+ * planes of A's and B's tiles: 96 KiB, so the ring has 2 slots.  Three
+ * wgmma per step of 8 instead of one: three times the tensor work for the
+ * same bytes.
  *
- * Accumulation.  The split alone does not give FP32's accuracy: the
- * tensor core adds into its FP32 accumulator without rounding to nearest
- * (the low bits of the smaller addend are cut), and over a chain of K
- * products that drift grows with K (16 times cuBLAS's error over one chain
- * of 65536 in the 16-bit stages, kernels/gemm_dispatch.c).  So each warpgroup accumulates a slot's 32 values of k
- * into a fresh accumulator (scale_d = 0 on the first wgmma) and adds it,
- * with FP32 adds that round to nearest, into the sums it keeps in
- * registers: the tensor core's chains are 12 wgmma long whatever K is.
- * The fresh accumulator of a 64 x 256 half-tile would need 128 more
- * registers than a thread has, so it covers half the columns at a time
- * (m64n128k8): 64 registers for it, 128 for the sums.
+ * Accumulation.  The split alone does not give FP32's accuracy: the tensor
+ * core adds into its FP32 accumulator without rounding to nearest (the low
+ * bits of the smaller addend are cut), and over a chain of K products that
+ * drift grows with K (kernels/gemm_dispatch.c measures it in the 16-bit
+ * stages).  So each warpgroup accumulates a slot's 32 values of k into a
+ * fresh accumulator (scale_d = 0 on the first wgmma) and adds it, with FP32
+ * adds that round to nearest, into the sums it keeps in registers: the
+ * tensor core's chains are 12 wgmma long whatever K is.  The fresh
+ * accumulator of a 64 x 256 half-tile would need 128 more registers than a
+ * thread has, so it covers half the columns at a time (m64n128k8): 64
+ * registers for it, 128 for the sums.
  *
  * A single product with fewer tiles than SMs is split along K
  * (kernels/sgemm/sgemm_tf32.cuh).
  *
- * Figures (`gemmcli bench`, NVIDIA H200, 2026-11-22, TFLOP/s and % of
- * cuBLAS SGEMM in the same run): 4096^3 122.9 (243%), 8192^3 125.4 (247%),
- * 4097^3 90.5 (207%), 1024^3 37.5 (125%), 1000x3000x500 39.6 (130%),
- * 256x256x65536 38.1 (83%), 16 x 1024^3 87.2 (176%).  Nsight Compute at
- * 8192^3: the split copies 0.24 ms (A) and 0.21 ms (B), the kernel 7.64 ms
- * (144 TFLOP/s alone, 2.8 times SGEMM).  Error (tests/
- * accuracy.py, same day): 0.23 times SGEMM's relative Frobenius error at
- * 8192^3 on N(0, 1) data; TF32's 3e-3 on subnormal operands. */
+ * Follows Ootomo and Yokota, "Recovering single precision accuracy from
+ * Tensor Cores while surpassing the FP32 theoretical peak performance"
+ * (2022): the split into high and low parts, lo * lo left out, and the
+ * sums kept outside the tensor core's accumulator; CUTLASS's 3xTF32
+ * example; the PTX ISA's wgmma .tf32.
+ *
+ * Run and checked by:
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel tf32x3 --compute tf32x3 --verify --repeat 20 */
 #include "kernels/hgemm/hgemm_hopper.cuh"
 #include "kernels/sgemm/sgemm_tf32.cuh"
 

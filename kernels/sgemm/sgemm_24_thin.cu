@@ -1,18 +1,20 @@
-/* thin: products with a thin side, M <= 32 or N <= 32, in float: the
- * wide operand streamed once, K cut into slices when the blocks are few.
- * The kernels are kernels/memory_bound/thin.cuh's templates (shared with f16_thin and
- * f64_thin); this file names the type.
+/* thin: products with a thin side, M <= 32 or N <= 32, in float: the wide
+ * operand streamed once, K cut into slices when the blocks are few.  The
+ * kernels are kernels/memory_bound/thin.cuh's templates (shared with
+ * f16_thin and f64_thin); this file names the type.
  *
- * Figures (`gemmcli bench`, NVIDIA H200, 2026-11-22, cuBLAS in the same run; the
- * device copies at 4.2 TB/s read + written): 32768x16x8192 19.43 TFLOP/s
- * (113%; 2.4 TB/s moved), 16x8192x32768 19.40 (101%), 32x8192x32768
- * 23.41 (61%), 1x8192x8192 1.75 (97%), 8192x1x8192 1.71 (123%); in the
- * sweep (before the register bounds in kernels/memory_bound/thin.cuh), 8x8x4000000 414%,
- * 9x2515x1263 90%, 15x921x967 74%, 30x3512x685 34% and 16x8558x16516 31%
- * (not profiled yet).  With 8 k-lanes a block's A broadcasts miss L1
- * (f64, 16x8192x32768: DRAM 24% busy, 25% occupancy, ncu), hence the
- * k-lanes only where slices cannot fill the GPU.  Stacks of tiny products
- * are not its shapes (100000 x 8x8x8: 21%; small takes them). */
+ * Against the tile stages, whose 128 x 128 tiles are mostly empty on these
+ * shapes, and against gemv, which takes M = 1 and N = 1 only.  With 8
+ * k-lanes a block's A broadcasts miss L1 (README, "Measurements behind the
+ * stages"), hence the k-lanes only where slices cannot fill the GPU.
+ * Stacks of tiny products are not its shapes: small takes them.
+ *
+ * Follows no published write-up: gemmcli's own, for the memory-bound
+ * shapes.
+ *
+ * Run and checked by (a.npy with at most 32 rows, or b.npy with at most 32
+ * columns):
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel thin --verify --repeat 20 */
 #include "kernels/gemm.h"
 #include "kernels/memory_bound/thin.cuh"
 

@@ -1,16 +1,20 @@
 /* small_k: products with a short K (K <= 32) in float: outer products and
- * their sums, where the work is writing C; C written as a copy writes,
- * B's strip in registers.  The kernels are kernels/memory_bound/small_k.cuh's
+ * their sums, where the work is writing C; C written as a copy writes, B's
+ * strip in registers.  The kernels are kernels/memory_bound/small_k.cuh's
  * templates (shared with f16_small_k and f64_small_k); this file names the
  * type.
  *
- * Figures (`gemmcli bench`, NVIDIA H200, 2026-11-22, cuBLAS in the same run; the
- * device copies at 4.2 TB/s read + written): 8192x8192x1 1.83 TFLOP/s
- * (147% of cuBLAS; 3.65 TB/s moved), 8192x8192x8 127%, 100000 x 8x8x8
- * 142%.  At K = 32 it is compute-bound at 11.6 TFLOP/s (8192^2 x 32: 47%;
- * 6.4 before __launch_bounds__(256, 1) let ptxas past 128 registers):
- * four results per lane, each K FMAs from registers, A read as a
- * broadcast per row. */
+ * Against the tile stages, which spend a short K filling and draining
+ * their pipelines.  At K = 32 it is compute-bound: four results per lane,
+ * each K FMAs from registers, A read as a broadcast per row;
+ * __launch_bounds__(256, 1) lets ptxas take more than 128 registers for
+ * them.
+ *
+ * Follows no published write-up: gemmcli's own, for the memory-bound
+ * shapes.
+ *
+ * Run and checked by (a.npy with at most 32 columns):
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel small_k --verify --repeat 20 */
 #include "kernels/gemm.h"
 #include "kernels/memory_bound/small_k.cuh"
 

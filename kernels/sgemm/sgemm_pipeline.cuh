@@ -22,8 +22,12 @@
  * A stack of products takes one launch (one per 65535 products): product
  * blockIdx.y, its matrices moved by the strides in the kernel.  That is a
  * separate instantiation (BATCHED), so a single product runs the same
- * instructions as before stacks existed; it fits the same 128 registers,
- * no spills. */
+ * instructions as it would without stacks; it fits the same 128
+ * registers, no spills.
+ *
+ * The software pipelining of "Efficient GEMM in CUDA" (CUTLASS) on
+ * cp.async.  Run through its stages, e.g.:
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel cp_async --verify --repeat 20 */
 #ifndef GC_SGEMM_PIPELINE_CUH
 #define GC_SGEMM_PIPELINE_CUH
 

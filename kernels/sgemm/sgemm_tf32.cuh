@@ -18,7 +18,11 @@
  * and low parts), read through one 3-D tensor map {ld, rows, count x
  * parts}: the plane is the third coordinate, so each box stays inside its
  * plane and the copy engine fills zeros past its edges.  A slot of the
- * ring holds one tile of every plane of A, then of B. */
+ * ring holds one tile of every plane of A, then of B.
+ *
+ * Run through its stages:
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel tf32 --compute tf32 --verify --repeat 20
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel tf32x3 --compute tf32x3 --verify --repeat 20 */
 #ifndef GC_KERNELS_SGEMM_TF32_CUH
 #define GC_KERNELS_SGEMM_TF32_CUH
 

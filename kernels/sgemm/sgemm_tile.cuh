@@ -6,7 +6,10 @@
  * VEC selects 16-byte accesses.  A launcher may pick it only when every row
  * it touches starts on a 16-byte boundary (see sgemm_rows_vec4); a float4 at
  * a column that is a multiple of 4 then lies wholly inside or wholly
- * outside the matrix. */
+ * outside the matrix.
+ *
+ * Run through the stages that include it, e.g.:
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel vec4 --verify --repeat 20 */
 #ifndef GC_SGEMM_TILE_CUH
 #define GC_SGEMM_TILE_CUH
 

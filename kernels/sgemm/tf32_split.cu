@@ -1,31 +1,33 @@
-/* The TF32 stages' passes before and after the product (tf32_split.h).
+/* The TF32 stages' passes before and after the product (tf32_split.h), run
+ * by tf32 and tf32x3 (sgemm_20_tf32.cu, sgemm_21_tf32x3.cu):
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel tf32x3 --compute tf32x3 --verify --repeat 20
  *
  * Packing.  A TF32 operand of wgmma must be K-major in shared memory for
- * both A and B (the transposed layouts exist for 16-bit types only), and
- * B arrives k x n with N contiguous; so B is transposed on the way, through
- * a 32 x 32 tile in shared memory so that reads and writes both run along
+ * both A and B (the transposed layouts exist for 16-bit types only), and B
+ * arrives k x n with N contiguous; so B is transposed on the way, through a
+ * 32 x 32 tile in shared memory so that reads and writes both run along
  * rows.  A keeps its layout.  Either way the copy is packed (rows of ld
  * floats, ld a multiple of 4 for the tensor map's 16-byte rows) and its
- * values are TF32 already: the tensor core reads the top 19 bits of a
- * float and ignores the rest, which truncates; rounding here makes it
- * round to nearest instead.
+ * values are TF32 already: the tensor core reads the top 19 bits of a float
+ * and ignores the rest, which truncates; rounding here makes it round to
+ * nearest instead.
  *
- * The split (3xTF32).  x = hi + lo + r with hi = tf32(x) and lo = tf32(x -
- * hi): x - hi is exact in FP32, and |r| <= 2^-22 |x| or so, far below
- * FP32's rounding of the products' sum.  hi * hi + hi * lo + lo * hi then
- * carries about 21 bits of each product; lo * lo (2^-22 relative) is left
- * out.  A value whose rounding would overflow (above the largest TF32
- * value) is truncated instead, so that a finite x keeps a finite hi.
- * Infinities and NaNs become hi = x, lo = 0.
+ * The split (3xTF32, after Ootomo and Yokota).  x = hi + lo + r with
+ * hi = tf32(x) and lo = tf32(x - hi): x - hi is exact in FP32, and
+ * |r| <= 2^-22 |x| or so, far below FP32's rounding of the products' sum.
+ * hi * hi + hi * lo + lo * hi then carries about 21 bits of each product;
+ * lo * lo (2^-22 relative) is left out.  A value whose rounding would
+ * overflow (above the largest TF32 value) is truncated instead, so that a
+ * finite x keeps a finite hi.  Infinities and NaNs become hi = x, lo = 0.
  *
  * Infinities.  NaN propagates through the three products as through one,
- * but an infinity does not: inf * (b_hi + b_lo) contains inf * 0 when b
- * is a TF32 value (b_lo = 0), NaN where an FP32 GEMM gives +-inf.  So the
- * pack flags the rows (of the copy: rows of A, columns of B) that hold an
- * infinity, the stages' epilogues leave those elements of C alone, and
- * the fix-up computes them afterwards as FP32 dot products, from the
- * original operands and C0.  With no infinity anywhere the fix-up kernel
- * reads one flag and returns. */
+ * but an infinity does not: inf * (b_hi + b_lo) contains inf * 0 when b is
+ * a TF32 value (b_lo = 0), NaN where an FP32 GEMM gives +-inf.  So the pack
+ * flags the rows (of the copy: rows of A, columns of B) that hold an
+ * infinity, the stages' epilogues leave those elements of C alone, and the
+ * fix-up computes them afterwards as FP32 dot products, from the original
+ * operands and C0.  With no infinity anywhere the fix-up kernel reads one
+ * flag and returns. */
 #include <stdint.h>
 
 #include "kernels/common.cuh"

@@ -1,19 +1,23 @@
 /* copy: the ceiling every transpose is measured against.
  *
- * Idea: read each byte once and write it once, in order, 16 bytes per access,
- * with four independent loads in flight per thread before the first store.
- * A transpose moves the same bytes, so no transpose can beat this by more
- * than noise.  It copies, it does not transpose: the bench uses it as the
- * 100% mark (seed 001 times its matrixCopy_1 for the same purpose; this
- * version is a flat vector copy rather than the seed's tiled one, so that the
- * reference is the device's own limit, not that of one access pattern).
+ * Idea: read each byte once and write it once, in order, 16 bytes per
+ * access, with four independent loads in flight per thread before the
+ * first store.  A transpose moves the same bytes, so no transpose can beat
+ * this by more than noise.  It copies, it does not transpose: the bench
+ * uses it as the 100% mark.  A flat vector copy rather than a tiled one,
+ * so that the reference is the device's own limit, not that of one access
+ * pattern.
  *
- * Figures (NVIDIA H200, 2026-11-21, float32, GB/s read + written, against
- * cudaMemcpy device-to-device in the same process): 3430 at 4096^2 (95.6%),
- * 3904 at 8192^2 (96.0%), 4050 at 16384^2 (96.0%), 3487 at 7001x3000
- * (100.1%).  The first version, a grid of 8 long-lived blocks per
- * multiprocessor striding over the buffer, reached 3723 and 3822 (90.9% and
- * 89.9%) at 8192^2 and 16384^2. */
+ * Follows "Matrix transpose (RTX 3060 Laptop write-up)", matrixCopy_1 (the
+ * section "矩阵转置", "Matrix transpose", of a Chinese write-up of
+ * transpose and matmul experiments on an RTX 3060 Laptop GPU), which times
+ * a copy for the same purpose, here as a flat 16-byte copy: the vector
+ * accesses of "CUDA Pro Tip: Increase Performance with Vectorized Memory
+ * Access".
+ *
+ * A bandwidth reference that only the bench runs (`gemmcli transpose`
+ * refuses it, as it does not transpose):
+ *   gemmcli bench --op transpose --sizes 8192 */
 #include <limits.h>
 #include <stdint.h>
 #include "kernels/common.cuh"
@@ -26,8 +30,8 @@ static constexpr int copy_unroll = 4;
  * outstanding before the first store.  The grid covers the whole buffer, so
  * blocks start in address order and the blocks in flight at any moment
  * work on one compact stretch of memory (a grid of long-lived blocks
- * striding over the buffer measured about 5% slower on an H200); the loop
- * only matters past the grid-size limit. */
+ * striding over the buffer measured slower: README, "Measurements behind
+ * the stages"); the loop only matters past the grid-size limit. */
 template <typename V>
 __global__ void __launch_bounds__(copy_threads)
 copy_kernel(const V *__restrict__ in, V *__restrict__ out, size_t n)

@@ -1,16 +1,19 @@
 /* copy_smem: a copy through the transpose's shared-memory tiles.
  *
  * Idea: the same 32 x 32 tiles, 32 x 8 threads and barriers as the smem
- * transposes, but each tile goes back to where it came from.  The gap between
- * this and `copy` is the price of the tile structure itself (scalar accesses,
- * two barriers per tile); the gap between this and smem_pad is the price of
- * turning the tile around.  A copy, not a transpose: registered for the bench
- * only.  Seed 001, matrixCopy_2.
+ * transposes, but each tile goes back to where it came from.  The gap
+ * between this and `copy` is the price of the tile structure itself
+ * (scalar accesses, two barriers per tile); the gap between this and
+ * smem_pad is the price of turning the tile around.  A copy, not a
+ * transpose: registered for the bench only.
  *
- * Figures (NVIDIA H200, 2026-11-21, GB/s read + written, same process):
- * float32 8192^2 3717 (91.4% of cudaMemcpy device-to-device, 95.2% of
- * copy), 16384^2 3850 (91.2%, 95.1%); 8-byte elements 8192^2 4175 (101.1%,
- * 104.5%); 2-byte elements 8192^2 2585 (66.6%, 69.5%). */
+ * Follows "Matrix transpose (RTX 3060 Laptop write-up)", matrixCopy_2 (the
+ * section "矩阵转置", "Matrix transpose", of a Chinese write-up of
+ * transpose and matmul experiments on an RTX 3060 Laptop GPU); Mark
+ * Harris, "An Efficient Matrix Transpose in CUDA C/C++", copySharedMem.
+ *
+ * A bandwidth reference that only the bench runs:
+ *   gemmcli bench --op transpose --sizes 8192 */
 #include "kernels/common.cuh"
 #include "kernels/transpose.h"
 

@@ -3,11 +3,16 @@
  * Idea: a warp reads 32 neighbours of one input row (one coalesced access)
  * and writes them down one output column: 32 accesses, each to its own
  * output row, so every 32-byte sector written carries only one element.
- * The baseline of the ladder.  Seed 001, matrixTranspos_1.
+ * The baseline of the ladder.
  *
- * Figures (NVIDIA H200, 2026-11-21, float32, GB/s read + written, same
- * process): 8192^2 550 (13.5% of cudaMemcpy device-to-device, 14.1% of
- * copy, 14.7% of cublasSgeam); 7001x3000 490 (16.7% of geam). */
+ * Follows "Matrix transpose (RTX 3060 Laptop write-up)", matrixTranspos_1
+ * (the section "矩阵转置", "Matrix transpose", of a Chinese write-up of
+ * transpose and matmul experiments on an RTX 3060 Laptop GPU); Mark
+ * Harris, "An Efficient Matrix Transpose in CUDA C/C++", the naive
+ * transpose.
+ *
+ * Run and checked by:
+ *   gemmcli transpose x.npy -o y.npy --kernel naive --verify --repeat 20 */
 #include "kernels/common.cuh"
 #include "kernels/transpose.h"
 

@@ -2,17 +2,17 @@
  *
  * Idea: with the tile declared [32][33], element (i, j) sits in bank
  * (33 i + j) mod 32, so the 32 lanes reading one column land in 32
- * different banks: the column read that was a 32-way conflict in smem is
+ * different banks: the column read that is a 32-way conflict in smem is
  * conflict-free (for 8-byte elements each pair of banks is hit once per
  * half-warp; 1- and 2-byte elements share words, and a column read meets
  * at most two words in one bank).  Everything else is as in smem.
- * Seed 001, matrixTranspos_3.
  *
- * Figures (NVIDIA H200, 2026-11-21, float32, GB/s read + written, same
- * process): 4096^2 3226 (101.2% of cublasSgeam), 8192^2 3491 (85.9% of
- * cudaMemcpy device-to-device, 89.4% of copy, 93.6% of geam), 16384^2 3499
- * (88.7% of geam), 7001x3000 2322 (79.2% of geam), 3000x7001 3221 (103.3%
- * of geam); 2.2 times smem at 8192^2. */
+ * Follows "Matrix transpose (RTX 3060 Laptop write-up)", matrixTranspos_3;
+ * Mark Harris, "An Efficient Matrix Transpose in CUDA C/C++", shared
+ * memory bank conflicts.
+ *
+ * Run and checked by:
+ *   gemmcli transpose x.npy -o y.npy --kernel smem_pad --verify --repeat 20 */
 #include "kernels/common.cuh"
 #include "kernels/transpose.h"
 

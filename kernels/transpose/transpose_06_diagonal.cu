@@ -1,21 +1,22 @@
 /* diagonal: smem_pad with the blocks walked along diagonals.
  *
- * Idea: on GPUs whose memory was split into a few partitions by address,
- * the blocks running at one time in row-major order all wrote output columns
- * that fell into the same partition ("partition camping").  Renumbering
+ * Idea: on GPUs whose memory is split into a few partitions by address, the
+ * blocks running at one time in row-major order all write output columns
+ * that fall into the same partition ("partition camping").  Renumbering
  * blocks so that those running together take tiles along a diagonal spreads
- * their writes over all partitions.  Block (x, y) takes tile column
- * (x + y) mod tiles_x: the same tiles, visited in another order; the kernel
- * body is smem_pad's.  Seed 001, matrixTranspos_4 (which saw no gain on its
- * GPU and suspected newer ones hash addresses over partitions anyway).
+ * their writes over all partitions.  Block (x, y) takes tile column (x + y)
+ * mod tiles_x: the same tiles, visited in another order; the kernel body is
+ * smem_pad's.  The write-up saw no gain on its GPU and suspected that newer
+ * GPUs hash addresses over the partitions; on Hopper the diagonal order
+ * only scatters the blocks in flight over more of the matrix, and it is a
+ * little slower than smem_pad (the README's table).
  *
- * Figures (NVIDIA H200, 2026-11-21, GB/s read + written, same process):
- * float32 8192^2 3352 (82.5% of cudaMemcpy device-to-device, 85.9% of copy,
- * 89.9% of cublasSgeam).  Hopper agrees with the seed: no gain.  Against
- * smem_pad in the same run it is 3.6%, 4.0% and 3.2% slower at 4096^2,
- * 8192^2 and 16384^2 (float32), equal at 7001x3000 and with 8-byte
- * elements (an earlier run: 3.2% slower at 8192^2).  The diagonal order
- * only scatters the blocks in flight over more of the matrix. */
+ * Follows "Matrix transpose (RTX 3060 Laptop write-up)", matrixTranspos_4;
+ * Greg Ruetsch and Paulius Micikevicius, "Optimizing Matrix Transpose in
+ * CUDA" (NVIDIA), diagonal block reordering.
+ *
+ * Run and checked by:
+ *   gemmcli transpose x.npy -o y.npy --kernel diagonal --verify --repeat 20 */
 #include "kernels/common.cuh"
 #include "kernels/transpose.h"
 

@@ -9,77 +9,55 @@
  *    as whole 16-byte pieces of output rows.
  *  - Coarsening: a block of 256 threads moves a 16V x 16V tile (64 x 64 for
  *    4-byte elements, four of smem_pad's 32 x 32 tiles), 16 elements per
- *    thread instead of 4.  Coarsening further, to 2, 4 or 8 such tiles in
- *    turn per block, measured slower (below): with one tile per block, the
+ *    thread instead of 4.  One such tile per block: with more tiles per
+ *    block in turn it measured slower, while with one tile per block the
  *    blocks start in tile order and those in flight share a compact stretch
  *    of both matrices.  Tiles are numbered down the input's columns, so
- *    consecutive blocks write consecutive pieces of the same output rows
- *    (2.5% and 3.6% faster at 8192^2 than numbering along input rows, with
- *    4 and 1 tiles per block).
+ *    consecutive blocks write consecutive pieces of the same output rows,
+ *    which measured faster than numbering along input rows.
  *  - An XOR swizzle instead of padding: padding would break the 16-byte
  *    alignment the vector accesses need, so 16-byte chunk q of tile row j
  *    is stored at chunk q ^ (j mod 8).  Vector stores of a micro-block
- *    column and vector or scalar reads along a tile row all spread over
- *    the 32 banks without conflict.
+ *    column and vector or scalar reads along a tile row all spread over the
+ *    32 banks without conflict.
  *  - Streaming cache hints (ld.global.cs / st.global.cs): every byte is
- *    touched once, so nothing is worth keeping in the caches (+0.9% at
- *    8192^2 and 16384^2).
+ *    touched once, so nothing is worth keeping in the caches.
  *  - Rows that do not start on 16-byte boundaries: the input side is
  *    vectorised only when cols is a multiple of V and `in` is 16-byte
  *    aligned, and otherwise moves single elements, a warp along 32
- *    consecutive elements of an input row.  For 4-byte elements the output
- *    side stays vectorised whatever rows and `out` are: each output row
- *    leaves in 16-byte stores on the row's own 16-byte boundaries, shifted
- *    across two chunks of the tile, with only the V elements that straddle
- *    the boundaries between tiles stored singly (tile_out).  2- and 8-byte
- *    elements store single elements there, a warp along 32 consecutive
- *    elements of an output row.  Partial tiles at the edges take a guarded
- *    copy of the same code.
+ *    consecutive elements of an input row (so at 3000 x 7001, whose
+ *    7001-element input rows are not 16-byte aligned, geam is a little
+ *    faster).  For 4-byte elements the output side stays vectorised whatever
+ *    rows and `out` are: each output row leaves in 16-byte stores on the
+ *    row's own 16-byte boundaries, shifted across two chunks of the tile,
+ *    with only the V elements that straddle the boundaries between tiles
+ *    stored singly (tile_out).  That measured faster than single 4-byte
+ *    stores, which leave each 256-byte output piece in 4-byte stores
+ *    straddling a sector boundary at both ends, and than windows aligned
+ *    to 16, 32 or 64 bytes that load extra input rows so that every store
+ *    is whole.  2- and 8-byte elements store single elements there, a warp
+ *    along 32 consecutive elements of an output row: shifted stores
+ *    measured slower for them.
  *  - 1-byte elements (int8, uint8, bool) take a path of their own: a 16 x 16
  *    micro-block of bytes would need a 64 KB tile and a 16-way turn in
  *    registers.  A thread loads 4 input rows of 16 bytes (LDG.E.128), turns
  *    its four 4 x 4 blocks of bytes around with 8 byte permutes each
  *    (PRMT), and stores the 16 words, 4 bytes of 16 output rows, into a
  *    128 x 128-byte transposed tile: one tile per block, 16 KB, 64 bytes
- *    per thread, as for 4-byte elements.  The tile is
- *    swizzled by 16-byte chunks, so that these 4-byte stores and the
- *    16-byte reads of tile rows on the way out are both free of bank
- *    conflicts; it leaves in 16-byte stores (STG.E.128).  Rows that do not
- *    start on 16-byte boundaries move single bytes, a warp along 32
- *    consecutive bytes of a row.
- * Not in seed 001, which stops at diagonal.
- * Run and checked by:
- *   gemmcli transpose x.npy -o y.npy --kernel vec --verify --repeat 20
+ *    per thread, as for 4-byte elements.  The tile is swizzled by 16-byte
+ *    chunks, so that these 4-byte stores and the 16-byte reads of tile rows
+ *    on the way out are both free of bank conflicts; it leaves in 16-byte
+ *    stores (STG.E.128).  Rows that do not start on 16-byte boundaries move
+ *    single bytes, a warp along 32 consecutive bytes of a row.
+ * The README ("Measurements behind the stages") has the figures behind
+ * each choice.
  *
- * Figures, NVIDIA H200, 2026-11-21, float32, GB/s read + written, mean of
- * two passes, against cudaMemcpy device-to-device, the `copy` kernel and
- * cublasSgeam measured in the same process:
- *   4096^2     3326  93.4% of memcpy   96.5% of copy  104.6% of geam
- *   8192^2     3928  95.7%            100.2%          105.9%
- *   16384^2    4032  95.0%             99.1%          101.8%
- *   7001x3000  3081  85.9%             86.0%          104.9%
- *   3000x7001  3056  85.3%             85.5%           97.3%
- *   8192^2 of 8-byte elements 4059 (97.4% of memcpy, 101.5% of geam), of
- *   2-byte elements 3349 (85.4% of memcpy, 89.3% of copy); 7001x3000 of
- *   8-byte elements 3455 (89.2% of memcpy, 97.0% of geam), of 2-byte
- *   elements 2375 (79.8% of memcpy, 75.7% of copy).
- * 4096^2 is the noisiest (3256 and 3396 in the two passes).
- * With single 4-byte stores for unaligned output rows the kernel ran
- * 7001x3000 at 2814 GB/s (95.8% of geam) in the same passes: each
- * 256-byte output piece left in 4-byte stores and straddled a sector
- * boundary at both ends.  The shifted stores gain 9.5% there.  Two other
- * ways measured slower: windows aligned to 16, 32 or 64 bytes that also
- * load the 1, 2 or 4 chunks of input rows above the tile, so that every
- * store is whole, ran at 2992 (16 bytes), and in another run at 2961, 2926
- * and 2829 against 2825 with single stores (the extra input rows cost more
- * than the split chunks save); and the shifted stores for 2- and 8-byte
- * elements ran 7001x3000 at 2174 and 3423 GB/s, against 2375 and 3455 with
- * single stores.
- * Earlier, the same kernel without the cache hints, with 1, 2, 4 and 8
- * tiles per block in turn: 3916, 3885, 3816 and 3726 GB/s at 8192^2; 2811,
- * 2336, 2043 and 2049 at 7001x3000.
- * 3000 x 7001 is its gap now: 7001-element input rows are not 16-byte
- * aligned, so the loads are single elements (geam is 2.7% faster there). */
+ * Follows no published write-up: gemmcli's own, past the write-up's last
+ * stage (diagonal), with the 16-byte accesses of "CUDA Pro Tip: Increase
+ * Performance with Vectorized Memory Access".
+ *
+ * Run and checked by:
+ *   gemmcli transpose x.npy -o y.npy --kernel vec --verify --repeat 20 */
 #include <limits.h>
 #include <stdint.h>
 #include "kernels/common.cuh"

@@ -514,7 +514,7 @@ static int rate_rows(const struct bench *b, FILE *f)
 {
     int rows = 0;
     for (size_t i = 0; i < b->n_kernels; i++) {
-        const struct gemm_geometry *g = gemm_geometry_find(kernel_name(b, i));
+        const struct gemm_geometry *g = b->is_mul ? gemm_kernels[i].geometry : NULL;
         if (!g || !select_auto_candidate(kernel_flags(b, i)) || !has_results(b, i))
             continue;
         double v[GC_MAX_SIZES], best = 0, flops_best = 0, big = 0, big_work = 0;

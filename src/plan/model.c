@@ -120,7 +120,7 @@ static double tiled_util(const struct gemm_kernel *k, const struct gemm_geometry
 
 double model_util(const struct gemm_kernel *k, const struct gemm_problem *p, int sm_count)
 {
-    const struct gemm_geometry *g = gemm_geometry_find(k->name);
+    const struct gemm_geometry *g = k->geometry;
     int slices;
     double reduce_ms;
     if (!g || g->spread == SPREAD_MEMORY || p->m == 0 || p->n == 0 || p->batch == 0)
@@ -133,7 +133,7 @@ struct model_estimate model_estimate(const struct gemm_kernel *k, const struct g
                                      int sm_count)
 {
     struct model_estimate e = { INFINITY, 0, 0, 0, 0, 1 };
-    const struct gemm_geometry *g = gemm_geometry_find(k->name);
+    const struct gemm_geometry *g = k->geometry;
     const struct auto_rate *r = rate_of(gemm_sigs[p->sig].name, k->name);
     /* A memory-bound kernel not measured yet is taken to move its bytes at
      * the device's copy rate, its compute unbounded, until `gemmcli bench

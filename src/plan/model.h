@@ -1,5 +1,5 @@
 /* auto's model: the time a kernel should take for a product, from its
- * geometry (kernels/gemm_geometry.c) and its measured rates
+ * geometry (its row of kernels/gemm_table.c) and its measured rates
  * (kernels/auto_table.c). */
 #ifndef GC_MODEL_H
 #define GC_MODEL_H

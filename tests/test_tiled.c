@@ -1,4 +1,4 @@
-/* The out-of-core tiler's arithmetic (src/scale/tiled.c): for many shapes and
+/* The out-of-core tiler's arithmetic (src/plan/tiled.c): for many shapes and
  * budgets, the plan fits its budget, its tiles cover C once, its steps
  * cover K once, and a product that fits whole is one tile of one step.
  * The MPI ranks' grid (src/scale/dist_plan.c): the blocks of every rank count
@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "src/scale/dist_plan.h"
-#include "src/scale/tiled.h"
+#include "src/plan/tiled.h"
 
 static int passed, failed;
 

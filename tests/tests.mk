@@ -34,9 +34,9 @@ $(B)/test_tune_cache: tests/test_tune_cache.c src/plan/tune_cache.c src/plan/tun
 	@mkdir -p $(B)
 	$(CC) $(HOST_CFLAGS) -o $@ tests/test_tune_cache.c src/plan/tune_cache.c core/newfile.c -lm
 
-$(B)/test_tiled: tests/test_tiled.c src/scale/tiled.c src/scale/tiled.h src/scale/dist_plan.c src/scale/dist_plan.h
+$(B)/test_tiled: tests/test_tiled.c src/plan/tiled.c src/plan/tiled.h src/scale/dist_plan.c src/scale/dist_plan.h
 	@mkdir -p $(B)
-	$(CC) $(HOST_CFLAGS) $(SAN) -o $@ tests/test_tiled.c src/scale/tiled.c src/scale/dist_plan.c -lm
+	$(CC) $(HOST_CFLAGS) $(SAN) -o $@ tests/test_tiled.c src/plan/tiled.c src/scale/dist_plan.c -lm
 
 $(B)/test_tune_cache_san: tests/test_tune_cache.c src/plan/tune_cache.c src/plan/tune_cache.h core/newfile.c core/newfile.h
 	@mkdir -p $(B)

@@ -1,4 +1,4 @@
-/* Running a tiled product (src/scale/tiled.h's plan) on one or more GPUs.  Each
+/* Running a tiled product (src/plan/tiled.h's plan) on one or more GPUs.  Each
  * GPU has a host thread that copies in and computes, a second that copies
  * out, a compute stream, copy streams and double buffers; it takes the
  * next tile of the stack's products when it is ready for one, so a faster
@@ -20,9 +20,7 @@
 #define GC_TILED_RUN_H
 
 #include "src/plan/matmul.h"
-#include "src/scale/tiled.h"
-
-#define TILED_MAX_DEVICES 64
+#include "src/plan/tiled.h"
 
 struct tiled_device_stats {
     int ordinal;

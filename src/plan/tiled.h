@@ -11,6 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The most GPUs that share one product's tiles. */
+#define TILED_MAX_DEVICES 64
+
 /* Tile sides are multiples of this (or the whole side), so that the tiled
  * kernels' own tiles divide them. */
 #define TILED_ALIGN 256

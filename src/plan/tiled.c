@@ -1,4 +1,4 @@
-#include "src/scale/tiled.h"
+#include "src/plan/tiled.h"
 
 #include <math.h>
 

@@ -13,6 +13,7 @@
 #include "src/job/device.h"
 #include "src/job/io.h"
 #include "src/job/job.h"
+#include "src/job/result.h"
 #include "src/plan/select.h"
 #include "src/job/upload.h"
 
@@ -154,7 +155,7 @@ static int transpose_in_place(struct transpose_job *j, size_t bytes)
     if ((rc = job_time(jb, run_in_place, NULL, &l, repeat, &jb->rep.kernel_ms)))
         goto out;
     struct gc_tensor shape = result_shape(j);
-    if ((rc = job_take_result(jb, d, &shape, 0, &j->result)))
+    if ((rc = result_from_device(jb, d, &shape, 0, &j->result)))
         goto out;
     if (j->o->verify) {
         void *ref = malloc(bytes);
@@ -207,8 +208,8 @@ static int transpose_device(struct transpose_job *j, size_t bytes)
         goto out;
     int out_dtype = o->out_dtype >= 0 ? o->out_dtype : (int)j->in.dtype;
     struct gc_tensor shape = result_shape(j);
-    if ((rc = job_take_result(jb, d_out, &shape, !o->verify && out_dtype == (int)j->in.dtype,
-                              &j->result)))
+    if ((rc = result_from_device(jb, d_out, &shape, !o->verify && out_dtype == (int)j->in.dtype,
+                                 &j->result)))
         goto out;
     if (o->verify) {
         if (!(ref = malloc(bytes ? bytes : 1))) {
@@ -267,16 +268,16 @@ int cmd_transpose(const struct gc_opts *o)
     /* The input goes straight to the device as it is read, unless the host
      * checks the result against it. */
     upload_init(&j.up, &j.job, UPLOAD_ANY);
-    int rc = job_begin(&j.job, o, "transpose", on_host, fb >= 0 ? fb : GC_FMT_CSV);
+    int rc = job_begin(&j.job, o, "transpose", on_host);
     if (rc)
         goto out;
     progress_phase(&j.job.progress, "reading %s", gc_display_name(o->operands[0], 0));
     int read_as = -1;
     const struct gc_sink *sink = on_host || o->verify ? NULL : &j.up.sink;
     if ((rc = io_read_operand(o, 0, o->operands[0], sink, &j.in, &read_as)) ||
-        (rc = io_to_c_order(&j.in, -1)))
+        (rc = io_to_c_order(&j.in, -1)) ||
+        (rc = io_output_format(o, read_as, fb >= 0 ? fb : GC_FMT_CSV, &j.job.fmt)))
         goto out;
-    j.job.fmt = io_stdout_format(o, read_as, j.job.fmt);
     const char *name = gc_display_name(o->operands[0], 0);
     if (j.in.ndim < 1) {
         rc = gc_fail(GC_EXIT_INPUT, "%s: a 0-d array (a scalar) has no axes to transpose "
@@ -362,7 +363,7 @@ int cmd_transpose(const struct gc_opts *o)
         rep->verify.reference = "none";
         rep->verify.done = rep->verify.ok = 1;
     }
-    rc = job_finish(&j.job, &j.result, (enum gc_dtype)out_dtype);
+    rc = result_finish(&j.job, &j.result, (enum gc_dtype)out_dtype);
 out:
     upload_release(&j.up);
     job_end(&j.job);

@@ -19,7 +19,7 @@ enum {
     OPT_ORDER, OPT_DELIMITER, OPT_HEADER, OPT_PRECISION, OPT_LEVEL,
     OPT_OP, OPT_SIZES, OPT_BENCH_OUT, OPT_AUTO_TABLE, OPT_COMPUTE, OPT_SWEEP, OPT_SEED, OPT_FOR,
     OPT_TUNE, OPT_SHOW, OPT_CLEAR, OPT_DEVICE_MEMORY, OPT_DEVICES, OPT_HOST_MEMORY,
-    OPT_FORCE,
+    OPT_FORCE, OPT_DRY_RUN,
 };
 
 #define RUNS (CMD_MUL | CMD_TRANSPOSE)
@@ -55,6 +55,7 @@ static const struct opt_def opt_defs[] = {
     { "beta", 0, OPT_BETA, "X", CMD_MUL, "scale of C0 (default 0), the same values as --alpha" },
     { "kernel", 'k', OPT_KERNEL, "NAME", RUNS, "kernel to run (default auto; see 'gemmcli kernels')" },
     { "compute", 0, OPT_COMPUTE, "MODE", CMD_MUL | CMD_TUNE | CMD_KERNELS, "arithmetic: auto (the result dtype's own), fp32, fp64, exact (integers), f16, bf16, tf32 (lossy), tf32x3 (float on tensor cores, FP32-class)" },
+    { "dry-run", 0, OPT_DRY_RUN, NULL, CMD_MUL, "print the plan (executor, kernel and signature, tiles, output format) for these operands and exit: reads their headers only, runs nothing, writes no output" },
     { "tune", 0, OPT_TUNE, NULL, CMD_MUL, "with --kernel auto: on a miss in the tune cache, time auto's candidates on this product, cache the fastest and run it" },
     { "show", 0, OPT_SHOW, NULL, CMD_TUNE, "print the tune cache's path and entries" },
     { "clear", 0, OPT_CLEAR, NULL, CMD_TUNE, "remove the tune cache" },
@@ -325,6 +326,7 @@ static int apply(struct gc_opts *o, const struct opt_def *d, const char *arg)
     case OPT_SWEEP: rc = parse_int(d->name, arg, 0, 100000, &o->sweep); break;
     case OPT_SEED: rc = parse_int(d->name, arg, 0, INT_MAX, &o->seed); break;
     case OPT_TUNE: o->tune = 1; break;
+    case OPT_DRY_RUN: o->dry_run = 1; break;
     case OPT_SHOW: o->tune_show = 1; break;
     case OPT_CLEAR: o->tune_clear = 1; break;
     }

@@ -16,6 +16,7 @@
 #include "src/job/io.h"
 #include "src/job/output.h"
 #include "src/job/report.h"
+#include "src/job/result.h"
 #include "src/job/verify.h"
 
 /* What a rank finds an operand to be, as numbers all ranks exchange. */
@@ -886,23 +887,20 @@ static int begin_output(struct dist *d, struct job *j, enum gc_dtype dtype, int6
         return gc_fail(GC_EXIT_USAGE, "<stdout>: a launcher passes standard output on through a "
                        "terminal, which binary data must not cross: write %s to a file (-o "
                        "FILE), or write CSV (--format csv)", gc_formats[j->fmt].name);
-    /* The other ranks open the file by its name. */
-    int rc = output_begin(&j->out, o->output, io_output_flags(o, j->fmt) | OUTPUT_NAMED);
-    if (rc)
-        return rc;
     memset(whole, 0, sizeof *whole);
     whole->ndim = d->plan.out_ndim;
     memcpy(whole->shape, d->plan.out_shape, sizeof whole->shape);
     whole->dtype = dtype;
-    struct io_offsets at;
-    if ((rc = io_offsets_begin(&j->out, j->fmt, whole, &at)) == 0) {
+    /* The other ranks open the file by its name. */
+    int at_offsets, rc = result_open_rows(j, whole, OUTPUT_NAMED, &at_offsets);
+    if (rc)
+        return rc;
+    if (at_offsets) {
         w[W_MODE] = MODE_OFFSETS;
-        w[W_HEADER] = at.payload;
+        w[W_HEADER] = j->at.payload;
         w[W_PATH] = (int64_t)strlen(j->out.file.tmp_path) + 1;
         return 0;
     }
-    if (rc != 1)
-        return rc;
     w[W_MODE] = MODE_GATHER;
     /* The largest block of another rank, for receiving it. */
     size_t most_bytes = 1;
@@ -970,12 +968,7 @@ int dist_finish(struct dist *d, struct job *j, struct gc_tensor *result, enum gc
     double t0 = now_ms();
     if (cl->rank == 0) {
         if (!verify_ok) {
-            progress_end(&j->progress);
-            char why[512];
-            verify_describe_failure(&j->rep.verify, why, sizeof why);
-            rc = job_emit_report(o, &j->rep);
-            w[W_STATUS] = rc ? rc : gc_fail(GC_EXIT_VERIFY, "verification failed: %s; %s not "
-                                            "written", why, gc_display_name(o->output, 1));
+            w[W_STATUS] = result_refused(j);
         } else {
             progress_phase(&j->progress, "writing %s", gc_display_name(o->output, 1));
             w[W_STATUS] = begin_output(d, j, dtype, w, &whole, &scratch);
@@ -1015,7 +1008,7 @@ int dist_finish(struct dist *d, struct job *j, struct gc_tensor *result, enum gc
     } else {
         rc = gather(d, result, &whole, scratch);
         if (!rc && cl->rank == 0)
-            rc = io_write_tensor(&j->out, o, j->fmt, &whole);
+            rc = result_write(j, &whole, dtype);
     }
     free(path);
     free(scratch);
@@ -1026,11 +1019,7 @@ int dist_finish(struct dist *d, struct job *j, struct gc_tensor *result, enum gc
     int64_t done = 0;
     if (cl->rank == 0) {
         j->rep.write_ms = now_ms() - t0;
-        j->rep.total_ms = now_ms() - j->t0;
-        progress_end(&j->progress);
-        done = job_emit_report(o, &j->rep);
-        if (!done)
-            done = output_commit(&j->out);
+        done = result_commit(j);
     }
     int brc = cluster_bcast(cl, &done, sizeof done, 0);
     d->settled = 1;

@@ -53,6 +53,7 @@ suite plots           sh -c "rm -rf tests/out/plots && $B/test_plot tests/out/pl
                              python3 tests/check_svg.py tests/out/plots"
 suite model           python3 tests/model_test.py ./gemmcli
 suite json            python3 tests/json_test.py ./gemmcli
+suite dry-run         python3 tests/plan_test.py ./gemmcli
 suite man             sh -c 'mandoc -Tlint -W warning man/gemmcli.1 && echo "mandoc: 0 warnings"'
 suite mpi             python3 tests/mpi_test.py ./gemmcli
 suite samples         sh -c 'sh samples/run.sh ./gemmcli && sh samples/pipeline.sh ./gemmcli'

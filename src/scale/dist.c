@@ -265,18 +265,19 @@ static int lines_io_run(struct lines_io *j, size_t lines, int threads)
 }
 
 /* `t` shaped as the region, its data in `room` (large enough) or, without
- * room, newly allocated; *bytes its size.  0, or -1: no memory. */
+ * room, newly allocated; *bytes its size.  0, or GC_EXIT_INPUT, unsaid:
+ * no memory (the caller says for what). */
 static int region_room(const int64_t *desc, const struct region *g, int keep_order, void *room,
                        struct gc_tensor *t, size_t *bytes)
 {
     region_tensor(desc, g, keep_order, t);
     if (!gc_tensor_bytes(t, bytes))
-        return -1;
+        return GC_EXIT_INPUT;
     if (room) {
         t->data = room;
         return 0;
     }
-    return gc_tensor_alloc(t, NULL);
+    return gc_tensor_alloc(t, NULL) ? GC_EXIT_INPUT : 0;
 }
 
 /* The region of an operand read by offset into `t` (in `room`, or
@@ -554,16 +555,16 @@ static int decide_panels(struct dist *d, const struct gc_opts *o, struct dist_op
     return dist_agree(d, rc ? rc : r1 ? r1 : r2);
 }
 
-int dist_read(struct dist *d, const struct gc_opts *o, const char *const *paths,
-              struct gc_tensor *in, int *read_as)
+/* Step 1 of reading: what each rank finds the operands to be, every
+ * rank's findings gathered (rank 0's in d->all first); rank 0 reads whole
+ * the ones that are not read by offset.  A fault every rank sees alike is
+ * said once, by the first. */
+static int read_describe(struct dist *d, const struct gc_opts *o, const char *const *paths,
+                         struct dist_operand *ops)
 {
     struct gc_cluster *cl = &d->cl;
-    struct dist_operand ops[2];
-    memset(ops, 0, sizeof ops);
     struct gc_capture cap;
     int rc = 0;
-    /* 1. What each rank finds the operands to be; rank 0 reads whole the
-     * ones that are not read by offset. */
     if (cl->rank)
         gc_capture_set(&cap);
     for (int i = 0; i < 2 && !rc; i++) {
@@ -582,17 +583,19 @@ int dist_read(struct dist *d, const struct gc_opts *o, const char *const *paths,
     mine[D_STATUS] = rc;
     int all_rc = gather_records(d, mine, 2 * D_N);
     if (cl->rank) {
-        /* A fault every rank sees alike is said once, by the first. */
         gc_capture_set(NULL);
         if (rc && d->failed_rank == cl->rank)
             gc_capture_emit(&cap);
     }
-    if ((rc = all_rc))
-        goto out;
-    /* 2. Rank 0's view is the job's; a rank that reads by offset must see
-     * the same file. */
-    int64_t root[2][D_N];
-    memcpy(root, d->all, sizeof root);
+    return all_rc;
+}
+
+/* Step 2: rank 0's view is the job's; a rank that reads by offset must
+ * see the same file. */
+static int read_same_files(struct dist *d, const struct dist_operand *ops,
+                           int64_t (*root)[D_N])
+{
+    int rc = 0;
     for (int i = 0; i < 2 && !rc; i++) {
         if (!ops[i].desc[D_BY_OFFSET] && !root[i][D_BY_OFFSET])
             continue;
@@ -608,10 +611,17 @@ int dist_read(struct dist *d, const struct gc_opts *o, const char *const *paths,
                              "(its %s differs): every rank must read the same inputs",
                              ops[i].name, desc_words[f]);
     }
-    if ((rc = dist_agree(d, rc)))
-        goto out;
-    /* 3. The whole product, planned alike on every rank: what is wrong with
-     * it rank 0 says. */
+    return dist_agree(d, rc);
+}
+
+/* Step 3: the whole product, planned alike on every rank (what is wrong
+ * with it rank 0 says), the grid and this rank's block. */
+static int read_plan_whole(struct dist *d, const struct gc_opts *o, struct dist_operand *ops,
+                           int64_t (*root)[D_N])
+{
+    struct gc_cluster *cl = &d->cl;
+    struct gc_capture cap;
+    int rc = 0;
     if (cl->rank)
         gc_capture_set(&cap);
     for (int i = 0; i < 2 && !rc; i++) {
@@ -637,7 +647,7 @@ int dist_read(struct dist *d, const struct gc_opts *o, const char *const *paths,
         /* Alike on every rank: no agreement needed. */
         d->settled = 1;
         d->failed_rank = 0;
-        goto out;
+        return rc;
     }
     d->grid = dist_grid_make(cl->size, d->plan.m, d->plan.n);
     d->blk = dist_block_of(&d->grid, d->plan.m, d->plan.n, cl->rank);
@@ -646,21 +656,17 @@ int dist_read(struct dist *d, const struct gc_opts *o, const char *const *paths,
         memcpy(ops[i].desc, root[i], sizeof root[i]);
         d->by_offset[i] = root[i][D_BY_OFFSET] != 0;
     }
-    /* 4. Parts that some rank cannot hold: K in panels, read later. */
-    if ((rc = decide_panels(d, o, ops)))
-        goto out;
-    if (d->panels) {
-        for (int i = 0; i < 2; i++) {
-            struct region g = region_for(d, i, cl->rank, 0, d->plan.k);
-            region_tensor(root[i], &g, 1, &in[i]);
-        }
-        *read_as = d->read_as;
-        return 0;
-    }
-    /* 5. The parts: by offset, or from rank 0. */
+    return 0;
+}
+
+/* Step 5: this rank's parts, by offset or from rank 0. */
+static int read_parts(struct dist *d, const struct gc_opts *o, struct dist_operand *ops,
+                      struct gc_tensor *in)
+{
+    int rc = 0;
     for (int i = 0; i < 2; i++) {
-        struct region g = region_for(d, i, cl->rank, 0, d->plan.k);
-        if (root[i][D_BY_OFFSET]) {
+        struct region g = region_for(d, i, d->cl.rank, 0, d->plan.k);
+        if (ops[i].desc[D_BY_OFFSET]) {
             if (!rc)
                 rc = read_region(o, &ops[i], &g, NULL, "this rank's part", &in[i]);
         } else {
@@ -670,11 +676,35 @@ int dist_read(struct dist *d, const struct gc_opts *o, const char *const *paths,
         }
         gc_tensor_free(&ops[i].whole);
     }
-    if ((rc = dist_agree(d, rc)))
-        goto out;
-    *read_as = d->read_as;
-    return 0;
-out:
+    return dist_agree(d, rc);
+}
+
+int dist_read(struct dist *d, const struct gc_opts *o, const char *const *paths,
+              struct gc_tensor *in, int *read_as)
+{
+    struct dist_operand ops[2];
+    int64_t root[2][D_N];
+    memset(ops, 0, sizeof ops);
+    int rc = read_describe(d, o, paths, ops);
+    if (!rc) {
+        memcpy(root, d->all, sizeof root);
+        rc = read_same_files(d, ops, root);
+    }
+    if (!rc)
+        rc = read_plan_whole(d, o, ops, root);
+    /* 4. Parts that some rank cannot hold: K in panels, read later. */
+    if (!rc && !(rc = decide_panels(d, o, ops)) && d->panels) {
+        for (int i = 0; i < 2; i++) {
+            struct region g = region_for(d, i, d->cl.rank, 0, d->plan.k);
+            region_tensor(root[i], &g, 1, &in[i]);
+        }
+        *read_as = d->read_as;
+        return 0;
+    }
+    if (!rc && !(rc = read_parts(d, o, ops, in))) {
+        *read_as = d->read_as;
+        return 0;
+    }
     for (int i = 0; i < 2; i++) {
         gc_tensor_free(&ops[i].whole);
         gc_tensor_free(&in[i]);

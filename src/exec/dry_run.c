@@ -50,7 +50,7 @@ static const char *plan_note(const struct product_plan *pp)
 {
     if (pp->exec == PRODUCT_EMPTY || pp->on_host || pp->facts.present)
         return NULL;
-    if (pp->facts.free_bytes == 0 && !pp->budget)
+    if (!pp->budget)
         return "no CUDA device answered: this is the plan for the model's device, without a "
                "figure for device memory (--device-memory gives one); mul itself would stop "
                "here (status 5), and --kernel cpu runs on the host";

@@ -378,8 +378,8 @@ static int plan_exec(const struct product_ask *ask, struct product_plan *pp)
     pp->need = core_need(ask, &pp->mm, p);
     /* Without a figure for device memory (no device, no --device-memory)
      * nothing says the product needs tiles. */
-    int short_of_memory = pp->budget && pp->need > pp->budget;
-    pp->exec = pp->budget && (ask->share || short_of_memory) ? PRODUCT_TILES : PRODUCT_GPU;
+    int known = ask->device_memory || pp->facts.present;
+    pp->exec = known && (ask->share || pp->need > pp->budget) ? PRODUCT_TILES : PRODUCT_GPU;
     return 0;
 }
 

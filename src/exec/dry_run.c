@@ -83,7 +83,7 @@ static void tiles_json(struct json *j, const struct product_tiles *t)
 static void routes_json(struct json *j, const struct product_plan *pp)
 {
     json_list(j, "routes", 1);
-    for (int i = 0; i < pp->n_routes; i++) {
+    for (int i = 0; i < (pp->exec == PRODUCT_EMPTY ? 0 : pp->n_routes); i++) {
         const struct product_route *r = &pp->route[i];
         char why[1024];
         json_object(j, NULL);
@@ -143,19 +143,25 @@ static void plan_json(const struct gc_opts *o, const struct product_plan *pp,
     json_string(&j, "compute_capability", device ? cc : NULL);
     if (device) {
         json_int(&j, "sm_count", f->sm_count);
-        f->free_bytes ? json_count(&j, "free_bytes", f->free_bytes) : json_null(&j, "free_bytes");
+        if (f->free_bytes)
+            json_count(&j, "free_bytes", f->free_bytes);
+        else
+            json_null(&j, "free_bytes");
     }
     json_end(&j);
-    pp->budget && device ? json_count(&j, "budget_bytes", pp->budget) : json_null(&j, "budget_bytes");
-    pp->need ? json_count(&j, "need_bytes", pp->need) : json_null(&j, "need_bytes");
+    if (pp->budget && device)
+        json_count(&j, "budget_bytes", pp->budget);
+    else
+        json_null(&j, "budget_bytes");
+    if (pp->need)
+        json_count(&j, "need_bytes", pp->need);
+    else
+        json_null(&j, "need_bytes");
     int picked = pp->exec != PRODUCT_EMPTY && r0->pick.kern;
     json_string(&j, "kernel", picked ? r0->pick.kern->name : NULL);
     json_string(&j, "sig", picked ? gemm_sigs[r0->pick.sig].name : NULL);
     json_bool(&j, "auto", pp->is_auto);
-    if (pp->exec == PRODUCT_EMPTY)
-        json_list(&j, "routes", 0), json_end(&j);
-    else
-        routes_json(&j, pp);
+    routes_json(&j, pp);
     json_object(&j, "output");
     json_string(&j, "file", o->output);
     json_string(&j, "format", gc_formats[pp->out_format].name);
@@ -165,10 +171,11 @@ static void plan_json(const struct gc_opts *o, const struct product_plan *pp,
     json_end(&j);
 }
 
-static void tiles_text(const struct product_plan *pp, const struct product_tiles *t)
+static void tiles_text(const struct product_plan *pp, const struct product_tiles *t,
+                       const char *when)
 {
-    printf("  tiles     %lld of %lldx%lld, K in steps of %lld, %.2f GiB a GPU, %.1f GB copied; "
-           "on GPU", (long long)(pp->mm.batch * t->tp.tiles_m * t->tp.tiles_n),
+    printf("  tiles     %s%lld of %lldx%lld, K in steps of %lld, %.2f GiB a GPU, %.1f GB copied; "
+           "on GPU", when, (long long)(pp->mm.batch * t->tp.tiles_m * t->tp.tiles_n),
            (long long)t->tp.tm, (long long)t->tp.tn, (long long)t->tp.tk,
            t->tp.bytes / 1073741824.0, t->traffic / 1e9);
     int n = pp->facts.n_devices > 0 ? pp->facts.n_devices : 1;
@@ -192,9 +199,10 @@ static void routes_text(const struct product_plan *pp)
             printf("  %-9s %scannot run: %s\n", i ? "" : "kernel", when, why);
             continue;
         }
-        printf("  %-9s %s%s (%s: %s), %s\n", i ? "" : "kernel", when, r->pick.kern->name,
+        printf("  %-9s %s%s (%s: %s), %s%s\n", i ? "" : "kernel", when, r->pick.kern->name,
                gemm_sigs[r->pick.sig].name, product_compute_words(&pp->mm, r->pick.sig),
-               source_words(route_source(pp, r)));
+               source_words(route_source(pp, r)),
+               pp->exec == PRODUCT_TILES ? "; its rate weighs the tiles, which run their own" : "");
     }
     if (pp->n_routes == 2)
         printf("            (the bound, max|A| * max|B| * k < 2^53, is measured on the operands "
@@ -202,7 +210,8 @@ static void routes_text(const struct product_plan *pp)
     if (pp->exec == PRODUCT_TILES)
         for (int i = 0; i < pp->n_routes; i++)
             if (!pp->route[i].status)
-                tiles_text(pp, &pp->route[i].tiles);
+                tiles_text(pp, &pp->route[i].tiles, pp->n_routes == 1 ? ""
+                           : i == 0 ? "within the FP64 bound: " : "beyond it: ");
 }
 
 static void device_text(const struct product_plan *pp)

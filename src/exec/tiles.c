@@ -39,8 +39,9 @@ static int sunk_to_host(struct mul_run *r, int i)
     t->data = NULL;
     t->alloc = NULL;
     size_t bytes = gc_tensor_count(t) * gc_dtypes[t->dtype].size;
-    int rc = gc_tensor_alloc(t, NULL) ? gc_fail(GC_EXIT_INPUT, "out of host memory for an operand")
-                                      : CUDA_CALL(cudaMemcpy(t->data, d, bytes, cudaMemcpyDeviceToHost));
+    int rc = gc_tensor_alloc(t, NULL)
+                 ? gc_fail(GC_EXIT_INPUT, "out of host memory for an operand")
+                 : CUDA_CALL(cudaMemcpy(t->data, d, bytes, cudaMemcpyDeviceToHost));
     cudaFree(d);
     return rc;
 }
@@ -86,7 +87,8 @@ static int tiles_operands(struct tiles *t)
     }
     t->c = exec_shape(t->mm, si->out);
     t->ref = exec_shape(t->mm, GC_F64);
-    if (t->float_beta ? gc_tensor_convert(r->c0, si->out, NULL, &t->c) : gc_tensor_alloc(&t->c, NULL))
+    if (t->float_beta ? gc_tensor_convert(r->c0, si->out, NULL, &t->c)
+                      : gc_tensor_alloc(&t->c, NULL))
         return gc_fail(GC_EXIT_INPUT, "out of host memory for the result");
     if (t->o->verify && !t->host_check &&
         (t->float_beta ? gc_tensor_convert(r->c0, GC_F64, NULL, &t->ref)

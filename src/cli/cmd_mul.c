@@ -189,8 +189,11 @@ static int mul_run_job(struct mul_job *j)
     if (o->c0_path && o->beta != 0 && (rc = matmul_c0_expand(&j->mm, &j->in[2], &j->c0)))
         return rc;
     mul_report(j);
+    /* The ranks of a block in panels agree once every one is ready to
+     * multiply (src/scale/summa.h): a rank whose plan fails (its GPU, a
+     * kernel) says so in that agreement. */
     if ((rc = mul_plan(j)))
-        return rc;
+        return j->distributed && j->dist.panels ? dist_agree(&j->dist, rc) : rc;
     warm_tile_devices_wait(j);
     struct mul_run run = { o, &j->job, &j->plan, &j->in[0], &j->in[1], &j->c0, j->up,
                            j->distributed ? &j->dist : NULL, { 0 } };

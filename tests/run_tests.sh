@@ -36,6 +36,7 @@ suite formats-asan    $B/test_formats_san
 suite tune-cache      $B/test_tune_cache
 suite tune-cache-asan $B/test_tune_cache_san
 suite tiled           $B/test_tiled
+suite plan            $B/test_plan
 suite cli             python3 tests/cli_test.py ./gemmcli
 suite cli-asan        python3 tests/cli_test.py $B/gemmcli_san
 suite interop         python3 tests/interop.py ./gemmcli
@@ -52,7 +53,9 @@ suite plots           sh -c "rm -rf tests/out/plots && $B/test_plot tests/out/pl
                              python3 tests/check_svg.py tests/out/plots"
 suite model           python3 tests/model_test.py ./gemmcli
 suite stage-docs      python3 tests/stage_docs.py ./gemmcli
+suite layers          python3 tests/layers.py
 suite json            python3 tests/json_test.py ./gemmcli
+suite dry-run         python3 tests/plan_test.py ./gemmcli
 suite man             sh -c 'mandoc -Tlint -W warning man/gemmcli.1 && echo "mandoc: 0 warnings"'
 suite mpi             python3 tests/mpi_test.py ./gemmcli
 suite samples         sh -c 'sh samples/run.sh ./gemmcli && sh samples/pipeline.sh ./gemmcli'

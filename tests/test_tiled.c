@@ -1,4 +1,4 @@
-/* The out-of-core tiler's arithmetic (src/scale/tiled.c): for many shapes and
+/* The out-of-core tiler's arithmetic (src/plan/tiled.c): for many shapes and
  * budgets, the plan fits its budget, its tiles cover C once, its steps
  * cover K once, and a product that fits whole is one tile of one step.
  * The MPI ranks' grid (src/scale/dist_plan.c): the blocks of every rank count
@@ -12,8 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/error.h"
 #include "src/scale/dist_plan.h"
-#include "src/scale/tiled.h"
+#include "src/plan/tiled.h"
 
 static int passed, failed;
 
@@ -103,6 +104,9 @@ static int plan_ok(const struct tiled_plan *tp, int64_t m, int64_t n, const stru
 
 int main(void)
 {
+    /* A refused budget says why; the refusals here are expected. */
+    struct gc_capture refusals;
+    gc_capture_set(&refusals);
     struct tiled_plan tp;
     struct tiled_costs f32 = costs(4, 4, 49e12, 1), copies = costs(4, 4, 0, 1);
     /* Fits whole: the whole of K in one step, a tile or two. */
@@ -136,7 +140,7 @@ int main(void)
     }
     /* Too small for the smallest tiles. */
     CHECK(tiled_plan_make(4096, 4096, 4096, &copies, tiled_bytes(256, 256, 256, 4, 4) - 1, &tp) ==
-          -1, "a budget below the smallest tiles is refused");
+          GC_EXIT_GPU, "a budget below the smallest tiles is refused");
     CHECK(tiled_plan_make(4096, 4096, 4096, &copies, tiled_bytes(256, 256, 256, 4, 4), &tp) == 0 &&
           tp.tm == 256 && tp.tn == 256 && tp.tk == 256 && covers_once(&tp),
           "exactly the smallest tiles: %lld %lld %lld", (long long)tp.tm, (long long)tp.tn,

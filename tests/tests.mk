@@ -34,9 +34,16 @@ $(B)/test_tune_cache: tests/test_tune_cache.c src/plan/tune_cache.c src/plan/tun
 	@mkdir -p $(B)
 	$(CC) $(HOST_CFLAGS) -o $@ tests/test_tune_cache.c src/plan/tune_cache.c core/newfile.c -lm
 
-$(B)/test_tiled: tests/test_tiled.c src/scale/tiled.c src/scale/tiled.h src/scale/dist_plan.c src/scale/dist_plan.h
+$(B)/test_tiled: tests/test_tiled.c src/plan/tiled.c src/plan/tiled.h src/scale/dist_plan.c src/scale/dist_plan.h
 	@mkdir -p $(B)
-	$(CC) $(HOST_CFLAGS) $(SAN) -o $@ tests/test_tiled.c src/scale/tiled.c src/scale/dist_plan.c -lm
+	$(CC) $(HOST_CFLAGS) $(SAN) -o $@ tests/test_tiled.c src/plan/tiled.c src/scale/dist_plan.c core/error.c -lm
+
+# The product plan from made-up device facts: host C and the kernel tables
+# (their launchers linked, never called).
+$(B)/test_plan: tests/test_plan.c gemmcli
+	@mkdir -p $(B)
+	$(CC) $(HOST_CFLAGS) -o $@ tests/test_plan.c core/*.c src/plan/*.c $(KERNEL_C) $(CU_OBJ) \
+	    -DGC_CUDA_LIB_DIR='"$(CUDA_HOME)/lib64"' -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lm -lpthread -lstdc++
 
 $(B)/test_tune_cache_san: tests/test_tune_cache.c src/plan/tune_cache.c src/plan/tune_cache.h core/newfile.c core/newfile.h
 	@mkdir -p $(B)
@@ -56,7 +63,7 @@ $(B)/gpu_kernels: tests/gpu_kernels.c gemmcli
 	    -L$(CUDA_HOME)/lib64 -lcublas -lcudart -lm -lpthread -lstdc++
 
 test: $(B)/test_formats $(B)/test_formats_san $(B)/test_plot $(B)/test_tune_cache \
-      $(B)/test_tune_cache_san $(B)/test_tiled $(B)/gemmcli_san $(B)/gpu_kernels
+      $(B)/test_tune_cache_san $(B)/test_tiled $(B)/test_plan $(B)/gemmcli_san $(B)/gpu_kernels
 	@sh tests/run_tests.sh
 
 check-gpu: $(B)/gpu_kernels

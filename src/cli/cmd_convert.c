@@ -19,15 +19,16 @@ int cmd_convert(const struct gc_opts *o)
         return gc_fail(GC_EXIT_USAGE, "convert takes one input and one output: "
                        "convert IN -o OUT (see 'gemmcli convert --help')");
     o = &oo;
-    int fb = format_by_extension(o->operands[0]);
-    int fmt, rc = io_pick_output_format(o, fb >= 0 ? fb : GC_FMT_CSV, &fmt);
+    int fb = format_by_extension(o->operands[0]), fmt = -1;
+    int rc = io_output_check(o);
     if (rc)
         return rc;
     struct gc_tensor m = { 0 };
     double t0 = now_ms();
     int read_as = -1;
     rc = io_read_operand(o, 0, o->operands[0], NULL, &m, &read_as);
-    fmt = io_stdout_format(o, read_as, fmt);
+    if (!rc)
+        rc = io_output_format(o, read_as, fb >= 0 ? fb : GC_FMT_CSV, &fmt);
     double t1 = now_ms();
     if (!rc)
         rc = io_check_ndim(o, fmt, m.ndim, m.shape, o->out_dtype >= 0 ? o->out_dtype : (int)m.dtype);

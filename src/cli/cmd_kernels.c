@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "src/cli/commands.h"
 #include "src/job/device.h"
+#include "src/job/facts.h"
 #include "src/job/json.h"
 #include "src/plan/matmul.h"
 #include "src/plan/model.h"
@@ -148,22 +149,28 @@ static int kernels_for(const struct gc_opts *o)
     int rc = matmul_plan(&a, &b, o->compute, "A", "B", &plan);
     if (rc)
         return rc;
-    int cc = 90, sms = auto_rate_sm_count;
+    /* auto's choice is the product plan's (src/plan/product.h), as mul
+     * --dry-run prints it: within the FP64 bound for integers; none for an
+     * empty product. */
+    struct device_facts facts;
+    facts_of_device(o, &facts);
+    int cc = facts.cc, sms = facts.sm_count;
     char where[300];
-    snprintf(where, sizeof where, "the model's device (%d SMs, compute capability 9.0)", sms);
-    if (device_present()) {
-        struct gc_device dev;
-        if (device_open(&dev, o->device, 0) == 0) {
-            cc = dev.cc_major * 10 + dev.cc_minor;
-            sms = dev.sm_count;
-            snprintf(where, sizeof where, "%s (%d SMs)", dev.name, sms);
-            device_close(&dev);
-        }
-    }
-    enum gemm_sig pick_sig;
-    int is_auto;
-    const struct gemm_kernel *pick;
-    if ((rc = select_gemm_kernel("auto", &plan, cc, sms, 1, &pick, &pick_sig, &is_auto)))
+    if (facts.present)
+        snprintf(where, sizeof where, "%s (%d SMs)", facts.name, sms);
+    else
+        snprintf(where, sizeof where, "the model's device (%d SMs, compute capability %d.%d)",
+                 sms, cc / 10, cc % 10);
+    struct product_ask ask = { .kernel = "auto", .a_count = gc_tensor_count(&a),
+                               .b_count = gc_tensor_count(&b), .alpha = 1 };
+    struct product_plan *pp = malloc(sizeof *pp);
+    if (!pp)
+        return gc_fail(GC_EXIT_INPUT, "out of host memory");
+    rc = product_plan_make(&ask, &plan, &facts, pp);
+    const struct gemm_kernel *pick = pp->route[0].pick.kern;
+    enum gemm_sig pick_sig = pp->route[0].pick.sig;
+    free(pp);
+    if (rc)
         return rc;
     struct estimate_row rows[GEMM_SIG_COUNT * 64];
     int n = 0;
@@ -187,8 +194,8 @@ static int kernels_for(const struct gc_opts *o)
         json_object(&j, NULL);
         json_shape(&j, "shape", 4, shape);
         json_string(&j, "device", where);
-        json_string(&j, "auto", pick->name);
-        json_string(&j, "auto_sig", gemm_sigs[pick_sig].name);
+        json_string(&j, "auto", pick ? pick->name : NULL);
+        json_string(&j, "auto_sig", pick ? gemm_sigs[pick_sig].name : NULL);
         json_list(&j, "candidates", 1);
         for (int i = 0; i < n; i++) {
             json_object(&j, NULL);
@@ -219,7 +226,10 @@ static int kernels_for(const struct gc_opts *o)
                    rows[i].e.memory_ms, 100 * rows[i].e.util, rows[i].e.slices,
                    rows[i].k == pick && rows[i].sig == pick_sig ? "  <- auto" : "");
         }
-        printf("auto: %s (%s)\n", pick->name, gemm_sigs[pick_sig].name);
+        if (pick)
+            printf("auto: %s (%s)\n", pick->name, gemm_sigs[pick_sig].name);
+        else
+            printf("auto: none (an empty product runs no kernel)\n");
     }
     if (fflush(stdout) != 0 || ferror(stdout))
         return gc_fail(GC_EXIT_OUTPUT, "<stdout>: write error");

@@ -13,6 +13,7 @@
 #include "src/job/device.h"
 #include "src/job/io.h"
 #include "src/job/job.h"
+#include "src/job/result.h"
 #include "src/plan/select.h"
 #include "src/job/upload.h"
 
@@ -154,7 +155,7 @@ static int transpose_in_place(struct transpose_job *j, size_t bytes)
     if ((rc = job_time(jb, run_in_place, NULL, &l, repeat, &jb->rep.kernel_ms)))
         goto out;
     struct gc_tensor shape = result_shape(j);
-    if ((rc = job_take_result(jb, d, &shape, 0, &j->result)))
+    if ((rc = result_from_device(jb, d, &shape, 0, &j->result)))
         goto out;
     if (j->o->verify) {
         void *ref = malloc(bytes);
@@ -207,8 +208,8 @@ static int transpose_device(struct transpose_job *j, size_t bytes)
         goto out;
     int out_dtype = o->out_dtype >= 0 ? o->out_dtype : (int)j->in.dtype;
     struct gc_tensor shape = result_shape(j);
-    if ((rc = job_take_result(jb, d_out, &shape, !o->verify && out_dtype == (int)j->in.dtype,
-                              &j->result)))
+    if ((rc = result_from_device(jb, d_out, &shape, !o->verify && out_dtype == (int)j->in.dtype,
+                                 &j->result)))
         goto out;
     if (o->verify) {
         if (!(ref = malloc(bytes ? bytes : 1))) {
@@ -239,6 +240,57 @@ out:
     return rc;
 }
 
+/* The host's kernel, checked against the definition element by element
+ * (the host kernel is its own reference). */
+static int transpose_on_host(struct transpose_job *j, size_t bytes)
+{
+    const struct gc_opts *o = j->o;
+    struct gc_report *rep = &j->job.rep;
+    j->result = result_shape(j);
+    if (gc_tensor_alloc(&j->result, NULL))
+        return gc_fail(GC_EXIT_INPUT, "out of host memory for the result");
+    struct stack_arg s = { j, j->kern, j->in.data, j->result.data, { 0 } };
+    int rc = job_time(&j->job, run_stack, NULL, &s, o->repeat, &rep->kernel_ms);
+    if (rc || !o->verify)
+        return rc;
+    char *ref = malloc(bytes);
+    if (!ref)
+        return gc_fail(GC_EXIT_INPUT, "out of host memory for the reference");
+    size_t matrix = j->rows * j->cols * j->elem;
+    const char *in = j->in.data;
+    for (size_t b = 0; b < j->batch; b++)
+        for (size_t r = 0; r < j->rows; r++)
+            for (size_t c = 0; c < j->cols; c++)
+                memcpy(ref + b * matrix + (c * j->rows + r) * j->elem,
+                       in + b * matrix + (r * j->cols + c) * j->elem, j->elem);
+    rep->verify.reference = "definition";
+    compare_exact(&j->result, ref, &rep->verify);
+    free(ref);
+    return 0;
+}
+
+/* The input's matrices: rows, columns and how many; refused when it has
+ * no axes to swap or sides wider than the kernels index. */
+static int transpose_shape(struct transpose_job *j)
+{
+    const char *name = gc_display_name(j->o->operands[0], 0);
+    if (j->in.ndim < 1)
+        return gc_fail(GC_EXIT_INPUT, "%s: a 0-d array (a scalar) has no axes to transpose "
+                       "(NumPy's .mT: matrix transpose with ndim < 2 is undefined)", name);
+    char shape_in[96];
+    gc_shape_text(j->in.ndim, j->in.shape, shape_in, sizeof shape_in);
+    j->rows = j->in.ndim == 1 ? 1 : j->in.shape[j->in.ndim - 2];
+    j->cols = j->in.shape[j->in.ndim - 1];
+    j->batch = 1;
+    for (int d = 0; d < j->in.ndim - 2; d++)
+        j->batch *= j->in.shape[d];
+    if (j->rows > INT_MAX || j->cols > INT_MAX)
+        return gc_fail(GC_EXIT_INPUT, "%s: %s: matrices wider or taller than %d are not "
+                       "supported", name, shape_in, INT_MAX);
+    j->elem = gc_dtypes[j->in.dtype].size;
+    return 0;
+}
+
 int cmd_transpose(const struct gc_opts *o)
 {
     /* Both "transpose IN OUT" and "transpose IN -o OUT". */
@@ -267,34 +319,18 @@ int cmd_transpose(const struct gc_opts *o)
     /* The input goes straight to the device as it is read, unless the host
      * checks the result against it. */
     upload_init(&j.up, &j.job, UPLOAD_ANY);
-    int rc = job_begin(&j.job, o, "transpose", on_host, fb >= 0 ? fb : GC_FMT_CSV);
+    int rc = job_begin(&j.job, o, "transpose", on_host);
     if (rc)
         goto out;
     progress_phase(&j.job.progress, "reading %s", gc_display_name(o->operands[0], 0));
     int read_as = -1;
     const struct gc_sink *sink = on_host || o->verify ? NULL : &j.up.sink;
     if ((rc = io_read_operand(o, 0, o->operands[0], sink, &j.in, &read_as)) ||
-        (rc = io_to_c_order(&j.in, -1)))
+        (rc = io_to_c_order(&j.in, -1)) ||
+        (rc = io_output_format(o, read_as, fb >= 0 ? fb : GC_FMT_CSV, &j.job.fmt)))
         goto out;
-    j.job.fmt = io_stdout_format(o, read_as, j.job.fmt);
-    const char *name = gc_display_name(o->operands[0], 0);
-    if (j.in.ndim < 1) {
-        rc = gc_fail(GC_EXIT_INPUT, "%s: a 0-d array (a scalar) has no axes to transpose "
-                     "(NumPy's .mT: matrix transpose with ndim < 2 is undefined)", name);
+    if ((rc = transpose_shape(&j)))
         goto out;
-    }
-    char shape_in[96];
-    gc_shape_text(j.in.ndim, j.in.shape, shape_in, sizeof shape_in);
-    j.rows = j.in.ndim == 1 ? 1 : j.in.shape[j.in.ndim - 2];
-    j.cols = j.in.shape[j.in.ndim - 1];
-    j.batch = 1;
-    for (int d = 0; d < j.in.ndim - 2; d++)
-        j.batch *= j.in.shape[d];
-    if (j.rows > INT_MAX || j.cols > INT_MAX) {
-        rc = gc_fail(GC_EXIT_INPUT, "%s: %s: matrices wider or taller than %d are not supported",
-                     name, shape_in, INT_MAX);
-        goto out;
-    }
     struct gc_tensor out_shape = result_shape(&j);
     if ((rc = io_check_ndim(o, j.job.fmt, out_shape.ndim, out_shape.shape,
                             o->out_dtype >= 0 ? o->out_dtype : (int)j.in.dtype)))
@@ -305,7 +341,6 @@ int cmd_transpose(const struct gc_opts *o)
     rep->m = j.rows;
     rep->n = j.cols;
     rep->batch = j.batch;
-    j.elem = gc_dtypes[j.in.dtype].size;
     size_t bytes = gc_tensor_count(&j.in) * j.elem;
     rep->work = 2.0 * (double)bytes;
     int out_dtype = o->out_dtype >= 0 ? o->out_dtype : (int)j.in.dtype;
@@ -325,44 +360,15 @@ int cmd_transpose(const struct gc_opts *o)
             goto out;
         rep->kernel = j.kern->name;
         rep->kernel_auto = is_auto;
-        if (j.kern->flags & KERNEL_HOST) {
-            j.result = out_shape;
-            if (gc_tensor_alloc(&j.result, NULL)) {
-                rc = gc_fail(GC_EXIT_INPUT, "out of host memory for the result");
-                goto out;
-            }
-            struct stack_arg s = { &j, j.kern, j.in.data, j.result.data, { 0 } };
-            if ((rc = job_time(&j.job, run_stack, NULL, &s, o->repeat, &rep->kernel_ms)))
-                goto out;
-            if (o->verify) {
-                /* The host kernel is its own reference; check it against the
-                 * definition element by element. */
-                void *ref = malloc(bytes);
-                char *refp = ref;
-                if (!ref) {
-                    rc = gc_fail(GC_EXIT_INPUT, "out of host memory for the reference");
-                    goto out;
-                }
-                size_t matrix = j.rows * j.cols * j.elem;
-                const char *in = j.in.data;
-                for (size_t b = 0; b < j.batch; b++)
-                    for (size_t r = 0; r < j.rows; r++)
-                        for (size_t c = 0; c < j.cols; c++)
-                            memcpy(refp + b * matrix + (c * j.rows + r) * j.elem,
-                                   in + b * matrix + (r * j.cols + c) * j.elem, j.elem);
-                rep->verify.reference = "definition";
-                compare_exact(&j.result, ref, &rep->verify);
-                free(ref);
-            }
-        } else if ((rc = transpose_device(&j, bytes))) {
+        if ((rc = (j.kern->flags & KERNEL_HOST) ? transpose_on_host(&j, bytes)
+                                                : transpose_device(&j, bytes)))
             goto out;
-        }
     }
     if (o->verify && !rep->verify.done) {
         rep->verify.reference = "none";
         rep->verify.done = rep->verify.ok = 1;
     }
-    rc = job_finish(&j.job, &j.result, (enum gc_dtype)out_dtype);
+    rc = result_finish(&j.job, &j.result, (enum gc_dtype)out_dtype);
 out:
     upload_release(&j.up);
     job_end(&j.job);

@@ -30,6 +30,32 @@ int io_read_operand(const struct gc_opts *o, int index, const char *path,
     return format_read_path(path, o->in_format, &ro, t, read_as);
 }
 
+int io_read_header(const struct gc_opts *o, int index, const char *path, struct gc_tensor *t,
+                   int *read_as)
+{
+    struct gc_input in;
+    int rc = input_open(&in, path);
+    if (rc)
+        return rc;
+    struct gc_read_opts ro = io_read_opts(o, index);
+    int fmt = o->in_format >= 0 ? o->in_format : format_detect(&in, ro.announce);
+    struct gc_info info;
+    memset(&info, 0, sizeof info);
+    info.file_bytes = -1;
+    /* format_detect has said why when it finds no format. */
+    rc = fmt < 0 ? GC_EXIT_INPUT : gc_formats[fmt].info(&in, &ro, &info);
+    input_close(&in);
+    if (rc)
+        return rc;
+    memset(t, 0, sizeof *t);
+    t->dtype = info.dtype;
+    t->ndim = info.ndim;
+    memcpy(t->shape, info.shape, sizeof t->shape);
+    t->fortran_order = info.fortran_order;
+    *read_as = fmt;
+    return 0;
+}
+
 struct read_job {
     const struct gc_opts *o;
     const char *const *paths;
@@ -64,21 +90,16 @@ int io_read_operands(const struct gc_opts *o, int count, const char *const *path
     return 0;
 }
 
-int io_pick_output_format(const struct gc_opts *o, int fallback, int *format)
+/* The format o->output's name gives: --format, else the extension; -1
+ * for standard output without --format. */
+static int named_format(const struct gc_opts *o, int *format)
 {
     int rc = output_check_name(o->output);
     if (rc)
         return rc;
-    if (o->out_format != GC_FMT_AUTO) {
-        *format = o->out_format;
+    *format = o->out_format;
+    if (o->out_format != GC_FMT_AUTO || output_is_stdout(o->output))
         return 0;
-    }
-    if (output_is_stdout(o->output)) {
-        *format = fallback;
-        if (fallback >= 0)
-            return 0;
-        return gc_fail(GC_EXIT_USAGE, "<stdout>: say which format to write with --format");
-    }
     struct stat st;
     if (stat(o->output, &st) == 0 && S_ISDIR(st.st_mode))
         return gc_fail(GC_EXIT_OUTPUT, "%s: is a directory", o->output);
@@ -89,18 +110,21 @@ int io_pick_output_format(const struct gc_opts *o, int fallback, int *format)
     return 0;
 }
 
-int io_output_format(const struct gc_opts *o, int fallback)
+int io_output_check(const struct gc_opts *o)
 {
-    int format, rc = io_pick_output_format(o, fallback, &format);
-    return rc ? -rc : format;
+    int format;
+    return named_format(o, &format);
 }
 
-int io_stdout_format(const struct gc_opts *o, int read_as, int chosen)
+int io_output_format(const struct gc_opts *o, int read_as, int fallback, int *format)
 {
-    if (o->out_format == GC_FMT_AUTO && output_is_stdout(o->output) && read_as >= 0 &&
-        read_as < GC_FMT_COUNT)
-        return read_as;
-    return chosen;
+    int rc = named_format(o, format);
+    if (rc || *format >= 0)
+        return rc;
+    *format = read_as >= 0 && read_as < GC_FMT_COUNT ? read_as : fallback;
+    if (*format < 0)
+        return gc_fail(GC_EXIT_USAGE, "<stdout>: say which format to write with --format");
+    return 0;
 }
 
 int io_check_ndim(const struct gc_opts *o, int format, int ndim, const size_t *shape, int dtype)

@@ -20,6 +20,12 @@ struct gc_read_opts io_read_opts(const struct gc_opts *o, int index);
 int io_read_operand(const struct gc_opts *o, int index, const char *path,
                     const struct gc_sink *sink, struct gc_tensor *t, int *read_as);
 
+/* Operand number `index` as its header tells it (shape, dtype, order:
+ * no data), reading as little of it as its format allows; the format to
+ * *read_as. */
+int io_read_header(const struct gc_opts *o, int index, const char *path, struct gc_tensor *t,
+                   int *read_as);
+
 /* Reads `count` operands (paths[i] is operand number i) at once, one
  * thread each, as stored, operand i offered to sinks[i] when `sinks` and
  * it are not NULL; the first one's format goes to *first_read_as (NULL:
@@ -28,20 +34,17 @@ int io_read_operands(const struct gc_opts *o, int count, const char *const *path
                      const struct gc_sink *const *sinks, struct gc_tensor *out,
                      int *first_read_as);
 
-/* The output format for o->output, into *format: --format, else the
- * extension, else (for stdout) `fallback`.  Returns 0, or a status after
- * saying why none could be chosen. */
-int io_pick_output_format(const struct gc_opts *o, int fallback, int *format);
+/* 0 when an output format can be told for o->output (--format, an
+ * extension gemmcli knows, or standard output), else a status after saying
+ * why: the name is checked before any input is read. */
+int io_output_check(const struct gc_opts *o);
 
-/* io_pick_output_format's answer as one int: the format, or the negated
- * status. */
-int io_output_format(const struct gc_opts *o, int fallback);
-
-/* A pipeline keeps its format: standard output without --format is
- * written in `read_as`, the format the first input was read as (its magic
- * bytes, then its extension, then its content); any other output keeps
- * `chosen` (io_output_format's). */
-int io_stdout_format(const struct gc_opts *o, int read_as, int chosen);
+/* The output's format, decided once, after the inputs are read: --format,
+ * else the extension; standard output keeps the pipeline's format, the
+ * one the first input was read as (`read_as`: its magic bytes, then its
+ * extension, then its content), else `fallback`.  0 with *format set, or
+ * a status after saying why. */
+int io_output_format(const struct gc_opts *o, int read_as, int fallback, int *format);
 
 /* 0, or GC_EXIT_USAGE after saying so, when `format` cannot hold a tensor
  * of `ndim` dimensions (CSV: one or two) or of `dtype` (.npy: no bfloat16;

@@ -1,15 +1,15 @@
 /* The one job pipeline that mul and transpose share: read -> upload -> run
  * -> download (or stream) -> write, with the progress line, the device
- * started on a thread while the inputs are read, timing through the one
- * timing loop (device events or the host's clock), verification's last
- * word, the summary, and the commit of the output only once everything
- * else has succeeded. */
+ * started on a thread while the inputs are read, and timing through the
+ * one timing loop (device events or the host's clock).  The result goes
+ * out through the one result writer (src/job/result.h). */
 #ifndef GC_JOB_H
 #define GC_JOB_H
 
 #include <pthread.h>
 
 #include "src/job/device.h"
+#include "src/job/io.h"
 #include "src/job/options.h"
 #include "src/job/output.h"
 #include "src/job/progress.h"
@@ -17,13 +17,15 @@
 
 struct job {
     const struct gc_opts *o;
-    int fmt;                   /* the output format */
+    int fmt;                   /* the output format, once the inputs are read */
     struct gc_report rep;
     char device_name[256];
     struct gc_device dev;
     struct gc_device_warm warm;
     struct gc_output out;
-    int streamed;              /* the result went from the device into `out` */
+    int begun;                 /* `out` is begun */
+    int written;               /* the whole result is in `out` (streamed, or rows at offsets) */
+    struct io_offsets at;      /* where rows go at their offsets (result_open_rows) */
     int no_stream;             /* the result must come to host memory (MPI ranks write it) */
     struct gc_progress progress;
     double t0;
@@ -31,10 +33,10 @@ struct job {
     int open_tried;              /* job_open_device_early tried already */
 };
 
-/* Sets up the report and the progress line; starts the device on a thread
- * unless `on_host`.  `fallback` is the output format for stdout. */
-int job_begin(struct job *j, const struct gc_opts *o, const char *command, int on_host,
-              int fallback_format);
+/* Checks that the output's format can be told (io_output_check), sets up
+ * the report and the progress line; starts the device on a thread unless
+ * `on_host`. */
+int job_begin(struct job *j, const struct gc_opts *o, const char *command, int on_host);
 
 /* Opens the device (the warm thread joined first) and, when `cublas`, its
  * cuBLAS handle. */
@@ -42,7 +44,8 @@ int job_open_device(struct job *j, int cublas);
 
 /* Opens the device ahead of the main thread, from a reading thread that
  * wants to upload as it reads: at most one try, silent when it fails (the
- * main thread's job_open_device then says why).  0 when it is open. */
+ * main thread's job_open_device then says why).  0 when it is open, else
+ * GC_EXIT_GPU, unsaid. */
 int job_open_device_early(struct job *j);
 
 /* cudaMalloc + copy of `bytes` at `host`, timed into the report's h2d. */
@@ -52,17 +55,6 @@ int job_upload(struct job *j, const void *host, size_t bytes, void **d);
  * the host's clock when the device is not open; the median goes to *ms. */
 int job_time(struct job *j, int (*run)(void *arg, int i), int (*before)(void *arg, int i),
              void *arg, int repeat, double *ms);
-
-/* The device result `d` (C order, `shape`'s dtype and shape) to the
- * output: streamed into the output when the format allows and `stream`,
- * else copied into `host` (allocated here). */
-int job_take_result(struct job *j, const void *d, const struct gc_tensor *shape, int stream,
-                    struct gc_tensor *host);
-
-/* The end of a successful run: a failed verification is reported and not
- * written (GC_EXIT_VERIFY); otherwise `result` (unless streamed) is written
- * as `dtype`, the summary printed, and the output committed. */
-int job_finish(struct job *j, struct gc_tensor *result, enum gc_dtype dtype);
 
 /* Releases everything; an uncommitted output is removed. */
 void job_end(struct job *j);

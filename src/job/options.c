@@ -19,7 +19,7 @@ enum {
     OPT_ORDER, OPT_DELIMITER, OPT_HEADER, OPT_PRECISION, OPT_LEVEL,
     OPT_OP, OPT_SIZES, OPT_BENCH_OUT, OPT_AUTO_TABLE, OPT_COMPUTE, OPT_SWEEP, OPT_SEED, OPT_FOR,
     OPT_TUNE, OPT_SHOW, OPT_CLEAR, OPT_DEVICE_MEMORY, OPT_DEVICES, OPT_HOST_MEMORY,
-    OPT_FORCE,
+    OPT_FORCE, OPT_DRY_RUN,
 };
 
 struct opt_def {
@@ -52,6 +52,7 @@ static const struct opt_def opt_defs[] = {
     { "tune", 0, OPT_TUNE, NULL, OPTS_MUL, "with --kernel auto: on a miss in the tune cache, time auto's candidates on this product, cache the fastest and run it" },
     { "show", 0, OPT_SHOW, NULL, OPTS_TUNE, "print the tune cache's path and entries" },
     { "clear", 0, OPT_CLEAR, NULL, OPTS_TUNE, "remove the tune cache" },
+    { "dry-run", 0, OPT_DRY_RUN, NULL, OPTS_MUL, "print the plan (executor, kernel and signature, tiles, output format) for these operands and exit: reads their headers only, runs nothing, writes no output" },
     { "verify", 0, OPT_VERIFY, NULL, OPTS_RUN, "check the result against an FP64 (or exact integer) product" },
     { "tol", 0, OPT_TOL, "X", OPTS_RUN, "largest relative Frobenius error --verify accepts (default by dtype)" },
     { "repeat", 'r', OPT_REPEAT, "N", OPTS_RUN, "time the kernel N times after a warm-up, report the median (a lone run of 20 ms or more is its own warm-up)" },
@@ -319,6 +320,7 @@ static int apply(struct gc_opts *o, const struct opt_def *d, const char *arg)
     case OPT_SWEEP: rc = parse_int(d->name, arg, 0, 100000, &o->sweep); break;
     case OPT_SEED: rc = parse_int(d->name, arg, 0, INT_MAX, &o->seed); break;
     case OPT_TUNE: o->tune = 1; break;
+    case OPT_DRY_RUN: o->dry_run = 1; break;
     case OPT_SHOW: o->tune_show = 1; break;
     case OPT_CLEAR: o->tune_clear = 1; break;
     }

@@ -90,6 +90,7 @@ struct gc_opts {
                                        host's */
 
     int tune;                       /* mul --tune: tune auto's choice on a cache miss */
+    int dry_run;                    /* mul --dry-run: print the plan, run nothing */
     int tune_show, tune_clear;      /* tune --show, --clear */
 };
 

@@ -222,3 +222,157 @@ int verify_host_reference(const struct matmul_plan *plan, const struct gc_tensor
     free(wb);
     return 0;
 }
+
+double verify_default_tol(enum gc_dtype r, enum gemm_sig sig)
+{
+    double by_dtype = r == GC_BF16 ? 3e-2 : r == GC_F16 ? 4e-3 : r == GC_F32 ? 1e-4 : 1e-10;
+    double by_sig = sig == GEMM_F64 ? 1e-10 : sig == GEMM_F16 ? 2e-3
+                  : sig == GEMM_BF16 ? 1.5e-2 : sig == GEMM_TF32 ? 2e-3 : 1e-4;
+    return by_dtype > by_sig ? by_dtype : by_sig;
+}
+
+/* ---- the references ---- */
+
+static size_t result_count(const struct verify_product *vp)
+{
+    return gc_tensor_count(vp->result);
+}
+
+static int beside_usable(const struct verify_product *vp)
+{
+    return vp->beside != NULL;
+}
+
+static int dd_usable(const struct verify_product *vp)
+{
+    return vp->device_fp64 && !vp->plan->exact && vp->sig == GEMM_F64;
+}
+
+static int dgemm_exact_usable(const struct verify_product *vp)
+{
+    return vp->device_fp64 && vp->plan->exact && vp->f64_exact;
+}
+
+static int dgemm_usable(const struct verify_product *vp)
+{
+    return vp->device_fp64 && !vp->plan->exact;
+}
+
+static int host_exact_usable(const struct verify_product *vp)
+{
+    return vp->plan->exact && vp->a && vp->b;
+}
+
+static int host_float_usable(const struct verify_product *vp)
+{
+    return !vp->plan->exact && vp->a && vp->b;
+}
+
+/* An integer result from exact sums (int64 or integral doubles) the way
+ * the product's own: alpha, beta and C0 applied modulo 2^64, wrapped to
+ * the result's dtype. */
+static void integer_from_sums(const struct verify_product *vp, const void *sums,
+                              enum gc_dtype type, void *out)
+{
+    const struct matmul_plan *pl = vp->plan;
+    matmul_integer_result(sums, type, pl->alpha_i, pl->beta_i, vp->c0, result_count(vp), out,
+                          pl->result);
+}
+
+static int beside_make(const struct verify_product *vp, void *out, const void **ref)
+{
+    if (!vp->plan->exact) {
+        *ref = vp->beside;
+        return 0;
+    }
+    integer_from_sums(vp, vp->beside, vp->beside_type, out);
+    *ref = out;
+    return 0;
+}
+
+static int device_make(const struct verify_product *vp, int dd, void *out, const void **ref)
+{
+    size_t n = result_count(vp);
+    double *d = vp->plan->exact ? malloc((n ? n : 1) * sizeof *d) : out;
+    if (!d)
+        return gc_fail(GC_EXIT_INPUT, "out of host memory for the reference");
+    int rc = vp->device_fp64(vp->device_arg, dd, d);
+    if (!rc && vp->plan->exact)
+        integer_from_sums(vp, d, GC_F64, out);
+    if (d != out)
+        free(d);
+    *ref = out;
+    return rc;
+}
+
+static int dd_make(const struct verify_product *vp, void *out, const void **ref)
+{
+    return device_make(vp, 1, out, ref);
+}
+
+static int dgemm_make(const struct verify_product *vp, void *out, const void **ref)
+{
+    return device_make(vp, 0, out, ref);
+}
+
+static int host_make(const struct verify_product *vp, void *out, const void **ref)
+{
+    *ref = out;
+    return verify_host_reference(vp->plan, vp->a, vp->b, vp->c0, vp->alpha, vp->beta,
+                                 vp->threads, out);
+}
+
+struct verify_reference {
+    const char *words;            /* the report's; NULL: the executor's */
+    const char *phase;            /* the progress line's; NULL: none */
+    int (*usable)(const struct verify_product *vp);
+    int (*make)(const struct verify_product *vp, void *out, const void **ref);
+};
+
+/* In order of preference: the first usable one checks the product. */
+static const struct verify_reference verify_references[] = {
+    { NULL, NULL, beside_usable, beside_make },
+    { "double-double (ref_ddgemm, the operands as read)", "checking against an FP64 product",
+      dd_usable, dd_make },
+    { "exact (cuBLAS DGEMM below 2^53)", "checking against an FP64 product",
+      dgemm_exact_usable, dgemm_make },
+    { "fp64 (cuBLAS DGEMM of the operands as read)", "checking against an FP64 product",
+      dgemm_usable, dgemm_make },
+    { "exact (cpu, modulo 2^64)", "checking against the exact product", host_exact_usable,
+      host_make },
+    { "cpu (long double)", "checking against a long double product", host_float_usable,
+      host_make },
+};
+
+int verify_product(const struct verify_product *vp, struct gc_verify_result *v)
+{
+    const struct verify_reference *r = NULL;
+    size_t n_refs = sizeof verify_references / sizeof verify_references[0];
+    for (size_t i = 0; i < n_refs && !r; i++)
+        if (verify_references[i].usable(vp))
+            r = &verify_references[i];
+    if (!r)
+        return gc_fail(GC_EXIT_INPUT, "no reference can check this product: its operands "
+                       "are no longer in host memory");
+    int exact = vp->plan->exact;
+    size_t n = result_count(vp);
+    void *out = malloc((n ? n : 1) * (exact ? gc_dtypes[vp->plan->result].size : sizeof(double)));
+    if (!out)
+        return gc_fail(GC_EXIT_INPUT, "out of host memory for the reference product");
+    if (r->phase && vp->progress)
+        progress_phase(vp->progress, "%s", r->phase);
+    v->reference = r->words ? r->words : vp->beside_words;
+    v->timed_rel_fro = -1;
+    const void *ref = NULL;
+    int rc = r->make(vp, out, &ref);
+    if (!rc && exact) {
+        verify_compare_exact(vp->result, ref, v);
+    } else if (!rc) {
+        verify_compare_float(vp->result, ref, v);
+        if (vp->timed)
+            verify_errors(vp->timed, vp->timed_type, ref, n, &v->timed_rel_fro,
+                          &v->timed_max_rel);
+    }
+    free(out);
+    return rc;
+}

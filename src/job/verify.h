@@ -1,4 +1,5 @@
-/* Checking a result: comparisons with a reference, and the host
+/* Checking a result: one entry point for a product, whatever ran it
+ * (verify_product), the comparisons with a reference, and the host
  * references used without a GPU (FP64 or better for floats, exact for
  * integers). */
 #ifndef GC_VERIFY_H
@@ -7,7 +8,56 @@
 #include <stddef.h>
 
 #include "src/plan/matmul.h"
+#include "src/job/progress.h"
 #include "src/job/report.h"
+
+/* What a product's check goes on.  The reference is the first of a table
+ * of references, in order of preference, that can be had for this product
+ * where it ran, as the CUTLASS profiler picks its reference providers:
+ *   1. the one its executor computed beside it (FP64 tile by tile, sums
+ *      panel by panel), when there is one;
+ *   2. on its GPU, the operands as read in FP64: a double-double product
+ *      for FP64 arithmetic (so that the error of DGEMM beside it means
+ *      something), else cuBLAS DGEMM, exact for integers within 2^53;
+ *   3. on the host, from the operands as read: exact integers modulo 2^64,
+ *      or sums of products in long double.
+ * Integers are compared bit for bit, floats by their relative Frobenius
+ * error against the report's tolerance. */
+struct verify_product {
+    const struct matmul_plan *plan;
+    enum gemm_sig sig;              /* the arithmetic the product ran in */
+    int f64_exact;                  /* an integer product within the FP64 bound */
+    const struct gc_tensor *result; /* host, the result's dtype, C order */
+    const struct gc_tensor *a, *b;  /* host, as read; NULL: not kept */
+    const struct gc_tensor *c0;     /* the result's dtype and shape; NULL: none */
+    double alpha, beta;             /* as given (an integer result's are the plan's) */
+    int threads;
+    /* Computed beside the product: the reference in doubles, or an integer
+     * product's exact sums as int64 or integral doubles (alpha, beta and
+     * C0 not applied); its words for the report.  NULL: none. */
+    const void *beside;
+    enum gc_dtype beside_type;
+    const char *beside_words;
+    /* One GPU's FP64 product of the operands as read into `out` (host,
+     * doubles), as a double-double product when `double_double`: 0 or a
+     * status.  NULL: no GPU. */
+    int (*device_fp64)(void *arg, int double_double, double *out);
+    void *device_arg;
+    /* The library's result timed beside (C's type), whose own error the
+     * report gives too; NULL: none. */
+    const void *timed;
+    enum gc_dtype timed_type;
+    struct gc_progress *progress;
+};
+
+/* Checks vp->result into *v (its tol set by the caller): 0, or a status
+ * after saying why no reference could be had (memory, the GPU).  A result
+ * that disagrees is not an error here: v->ok says so. */
+int verify_product(const struct verify_product *vp, struct gc_verify_result *v);
+
+/* The default tolerance of a product's check: the larger of what the
+ * arithmetic and what the result's dtype can hold. */
+double verify_default_tol(enum gc_dtype result, enum gemm_sig sig);
 
 /* Fills max_abs, max_rel, rel_fro, the non-finite counts and ok (against
  * v->tol) for a float result (f16, f32 or f64, C order) against a double

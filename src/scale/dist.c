@@ -16,6 +16,7 @@
 #include "src/job/io.h"
 #include "src/job/output.h"
 #include "src/job/report.h"
+#include "src/job/result.h"
 #include "src/job/verify.h"
 
 /* What a rank finds an operand to be, as numbers all ranks exchange. */
@@ -264,18 +265,19 @@ static int lines_io_run(struct lines_io *j, size_t lines, int threads)
 }
 
 /* `t` shaped as the region, its data in `room` (large enough) or, without
- * room, newly allocated; *bytes its size.  0, or -1: no memory. */
+ * room, newly allocated; *bytes its size.  0, or GC_EXIT_INPUT, unsaid:
+ * no memory (the caller says for what). */
 static int region_room(const int64_t *desc, const struct region *g, int keep_order, void *room,
                        struct gc_tensor *t, size_t *bytes)
 {
     region_tensor(desc, g, keep_order, t);
     if (!gc_tensor_bytes(t, bytes))
-        return -1;
+        return GC_EXIT_INPUT;
     if (room) {
         t->data = room;
         return 0;
     }
-    return gc_tensor_alloc(t, NULL);
+    return gc_tensor_alloc(t, NULL) ? GC_EXIT_INPUT : 0;
 }
 
 /* The region of an operand read by offset into `t` (in `room`, or
@@ -553,16 +555,16 @@ static int decide_panels(struct dist *d, const struct gc_opts *o, struct dist_op
     return dist_agree(d, rc ? rc : r1 ? r1 : r2);
 }
 
-int dist_read(struct dist *d, const struct gc_opts *o, const char *const *paths,
-              struct gc_tensor *in, int *read_as)
+/* Step 1 of reading: what each rank finds the operands to be, every
+ * rank's findings gathered (rank 0's in d->all first); rank 0 reads whole
+ * the ones that are not read by offset.  A fault every rank sees alike is
+ * said once, by the first. */
+static int read_describe(struct dist *d, const struct gc_opts *o, const char *const *paths,
+                         struct dist_operand *ops)
 {
     struct gc_cluster *cl = &d->cl;
-    struct dist_operand ops[2];
-    memset(ops, 0, sizeof ops);
     struct gc_capture cap;
     int rc = 0;
-    /* 1. What each rank finds the operands to be; rank 0 reads whole the
-     * ones that are not read by offset. */
     if (cl->rank)
         gc_capture_set(&cap);
     for (int i = 0; i < 2 && !rc; i++) {
@@ -581,17 +583,19 @@ int dist_read(struct dist *d, const struct gc_opts *o, const char *const *paths,
     mine[D_STATUS] = rc;
     int all_rc = gather_records(d, mine, 2 * D_N);
     if (cl->rank) {
-        /* A fault every rank sees alike is said once, by the first. */
         gc_capture_set(NULL);
         if (rc && d->failed_rank == cl->rank)
             gc_capture_emit(&cap);
     }
-    if ((rc = all_rc))
-        goto out;
-    /* 2. Rank 0's view is the job's; a rank that reads by offset must see
-     * the same file. */
-    int64_t root[2][D_N];
-    memcpy(root, d->all, sizeof root);
+    return all_rc;
+}
+
+/* Step 2: rank 0's view is the job's; a rank that reads by offset must
+ * see the same file. */
+static int read_same_files(struct dist *d, const struct dist_operand *ops,
+                           int64_t (*root)[D_N])
+{
+    int rc = 0;
     for (int i = 0; i < 2 && !rc; i++) {
         if (!ops[i].desc[D_BY_OFFSET] && !root[i][D_BY_OFFSET])
             continue;
@@ -607,10 +611,17 @@ int dist_read(struct dist *d, const struct gc_opts *o, const char *const *paths,
                              "(its %s differs): every rank must read the same inputs",
                              ops[i].name, desc_words[f]);
     }
-    if ((rc = dist_agree(d, rc)))
-        goto out;
-    /* 3. The whole product, planned alike on every rank: what is wrong with
-     * it rank 0 says. */
+    return dist_agree(d, rc);
+}
+
+/* Step 3: the whole product, planned alike on every rank (what is wrong
+ * with it rank 0 says), the grid and this rank's block. */
+static int read_plan_whole(struct dist *d, const struct gc_opts *o, struct dist_operand *ops,
+                           int64_t (*root)[D_N])
+{
+    struct gc_cluster *cl = &d->cl;
+    struct gc_capture cap;
+    int rc = 0;
     if (cl->rank)
         gc_capture_set(&cap);
     for (int i = 0; i < 2 && !rc; i++) {
@@ -636,7 +647,7 @@ int dist_read(struct dist *d, const struct gc_opts *o, const char *const *paths,
         /* Alike on every rank: no agreement needed. */
         d->settled = 1;
         d->failed_rank = 0;
-        goto out;
+        return rc;
     }
     d->grid = dist_grid_make(cl->size, d->plan.m, d->plan.n);
     d->blk = dist_block_of(&d->grid, d->plan.m, d->plan.n, cl->rank);
@@ -645,21 +656,17 @@ int dist_read(struct dist *d, const struct gc_opts *o, const char *const *paths,
         memcpy(ops[i].desc, root[i], sizeof root[i]);
         d->by_offset[i] = root[i][D_BY_OFFSET] != 0;
     }
-    /* 4. Parts that some rank cannot hold: K in panels, read later. */
-    if ((rc = decide_panels(d, o, ops)))
-        goto out;
-    if (d->panels) {
-        for (int i = 0; i < 2; i++) {
-            struct region g = region_for(d, i, cl->rank, 0, d->plan.k);
-            region_tensor(root[i], &g, 1, &in[i]);
-        }
-        *read_as = d->read_as;
-        return 0;
-    }
-    /* 5. The parts: by offset, or from rank 0. */
+    return 0;
+}
+
+/* Step 5: this rank's parts, by offset or from rank 0. */
+static int read_parts(struct dist *d, const struct gc_opts *o, struct dist_operand *ops,
+                      struct gc_tensor *in)
+{
+    int rc = 0;
     for (int i = 0; i < 2; i++) {
-        struct region g = region_for(d, i, cl->rank, 0, d->plan.k);
-        if (root[i][D_BY_OFFSET]) {
+        struct region g = region_for(d, i, d->cl.rank, 0, d->plan.k);
+        if (ops[i].desc[D_BY_OFFSET]) {
             if (!rc)
                 rc = read_region(o, &ops[i], &g, NULL, "this rank's part", &in[i]);
         } else {
@@ -669,11 +676,35 @@ int dist_read(struct dist *d, const struct gc_opts *o, const char *const *paths,
         }
         gc_tensor_free(&ops[i].whole);
     }
-    if ((rc = dist_agree(d, rc)))
-        goto out;
-    *read_as = d->read_as;
-    return 0;
-out:
+    return dist_agree(d, rc);
+}
+
+int dist_read(struct dist *d, const struct gc_opts *o, const char *const *paths,
+              struct gc_tensor *in, int *read_as)
+{
+    struct dist_operand ops[2];
+    int64_t root[2][D_N];
+    memset(ops, 0, sizeof ops);
+    int rc = read_describe(d, o, paths, ops);
+    if (!rc) {
+        memcpy(root, d->all, sizeof root);
+        rc = read_same_files(d, ops, root);
+    }
+    if (!rc)
+        rc = read_plan_whole(d, o, ops, root);
+    /* 4. Parts that some rank cannot hold: K in panels, read later. */
+    if (!rc && !(rc = decide_panels(d, o, ops)) && d->panels) {
+        for (int i = 0; i < 2; i++) {
+            struct region g = region_for(d, i, d->cl.rank, 0, d->plan.k);
+            region_tensor(root[i], &g, 1, &in[i]);
+        }
+        *read_as = d->read_as;
+        return 0;
+    }
+    if (!rc && !(rc = read_parts(d, o, ops, in))) {
+        *read_as = d->read_as;
+        return 0;
+    }
     for (int i = 0; i < 2; i++) {
         gc_tensor_free(&ops[i].whole);
         gc_tensor_free(&in[i]);
@@ -886,23 +917,20 @@ static int begin_output(struct dist *d, struct job *j, enum gc_dtype dtype, int6
         return gc_fail(GC_EXIT_USAGE, "<stdout>: a launcher passes standard output on through a "
                        "terminal, which binary data must not cross: write %s to a file (-o "
                        "FILE), or write CSV (--format csv)", gc_formats[j->fmt].name);
-    /* The other ranks open the file by its name. */
-    int rc = output_begin(&j->out, o->output, io_output_flags(o, j->fmt) | OUTPUT_NAMED);
-    if (rc)
-        return rc;
     memset(whole, 0, sizeof *whole);
     whole->ndim = d->plan.out_ndim;
     memcpy(whole->shape, d->plan.out_shape, sizeof whole->shape);
     whole->dtype = dtype;
-    struct io_offsets at;
-    if ((rc = io_offsets_begin(&j->out, j->fmt, whole, &at)) == 0) {
+    /* The other ranks open the file by its name. */
+    int at_offsets, rc = result_open_rows(j, whole, OUTPUT_NAMED, &at_offsets);
+    if (rc)
+        return rc;
+    if (at_offsets) {
         w[W_MODE] = MODE_OFFSETS;
-        w[W_HEADER] = at.payload;
+        w[W_HEADER] = j->at.payload;
         w[W_PATH] = (int64_t)strlen(j->out.file.tmp_path) + 1;
         return 0;
     }
-    if (rc != 1)
-        return rc;
     w[W_MODE] = MODE_GATHER;
     /* The largest block of another rank, for receiving it. */
     size_t most_bytes = 1;
@@ -970,12 +998,7 @@ int dist_finish(struct dist *d, struct job *j, struct gc_tensor *result, enum gc
     double t0 = now_ms();
     if (cl->rank == 0) {
         if (!verify_ok) {
-            progress_end(&j->progress);
-            char why[512];
-            verify_describe_failure(&j->rep.verify, why, sizeof why);
-            rc = job_emit_report(o, &j->rep);
-            w[W_STATUS] = rc ? rc : gc_fail(GC_EXIT_VERIFY, "verification failed: %s; %s not "
-                                            "written", why, gc_display_name(o->output, 1));
+            w[W_STATUS] = result_refused(j);
         } else {
             progress_phase(&j->progress, "writing %s", gc_display_name(o->output, 1));
             w[W_STATUS] = begin_output(d, j, dtype, w, &whole, &scratch);
@@ -1015,7 +1038,7 @@ int dist_finish(struct dist *d, struct job *j, struct gc_tensor *result, enum gc
     } else {
         rc = gather(d, result, &whole, scratch);
         if (!rc && cl->rank == 0)
-            rc = io_write_tensor(&j->out, o, j->fmt, &whole);
+            rc = result_write(j, &whole, dtype);
     }
     free(path);
     free(scratch);
@@ -1026,11 +1049,7 @@ int dist_finish(struct dist *d, struct job *j, struct gc_tensor *result, enum gc
     int64_t done = 0;
     if (cl->rank == 0) {
         j->rep.write_ms = now_ms() - t0;
-        j->rep.total_ms = now_ms() - j->t0;
-        progress_end(&j->progress);
-        done = job_emit_report(o, &j->rep);
-        if (!done)
-            done = output_commit(&j->out);
+        done = result_commit(j);
     }
     int brc = cluster_bcast(cl, &done, sizeof done, 0);
     d->settled = 1;

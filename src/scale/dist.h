@@ -82,7 +82,7 @@ int dist_panel(struct dist *d, const struct gc_opts *o, int64_t q, void *room_a,
  * settles the job), or 0 when all succeeded. */
 int dist_agree(struct dist *d, int rc);
 
-/* In place of job_finish: the verifications of every block agreed into
+/* In place of result_finish: the verifications of every block agreed into
  * one, the blocks written to the one output, one summary (rank 0's, with
  * the whole product's figures), the output committed only when every
  * rank succeeded.  `result` is this rank's block (the result's dtype,

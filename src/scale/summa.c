@@ -10,8 +10,6 @@
 #include "core/error.h"
 #include "kernels/convert.h"
 #include "src/job/device.h"
-#include "src/plan/model.h"
-#include "src/plan/select.h"
 #include "src/scale/tiled_run.h"
 #include "src/job/verify.h"
 
@@ -30,6 +28,7 @@ struct summa {
     struct job *j;
     const struct gc_opts *o;
     const struct matmul_plan *pl;  /* the block's product */
+    const struct product_route *route;   /* its plan's kernels and tiles */
     enum gemm_sig sig;
     const struct gemm_kernel *host;   /* --kernel cpu; NULL: the GPU */
     struct panel panel[2];
@@ -41,15 +40,12 @@ struct summa {
     int n_locked;
     unsigned pinned[2];            /* each panel's TILED_PINNED_*: what tiled_run copies
                                       straight from */
-    size_t device_budget;
-    double flops;                  /* the kernel's expected rate on a panel; 0: unknown */
     struct tiled_job tj;           /* the last panel's tiles, for the summary */
     /* The block kept on the GPU across panels (see resident_begin): */
     int resident;
     void *d_c, *d_a, *d_b;         /* the sum, a panel's operands */
     double *d_ref, *d_a64, *d_b64; /* --verify: the FP64 sum, the panel in doubles */
-    int64_t kern_k[2];             /* the panel widths kernels were chosen for */
-    const struct gemm_kernel *kern[2];
+    const struct gemm_kernel *kern[2];   /* the kernels the panels ran, for the summary */
     /* The product of panel q, on its own thread: */
     int64_t q;
     int status;
@@ -97,8 +93,9 @@ static int on_gpu_panel(struct summa *s, const struct panel *p, void *c)
     struct tiled_job *tj = &s->tj;
     memset(tj, 0, sizeof *tj);
     tj->plan = &pp;
+    /* The plan's tiles of the first panel, of one between, of the last. */
+    tj->tiles = &s->route->panel_tiles[s->q == 0 ? 0 : s->q + 1 == s->d->n_panels ? 2 : 1];
     tj->sig = s->sig;
-    tj->kernel = s->o->kernel;
     tj->alpha = pp.exact ? 1 : s->o->alpha;
     tj->beta = 1;
     tj->c_in = s->q > 0;
@@ -107,8 +104,6 @@ static int on_gpu_panel(struct summa *s, const struct panel *p, void *c)
     tj->b = p->op[1].data;
     tj->c = c;
     tj->ref = pp.exact ? NULL : s->ref;
-    tj->budget = s->device_budget;
-    tj->flops = s->flops;
     tj->n_devices = 1;
     tj->devices[0] = s->j->dev.ordinal;
     tj->host_threads = s->o->threads;
@@ -120,29 +115,24 @@ static int on_gpu_panel(struct summa *s, const struct panel *p, void *c)
 /* ---- the block kept on the GPU ---- */
 
 /* Device memory for the block's sum and one panel (and their FP64 twins
- * with --verify), when it fits the budget beside the kernels' own; else
- * the panels go through tiled_run. */
-static int resident_begin(struct summa *s, const struct gemm_kernel *kern)
+ * with --verify), where the plan keeps the block on the GPU. */
+static int resident_begin(struct summa *s)
 {
     const struct gemm_sig_info *si = &gemm_sigs[s->sig];
     size_t in_es = gc_dtypes[si->in].size, out_es = gc_dtypes[si->out].size;
     size_t rows = (size_t)(s->pl->batch * s->pl->m), kb = (size_t)s->d->kb;
     size_t na = rows * kb, nb = kb * (size_t)s->pl->n;
-    int ref = s->o->verify && !s->pl->exact;
-    struct matmul_plan pp = panel_plan(s, s->d->kb);
-    struct gemm_problem gp;
-    matmul_problem(&pp, s->sig, 1, 1, &gp);
-    size_t need = s->count * out_es + (na + nb) * in_es + gemm_workspace_bytes(kern, &gp) +
-                  (ref ? (s->count + na + nb) * sizeof(double) : 0);
-    if (need > s->device_budget)
-        return 0;
-    if ((ref && device_cublas(&s->j->dev)) || (CUDA_CALL(cudaMalloc(&s->d_c, s->count * out_es))) ||
-        (CUDA_CALL(cudaMalloc(&s->d_a, na * in_es))) || (CUDA_CALL(cudaMalloc(&s->d_b, nb * in_es))) ||
-        (ref && ((CUDA_CALL(cudaMalloc((void **)&s->d_ref, s->count * sizeof(double)))) ||
-                 (CUDA_CALL(cudaMalloc((void **)&s->d_a64, na * sizeof(double)))) ||
-                 (CUDA_CALL(cudaMalloc((void **)&s->d_b64, nb * sizeof(double)))))))
-        return -1;
-    return 1;
+    int ref = s->o->verify && !s->pl->exact, rc;
+    if ((ref && (rc = device_cublas(&s->j->dev))) ||
+        (rc = CUDA_CALL(cudaMalloc(&s->d_c, s->count * out_es))) ||
+        (rc = CUDA_CALL(cudaMalloc(&s->d_a, na * in_es))) ||
+        (rc = CUDA_CALL(cudaMalloc(&s->d_b, nb * in_es))))
+        return rc;
+    if (ref && ((rc = CUDA_CALL(cudaMalloc((void **)&s->d_ref, s->count * sizeof(double)))) ||
+                (rc = CUDA_CALL(cudaMalloc((void **)&s->d_a64, na * sizeof(double)))) ||
+                (rc = CUDA_CALL(cudaMalloc((void **)&s->d_b64, nb * sizeof(double))))))
+        return rc;
+    return 0;
 }
 
 static void resident_end(struct summa *s)
@@ -153,24 +143,13 @@ static void resident_end(struct summa *s)
             cudaFree(ps[i]);
 }
 
-/* The kernel for a panel of width kn (two widths at most: the full one
- * and the last), auto's or the one named. */
+/* The plan's kernel for a panel of width kn: the full width's, or the
+ * last's; kept for the summary. */
 static const struct gemm_kernel *resident_kernel(struct summa *s, int64_t kn)
 {
-    for (int i = 0; i < 2; i++)
-        if (s->kern[i] && s->kern_k[i] == kn)
-            return s->kern[i];
-    struct matmul_plan pp = panel_plan(s, kn);
-    pp.sigs[0] = s->sig;
-    pp.n_sigs = 1;
-    enum gemm_sig sig;
-    int is_auto, rc = 0;
-    const struct gemm_kernel *k = select_gemm(s->o->kernel, &pp, s->j->dev.cc_major * 10 +
-                                              s->j->dev.cc_minor, s->j->dev.sm_count, 0, &sig,
-                                              &is_auto, &rc);
-    int slot = s->kern[0] ? 1 : 0;
-    s->kern[slot] = k;
-    s->kern_k[slot] = kn;
+    int last = kn != s->d->kb;
+    const struct gemm_kernel *k = s->route->panel_pick[last].kern;
+    s->kern[last] = k;
     return k;
 }
 
@@ -423,49 +402,26 @@ static void release(struct summa *s)
     free(s->ref_panel);
 }
 
-/* The kernel and signature for a full panel (integers in int64), on the
- * GPU its device memory and expected rate; then the buffers. */
+/* The plan's kernel and signature for a full panel (integers in int64);
+ * on the GPU the block's sum in device memory where the plan keeps it
+ * there; then the buffers. */
 static int begin(struct summa *s)
 {
-    const struct gc_opts *o = s->o;
     struct gc_report *rep = &s->j->rep;
-    const struct gemm_kernel *named = gemm_kernel_find(o->kernel);
-    s->host = named && (named->flags & KERNEL_HOST) ? named : NULL;
     rep->repeat = 1;
     if (!s->count) {
         rep->kernel = "none (empty block)";
         rep->compute = "none";
         return take_buffers(s);
     }
-    int cc = 0, sm = 0, rc, is_auto;
+    s->sig = s->route->pick.sig;
+    int rc;
     if (!s->host) {
         if ((rc = job_open_device(s->j, 0)))
             return rc;
-        cc = s->j->dev.cc_major * 10 + s->j->dev.cc_minor;
-        sm = s->j->dev.sm_count;
-    }
-    struct matmul_plan pp = panel_plan(s, s->d->kb);
-    const struct gemm_kernel *kern = select_gemm(o->kernel, &pp, cc, sm, 0, &s->sig, &is_auto,
-                                                 &rc);
-    if (!kern)
-        return rc;
-    if ((rc = matmul_check_scalars(s->pl, s->sig, o->alpha, o->beta)))
-        return rc;
-    rep->kernel = kern->name;
-    rep->kernel_auto = is_auto;
-    rep->compute = s->pl->exact ? "exact: int64 modulo 2^64" : gemm_sigs[s->sig].arith;
-    if (!s->host) {
-        size_t free_b = 0, total_b = 0;
-        if ((rc = CUDA_CALL(cudaMemGetInfo(&free_b, &total_b))))
+        s->resident = s->route->resident;
+        if (s->resident && (rc = resident_begin(s)))
             return rc;
-        s->device_budget = o->device_memory ? o->device_memory : free_b / 20 * 19;
-        struct gemm_problem gp;
-        matmul_problem(&pp, s->sig, 1, 0, &gp);
-        struct model_estimate e = model_estimate(kern, &gp, sm);
-        if (isfinite(e.ms) && e.ms > 0)
-            s->flops = 2.0 * (double)pp.m * (double)pp.n * (double)pp.k / (e.ms / 1000);
-        if ((s->resident = resident_begin(s, kern)) < 0)
-            return GC_EXIT_GPU;
     }
     return take_buffers(s);
 }
@@ -510,41 +466,33 @@ static int finish(struct summa *s, struct gc_tensor *result)
         matmul_integer_result(s->c, GC_I64, pl->alpha_i, 0, NULL, s->count, result->data, pl->result);
     if (!s->o->verify || !s->count)
         return 0;
-    struct gc_verify_result *v = &rep->verify;
-    v->timed_rel_fro = -1;
-    if (!pl->exact) {
-        v->reference = s->host ? "cpu (long double), panel by panel"
-                               : "cublas FP64, tile by tile, panel by panel";
-        verify_compare_float(result, s->ref, v);
-        return 0;
-    }
-    /* The exact sum through the same last step as the result's. */
-    void *exact = malloc(s->count * gc_dtypes[pl->result].size);
-    if (!exact)
-        return gc_fail(GC_EXIT_INPUT, "out of host memory for the reference");
-    matmul_integer_result(s->ref, GC_I64, pl->alpha_i, 0, NULL, s->count, exact, pl->result);
-    v->reference = "exact (cpu, modulo 2^64), panel by panel";
-    verify_compare_exact(result, exact, v);
-    free(exact);
-    return 0;
+    /* The reference summed beside the block: FP64, or an integer block's
+     * exact int64 sums, whose alpha and dtype come after as the result's. */
+    struct verify_product vp = { .plan = pl, .sig = s->sig, .result = result,
+                                 .alpha = s->o->alpha, .threads = s->o->threads,
+                                 .beside = s->ref, .beside_type = pl->exact ? GC_I64 : GC_F64 };
+    vp.beside_words = pl->exact ? "exact (cpu, modulo 2^64), panel by panel"
+                      : s->host ? "cpu (long double), panel by panel"
+                                : "cublas FP64, tile by tile, panel by panel";
+    return verify_product(&vp, &rep->verify);
 }
 
-int summa_mul(struct dist *d, struct job *j, const struct matmul_plan *pl, enum gemm_sig *sig,
-              struct gc_tensor *result)
+int summa_mul(struct dist *d, struct job *j, const struct product_plan *pp,
+              const struct product_route *route, struct gc_tensor *result)
 {
     struct summa *s = calloc(1, sizeof *s);
     int rc = s ? 0 : gc_fail(GC_EXIT_INPUT, "out of host memory");
-    *sig = GEMM_F64;
     if (s) {
-        *s = (struct summa){ .d = d, .j = j, .o = j->o, .pl = pl, .sig = GEMM_F64,
-                             .count = (size_t)(pl->batch * pl->m * pl->n) };
+        *s = (struct summa){ .d = d, .j = j, .o = j->o, .pl = &pp->mm, .route = route,
+                             .host = pp->on_host ? route->pick.kern : NULL,
+                             .sig = GEMM_F64, .count = (size_t)(pp->mm.batch * pp->mm.m *
+                                                               pp->mm.n) };
         rc = begin(s);
     }
     /* Every rank ready (a device, a kernel, the buffers) before any panel. */
     if (!(rc = dist_agree(d, rc)) && !(rc = run_panels(s)))
         rc = finish(s, result);
     if (s) {
-        *sig = s->sig;
         resident_end(s);
         release(s);
         free(s);

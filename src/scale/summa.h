@@ -26,14 +26,15 @@
 
 #include "src/scale/dist.h"
 #include "src/job/job.h"
+#include "src/plan/product.h"
 
-/* This rank's block of `pl` (the block's product, as planned from
- * dist_read's shapes) into `result`, the plan's result dtype, C order;
- * the signature it ran in into *sig; the report's kernel, compute,
- * phases, panels and verification (but its tolerance) filled in.
- * Collective over all ranks: each calls it when d->panels, with an empty
- * block too. */
-int summa_mul(struct dist *d, struct job *j, const struct matmul_plan *pl, enum gemm_sig *sig,
-              struct gc_tensor *result);
+/* This rank's block of the plan `pp` (PRODUCT_PANELS: the block's product,
+ * as planned from dist_read's shapes, and `route`, its kernels and tiles)
+ * into `result`, the plan's result dtype, C order; the report's phases,
+ * panels and verification filled in (its kernel and tolerance are the
+ * caller's).  Collective over all ranks: each calls it when d->panels,
+ * with an empty block too. */
+int summa_mul(struct dist *d, struct job *j, const struct product_plan *pp,
+              const struct product_route *route, struct gc_tensor *result);
 
 #endif

@@ -11,7 +11,6 @@
 #include "kernels/convert.h"
 #include "src/job/device.h"
 #include "src/job/report.h"
-#include "src/plan/select.h"
 
 /* The kernel for each distinct tile shape (at most two sizes a side and
  * two step lengths: full and the remainder). */
@@ -89,29 +88,18 @@ struct worker {
     pthread_mutex_t *names_lock;
 };
 
-/* The kernel for one tile shape, chosen once: the one named, or auto's
- * pick for that shape in the job's signature. */
+/* The kernel the plan holds for one tile shape on this GPU, found once
+ * for each shape; its name goes to the summary's list. */
 static const struct gemm_kernel *kernel_for(struct worker *w, int64_t m, int64_t n, int64_t k)
 {
     for (int i = 0; i < w->n_shapes; i++)
         if (w->shapes[i].m == m && w->shapes[i].n == n && w->shapes[i].k == k)
             return w->shapes[i].kern;
-    struct matmul_plan sub = *w->tj->plan;
-    sub.m = m;
-    sub.n = n;
-    sub.k = k;
-    sub.nbatch = 0;
-    sub.batch = sub.inner = sub.outer = 1;
-    sub.inner_axes = 0;
-    sub.sigs[0] = w->tj->sig;
-    sub.n_sigs = 1;
-    enum gemm_sig sig;
-    int is_auto, status = 0;
-    const struct gemm_kernel *kern =
-        select_gemm(w->tj->kernel, &sub, w->dev.cc_major * 10 + w->dev.cc_minor,
-                    w->dev.sm_count, 1, &sig, &is_auto, &status);
-    if (!kern) {
-        w->status = status ? status : GC_EXIT_GPU;
+    const struct gemm_kernel *kern;
+    int status = product_tile_kernel(w->tj->tiles, w->dev.cc_major * 10 + w->dev.cc_minor,
+                                     w->dev.sm_count, m, n, k, &kern);
+    if (status) {
+        w->status = status;
         return NULL;
     }
     if (w->n_shapes < SHAPES)
@@ -681,32 +669,8 @@ static void *work(void *arg)
 int tiled_run(struct tiled_job *tj)
 {
     const struct matmul_plan *pl = tj->plan;
-    const struct gemm_sig_info *si = &gemm_sigs[tj->sig];
-    size_t in_es = gc_dtypes[si->in].size, out_es = gc_dtypes[si->out].size;
-    /* With a reference, a block has one double copy (when the operands are
-     * not doubles already) and a tile one double tile, copied out (and in,
-     * with c_in) beside it: half a double an element of the double
-     * buffers that tiled_bytes counts. */
-    int ref = tj->ref != NULL;
-    struct tiled_costs costs = {
-        .in_es = in_es + (ref && si->in != GC_F64 ? sizeof(double) / 2 : 0),
-        .out_es = out_es + (ref ? sizeof(double) / 2 : 0),
-        .copy_in_es = in_es,
-        .copy_out_es = out_es + (ref ? sizeof(double) : 0),
-        .flops = tj->flops,
-        .h2d = TILED_H2D_BYTES_S,
-        .d2h = TILED_D2H_BYTES_S,
-        .dram = TILED_DRAM_BYTES_S,
-        .step_s = TILED_STEP_S,
-        .devices = tj->n_devices,
-        .batch = pl->batch,
-        .c_in = tj->c_in,
-    };
-    if (tiled_plan_make(pl->m, pl->n, pl->k, &costs, tj->budget, &tj->tp) != 0)
-        return gc_fail(GC_EXIT_GPU, "%.3g GiB of device memory is too little even for "
-                       "%dx%d tiles of this product", tj->budget / 1073741824.0, TILED_ALIGN,
-                       TILED_ALIGN);
-    tj->traffic = tiled_traffic(&tj->tp, &costs);
+    tj->tp = tj->tiles->tp;
+    tj->traffic = tj->tiles->traffic;
     tj->kernels[0] = 0;
     atomic_llong next;
     atomic_init(&next, 0);

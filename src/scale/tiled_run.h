@@ -1,4 +1,5 @@
-/* Running a tiled product (src/scale/tiled.h's plan) on one or more GPUs.  Each
+/* Running a tiled product (the tiles of a product's plan, src/plan/product.h)
+ * on one or more GPUs.  Each
  * GPU has a host thread that copies in and computes, a second that copies
  * out, a compute stream, copy streams and double buffers; it takes the
  * next tile of the stack's products when it is ready for one, so a faster
@@ -20,9 +21,8 @@
 #define GC_TILED_RUN_H
 
 #include "src/plan/matmul.h"
-#include "src/scale/tiled.h"
-
-#define TILED_MAX_DEVICES 64
+#include "src/plan/product.h"
+#include "src/plan/tiled.h"
 
 struct tiled_device_stats {
     int ordinal;
@@ -51,8 +51,8 @@ struct tiled_sink {
 
 struct tiled_job {
     const struct matmul_plan *plan;   /* the whole product */
+    const struct product_tiles *tiles;   /* the tile plan and each tile shape's kernel */
     enum gemm_sig sig;                /* the arithmetic of every tile */
-    const char *kernel;               /* --kernel: a name, or "auto" for each tile shape */
     double alpha, beta;               /* C = alpha A @ B (+ beta C, with c_in) */
     int c_in;                         /* c (and ref) hold C0 on entry: each tile starts from it */
     const void *a, *b;                /* host, C order, the signature's operand type */
@@ -60,25 +60,21 @@ struct tiled_job {
     unsigned pinned;                  /* TILED_PINNED_*: page-locked, copied straight from */
     const struct tiled_sink *sink;    /* also given each finished tile; NULL: none */
     double *ref;                      /* host, the FP64 reference of the result; NULL: none */
-    size_t budget;                    /* device memory per GPU */
-    double flops;                     /* the kernel's expected rate, FLOP/s; 0: unknown */
     int n_devices;
     int devices[TILED_MAX_DEVICES];
     int host_threads;
     /* Filled in: */
-    struct tiled_plan tp;
+    struct tiled_plan tp;             /* tiles->tp */
     double traffic;                   /* bytes copied between host and devices */
     char kernels[192];                /* the kernels the tiles ran, "a, b" */
     struct tiled_device_stats stats[TILED_MAX_DEVICES];
 };
 
-/* Plans the tiles for the budget and the GPUs (reserving room for the
- * reference's buffers when there is one) and runs them; 0, or a status
- * after saying why (GC_EXIT_GPU: too little memory for the smallest
- * tiles, a CUDA failure; a sink's status).  With c_in, a tile's C0 is
- * copied in from c (and its reference's from ref) before its first step,
- * and the tile's result copied back over it: c may be summed into, panel
- * after panel. */
+/* Runs the planned tiles; 0, or a status after saying why (GC_EXIT_GPU: a
+ * CUDA failure; a sink's status).  With c_in, a tile's C0 is copied in
+ * from c (and its reference's from ref) before its first step, and the
+ * tile's result copied back over it: c may be summed into, panel after
+ * panel. */
 int tiled_run(struct tiled_job *tj);
 
 #endif

@@ -11,6 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The most GPUs that share one product's tiles. */
+#define TILED_MAX_DEVICES 64
+
 /* Tile sides are multiples of this (or the whole side), so that the tiled
  * kernels' own tiles divide them. */
 #define TILED_ALIGN 256
@@ -62,8 +65,8 @@ size_t tiled_bytes(int64_t tm, int64_t tn, int64_t tk, size_t in_es, size_t out_
 /* The plan for an m x n x k product whose buffers fit `budget` bytes on
  * each GPU: of the tile and step sizes that fit, those the model finds
  * fastest (within TILED_TIME_SLACK), and of those the one that copies the
- * fewest bytes, then the one of fewest steps.  Returns 0, or -1 when even
- * TILED_ALIGN-sided tiles do not fit. */
+ * fewest bytes, then the one of fewest steps.  Returns 0, or GC_EXIT_GPU
+ * after saying so when even TILED_ALIGN-sided tiles do not fit. */
 int tiled_plan_make(int64_t m, int64_t n, int64_t k, const struct tiled_costs *c, size_t budget,
                     struct tiled_plan *tp);
 

@@ -1,6 +1,8 @@
-#include "src/scale/tiled.h"
+#include "src/plan/tiled.h"
 
 #include <math.h>
+
+#include "core/error.h"
 
 size_t tiled_bytes(int64_t tm, int64_t tn, int64_t tk, size_t in_es, size_t out_es)
 {
@@ -161,7 +163,8 @@ int tiled_plan_make(int64_t m, int64_t n, int64_t k, const struct tiled_costs *c
     struct choice ch = { .c = c, .pass = 1 };
     each_plan(m, n, k, budget, &ch);
     if (!ch.found)
-        return -1;
+        return gc_fail(GC_EXIT_GPU, "%.3g GiB of device memory is too little even for %dx%d "
+                       "tiles of this product", budget / 1073741824.0, TILED_ALIGN, TILED_ALIGN);
     ch.pass = 2;
     each_plan(m, n, k, budget, &ch);
     *tp = ch.best;

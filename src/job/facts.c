@@ -1,0 +1,82 @@
+#include "src/job/facts.h"
+
+#include <string.h>
+
+#include "core/error.h"
+
+/* The GPUs that share the tiles, as --devices names them (all: the first
+ * TILED_MAX_DEVICES there are; none: the job's own), each asked its
+ * compute capability and SMs; one that does not answer is left with
+ * cc 0, to fail when it is opened. */
+static int tile_devices(const struct gc_opts *o, int own, struct device_facts *f)
+{
+    int n = 1;
+    if (o->n_devices < 0) {
+        int rc = CUDA_CALL(cudaGetDeviceCount(&n));
+        if (rc)
+            return rc;
+        n = n < TILED_MAX_DEVICES ? n : TILED_MAX_DEVICES;
+    } else if (o->n_devices > 0) {
+        n = o->n_devices < TILED_MAX_DEVICES ? o->n_devices : TILED_MAX_DEVICES;
+    }
+    f->n_devices = n;
+    for (int i = 0; i < n; i++) {
+        struct device_fact *d = &f->devices[i];
+        d->ordinal = o->n_devices < 0 ? i : o->n_devices > 0 ? o->devices[i] : own;
+        int major = 0, minor = 0, sms = 0;
+        if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, d->ordinal) ||
+            cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, d->ordinal) ||
+            cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, d->ordinal)) {
+            cudaGetLastError();
+            major = minor = sms = 0;
+        }
+        d->cc = major * 10 + minor;
+        d->sm_count = sms;
+    }
+    return 0;
+}
+
+static void from_device(const struct gc_device *dev, struct device_facts *f)
+{
+    memset(f, 0, sizeof *f);
+    f->present = 1;
+    snprintf(f->name, sizeof f->name, "%s", dev->name);
+    f->cc = dev->cc_major * 10 + dev->cc_minor;
+    f->sm_count = dev->sm_count;
+}
+
+int facts_of_job(struct job *j, const struct gc_opts *o, size_t held, struct device_facts *f)
+{
+    int rc = job_open_device(j, 0);
+    if (rc)
+        return rc;
+    from_device(&j->dev, f);
+    size_t free_b = 0, total_b = 0;
+    if ((rc = CUDA_CALL(cudaMemGetInfo(&free_b, &total_b))))
+        return rc;
+    f->free_bytes = free_b + held;
+    return tile_devices(o, j->dev.ordinal, f);
+}
+
+int facts_of_device(const struct gc_opts *o, struct device_facts *f)
+{
+    struct gc_device dev;
+    size_t free_b = 0, total_b = 0;
+    if (!device_present() || device_open(&dev, o->device, 0) != 0) {
+        product_facts_model(f);
+        f->n_devices = o->n_devices > 0 ? o->n_devices : 1;
+        for (int i = 0; i < f->n_devices; i++)
+            f->devices[i] = (struct device_fact){ o->n_devices > 0 ? o->devices[i] : o->device,
+                                                  f->cc, f->sm_count };
+        return 0;
+    }
+    from_device(&dev, f);
+    if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess)
+        f->free_bytes = free_b;
+    else
+        cudaGetLastError();
+    if (tile_devices(o, dev.ordinal, f))
+        f->n_devices = 0;
+    device_close(&dev);
+    return 0;
+}

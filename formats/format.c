@@ -111,12 +111,6 @@ int format_identify(struct gc_input *in, int announce, int *format)
     return 0;
 }
 
-int format_detect(struct gc_input *in, int announce)
-{
-    int format;
-    return format_identify(in, announce, &format) ? -1 : format;
-}
-
 int format_read_path(const char *path, int fmt, const struct gc_read_opts *o,
                      struct gc_tensor *t, int *read_as)
 {

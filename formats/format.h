@@ -165,10 +165,6 @@ int format_by_extension(const char *path);
  * `announce`.  Returns 0, or a status after reporting a read error. */
 int format_identify(struct gc_input *in, int announce, int *format);
 
-/* format_identify's answer as one int: the format, or -1 after reporting
- * a read error. */
-int format_detect(struct gc_input *in, int announce);
-
 /* 1 when `c` may separate CSV fields: it cannot occur inside a number,
  * inf or nan, nor start a comment or a quote, nor end a line. */
 int csv_delimiter_ok(char c);

@@ -113,8 +113,9 @@ static void executors(void)
           product_exec_names[pp.exec]);
     /* The kernel is select_gemm's, asked once. */
     enum gemm_sig sig;
-    int is_auto, status = 0;
-    const struct gemm_kernel *k = select_gemm("auto", &mm, 90, 132, 1, &sig, &is_auto, &status);
+    int is_auto;
+    const struct gemm_kernel *k = NULL;
+    select_gemm_kernel("auto", &mm, 90, 132, 1, &k, &sig, &is_auto);
     CHECK(k == pp.route[0].pick.kern && sig == pp.route[0].pick.sig && pp.is_auto,
           "the plan's kernel is auto's: %s against %s", pp.route[0].pick.kern->name, k->name);
 

@@ -88,8 +88,8 @@ static int mul_semantics(const struct gc_opts *o, const struct gc_tensor *in, in
         (rc = product_check_kernel(o->kernel, mm)))
         return rc;
     /* A C0 that is named is read, and must fit, even when beta is 0. */
-    if (o->c0_path && !matmul_c0_fits(mm, &in[2], gc_display_name(o->c0_path, 0)))
-        return GC_EXIT_INPUT;
+    if (o->c0_path)
+        return matmul_c0_check(mm, &in[2], gc_display_name(o->c0_path, 0));
     return 0;
 }
 

@@ -355,8 +355,8 @@ int cmd_transpose(const struct gc_opts *o)
         }
     } else {
         int is_auto;
-        j.kern = select_transpose(o->kernel, j.rows, j.cols, j.in.dtype, &is_auto, &rc);
-        if (!j.kern)
+        if ((rc = select_transpose_kernel(o->kernel, j.rows, j.cols, j.in.dtype, &j.kern,
+                                          &is_auto)))
             goto out;
         rep->kernel = j.kern->name;
         rep->kernel_auto = is_auto;

@@ -334,8 +334,7 @@ static int gpu_check(struct gpu *g)
     int rc = 0;
     progress_phase(&jb->progress, "checking against an FP64 product");
     struct gemm_problem tp = g->run.p;
-    if (tp.sig == GEMM_TF32X3)
-        tp.sig = GEMM_F32;
+    tp.sig = gemm_sigs[tp.sig].reference;
     if (cublas && gemm_can_implement(cublas, &tp, (char[8]){ 0 }, 8) &&
         !(rc = CUDA_CALL(cudaMalloc(&g->d.tc, (g->nc ? g->nc : 1) * g->out_es)))) {
         struct exec_launch t = g->run;

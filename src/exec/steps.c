@@ -61,7 +61,7 @@ void exec_report_pick(struct mul_run *r, const struct product_pick *p, const cha
     rep->kernel_auto = r->plan->is_auto;
     rep->auto_source = auto_source;
     rep->compute = product_compute_words(&r->plan->mm, p->sig);
-    rep->verify.tol = o->tol >= 0 ? o->tol : verify_default_tol(r->plan->mm.result, p->sig);
+    rep->verify.tol = o->tol >= 0 ? o->tol : gemm_sig_verify_tol(p->sig, r->plan->mm.result);
 }
 
 int exec_settle(struct mul_run *r, int f64_exact, const struct product_route **route)

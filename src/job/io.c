@@ -38,12 +38,14 @@ int io_read_header(const struct gc_opts *o, int index, const char *path, struct 
     if (rc)
         return rc;
     struct gc_read_opts ro = io_read_opts(o, index);
-    int fmt = o->in_format >= 0 ? o->in_format : format_detect(&in, ro.announce);
+    int fmt = o->in_format;
+    if (fmt < 0)
+        rc = format_identify(&in, ro.announce, &fmt);
     struct gc_info info;
     memset(&info, 0, sizeof info);
     info.file_bytes = -1;
-    /* format_detect has said why when it finds no format. */
-    rc = fmt < 0 ? GC_EXIT_INPUT : gc_formats[fmt].info(&in, &ro, &info);
+    if (!rc)
+        rc = gc_formats[fmt].info(&in, &ro, &info);
     input_close(&in);
     if (rc)
         return rc;
@@ -211,13 +213,6 @@ int io_offsets_start(struct gc_output *out, int format, const struct gc_tensor *
     *at = (struct io_offsets){ fileno(out->f), header, gc_dtypes[whole->dtype].size, out->name };
     *ready = 1;
     return 0;
-}
-
-int io_offsets_begin(struct gc_output *out, int format, const struct gc_tensor *whole,
-                     struct io_offsets *at)
-{
-    int ready, rc = io_offsets_start(out, format, whole, at, &ready);
-    return rc ? rc : !ready;
 }
 
 static int pwrite_all(int fd, const unsigned char *p, size_t n, off_t off)

@@ -85,11 +85,6 @@ struct io_offsets {
 int io_offsets_start(struct gc_output *out, int format, const struct gc_tensor *whole,
                      struct io_offsets *at, int *ready);
 
-/* io_offsets_start's answer as one int: 0 when ready, 1 when written
- * whole, else the status. */
-int io_offsets_begin(struct gc_output *out, int format, const struct gc_tensor *whole,
-                     struct io_offsets *at);
-
 /* `rows` rows of `cols` elements, at `data`, data + ld, ... (in elements),
  * to elements first, first + ld, ... of the result; 0 or GC_EXIT_OUTPUT
  * after saying why. */

@@ -50,11 +50,7 @@ int result_open_rows(struct job *j, const struct gc_tensor *whole, int flags, in
     int rc = begin_output(j, flags);
     if (rc)
         return rc;
-    rc = io_offsets_begin(&j->out, j->fmt, whole, &j->at);
-    if (rc == 1)
-        return 0;
-    *at_offsets = rc == 0;
-    return rc;
+    return io_offsets_start(&j->out, j->fmt, whole, &j->at, at_offsets);
 }
 
 int result_put_rows(void *job, size_t first, int64_t rows, int64_t cols, size_t ld,

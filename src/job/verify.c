@@ -223,14 +223,6 @@ int verify_host_reference(const struct matmul_plan *plan, const struct gc_tensor
     return 0;
 }
 
-double verify_default_tol(enum gc_dtype r, enum gemm_sig sig)
-{
-    double by_dtype = r == GC_BF16 ? 3e-2 : r == GC_F16 ? 4e-3 : r == GC_F32 ? 1e-4 : 1e-10;
-    double by_sig = sig == GEMM_F64 ? 1e-10 : sig == GEMM_F16 ? 2e-3
-                  : sig == GEMM_BF16 ? 1.5e-2 : sig == GEMM_TF32 ? 2e-3 : 1e-4;
-    return by_dtype > by_sig ? by_dtype : by_sig;
-}
-
 /* ---- the references ---- */
 
 static size_t result_count(const struct verify_product *vp)

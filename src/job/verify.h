@@ -55,10 +55,6 @@ struct verify_product {
  * that disagrees is not an error here: v->ok says so. */
 int verify_product(const struct verify_product *vp, struct gc_verify_result *v);
 
-/* The default tolerance of a product's check: the larger of what the
- * arithmetic and what the result's dtype can hold. */
-double verify_default_tol(enum gc_dtype result, enum gemm_sig sig);
-
 /* Fills max_abs, max_rel, rel_fro, the non-finite counts and ok (against
  * v->tol) for a float result (f16, f32 or f64, C order) against a double
  * reference.  max_rel divides by |ref| where |ref| is above 1e-6 of the

@@ -256,12 +256,6 @@ int matmul_c0_check(const struct matmul_plan *plan, const struct gc_tensor *c0,
                    "shape %s", c0_name, s, r);
 }
 
-int matmul_c0_fits(const struct matmul_plan *plan, const struct gc_tensor *c0,
-                   const char *c0_name)
-{
-    return matmul_c0_check(plan, c0, c0_name) == 0;
-}
-
 int matmul_c0_expand(const struct matmul_plan *plan, const struct gc_tensor *c0,
                      struct gc_tensor *out)
 {

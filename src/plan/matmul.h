@@ -86,10 +86,6 @@ void matmul_problem(const struct matmul_plan *plan, enum gemm_sig sig, double al
 int matmul_c0_check(const struct matmul_plan *plan, const struct gc_tensor *c0,
                     const char *c0_name);
 
-/* matmul_c0_check's answer as a truth value: 1 when it fits. */
-int matmul_c0_fits(const struct matmul_plan *plan, const struct gc_tensor *c0,
-                   const char *c0_name);
-
 /* C0 as the result's dtype and full shape: converted (gc_tensor_convert's
  * rules) and broadcast.  Returns 0 or GC_EXIT_INPUT (host memory). */
 int matmul_c0_expand(const struct matmul_plan *plan, const struct gc_tensor *c0,

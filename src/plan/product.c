@@ -37,13 +37,9 @@ const char *product_compute_words(const struct matmul_plan *mm, enum gemm_sig si
 static int pick(const char *name, const struct matmul_plan *mm, int cc, int sm_count,
                 int f64_exact, struct product_pick *p, int *is_auto)
 {
-    int status = 0, automatic;
-    const struct gemm_kernel *k = select_gemm(name, mm, cc, sm_count, f64_exact, &p->sig,
-                                              is_auto ? is_auto : &automatic, &status);
-    if (!k)
-        return status ? status : GC_EXIT_GPU;
-    p->kern = k;
-    return 0;
+    int automatic;
+    return select_gemm_kernel(name, mm, cc, sm_count, f64_exact, &p->kern, &p->sig,
+                              is_auto ? is_auto : &automatic);
 }
 
 int product_check_kernel(const char *kernel, const struct matmul_plan *mm)

@@ -146,15 +146,6 @@ int select_gemm_kernel(const char *name, const struct matmul_plan *plan, int cc,
                    "device; --kernel cublas or --kernel cpu can");
 }
 
-const struct gemm_kernel *select_gemm(const char *name, const struct matmul_plan *plan, int cc,
-                                      int sm_count, int f64_exact, enum gemm_sig *sig, int *is_auto,
-                                      int *status)
-{
-    const struct gemm_kernel *kern = NULL;
-    *status = select_gemm_kernel(name, plan, cc, sm_count, f64_exact, &kern, sig, is_auto);
-    return *status ? NULL : kern;
-}
-
 int select_transpose_takes(const struct transpose_kernel *kern, enum gc_dtype dtype)
 {
     size_t es = gc_dtypes[dtype].size;
@@ -205,10 +196,3 @@ int select_transpose_kernel(const char *name, size_t rows, size_t cols, enum gc_
     return 0;
 }
 
-const struct transpose_kernel *select_transpose(const char *name, size_t rows, size_t cols,
-                                                enum gc_dtype dtype, int *is_auto, int *status)
-{
-    const struct transpose_kernel *kern = NULL;
-    *status = select_transpose_kernel(name, rows, cols, dtype, &kern, is_auto);
-    return *status ? NULL : kern;
-}

@@ -24,14 +24,6 @@ int select_gemm_kernel(const char *name, const struct matmul_plan *plan, int cc,
 int select_transpose_kernel(const char *name, size_t rows, size_t cols, enum gc_dtype dtype,
                             const struct transpose_kernel **kern, int *is_auto);
 
-/* select_gemm_kernel's and select_transpose_kernel's answers as the
- * kernel, NULL with *status set when none fits. */
-const struct gemm_kernel *select_gemm(const char *name, const struct matmul_plan *plan, int cc,
-                                      int sm_count, int f64_exact, enum gemm_sig *sig, int *is_auto,
-                                      int *status);
-const struct transpose_kernel *select_transpose(const char *name, size_t rows, size_t cols,
-                                                enum gc_dtype dtype, int *is_auto, int *status);
-
 /* Whether a transpose kernel moves `dtype`'s elements faithfully. */
 int select_transpose_takes(const struct transpose_kernel *kern, enum gc_dtype dtype);
 

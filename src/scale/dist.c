@@ -113,8 +113,12 @@ static int describe(const struct gc_opts *o, int index, struct dist_operand *op)
     int rc = input_open(&in, op->path);
     if (rc)
         return rc;
-    int fmt = o->in_format >= 0 ? o->in_format : format_detect(&in, 0);
-    if (fmt == GC_FMT_NPY || fmt == GC_FMT_RAW) {
+    int fmt = o->in_format;
+    if (fmt < 0 && (rc = format_identify(&in, 0, &fmt))) {
+        input_close(&in);
+        return rc;
+    }
+    if (format_can(fmt, FORMAT_AT_OFFSETS)) {
         struct gc_read_opts ro = io_read_opts(o, index);
         struct gc_info info;
         memset(&info, 0, sizeof info);

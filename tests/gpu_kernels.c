@@ -728,10 +728,11 @@ static void test_mul_case(struct ctx *x, const struct options *o, const struct m
                                         !(kern->flags & KERNEL_VECTOR) ? 1.5 : 2.0;
                 double bound = factor * bar + tiny;
                 /* 3xTF32 holds each operand to 2^-22 and leaves out the low
-                 * parts' product: up to about 2^-21 of a single product,
-                 * where FP32's one rounding sets cuBLAS's bar near zero. */
-                if (sig == GEMM_TF32X3 && bound < TF32X3_FLOOR)
-                    bound = TF32X3_FLOOR;
+                 * parts' product: up to about 2^-21 of a single product
+                 * (of the terms, which C0 may cancel), where FP32's one
+                 * rounding sets cuBLAS's bar near zero. */
+                if (sig == GEMM_TF32X3 && bound < TF32X3_FLOOR * ops.spread)
+                    bound = TF32X3_FLOOR * ops.spread;
                 /* TF32's own rounding of the operands: up to 1e-3 for one
                  * product, about 3e-4 over many on normal data, relative to
                  * the terms, which a few outputs' sums (with C0) may cancel

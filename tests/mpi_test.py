@@ -189,6 +189,19 @@ def main():
                        "--alpha", 9007199254740993, "-q", *budget)
             check(f"int64 --alpha 2^53 + 1 -np {ranks} {' '.join(budget)}: exactly NumPy's",
                   r.returncode == 0 and np.array_equal(np.load(p("ic.npy")), want), err(r))
+        # An integer product in FP64 arithmetic (--compute fp64), its block
+        # summed panel by panel in doubles: within 2^53, NumPy's exactly.
+        ja = rng.integers(-50, 50, (40, 1000)).astype(np.int32)
+        jb = rng.integers(-50, 50, (1000, 30)).astype(np.int32)
+        np.save(p("ja.npy"), ja)
+        np.save(p("jb.npy"), jb)
+        for ranks, budget in ((2, []), (3, ["--host-memory", "500K"])):
+            r = mpirun(ranks, "mul", p("ja.npy"), p("jb.npy"), "-o", p("jc.npy"), *KERNEL,
+                       "--compute", "fp64", "-q", *budget)
+            got = np.load(p("jc.npy")) if r.returncode == 0 else None
+            check(f"int32 --compute fp64 -np {ranks} {' '.join(budget)}: NumPy's, as int32",
+                  got is not None and got.dtype == np.int32 and np.array_equal(got, ja @ jb),
+                  err(r))
 
         # Raw in and out, read and written at offsets.
         a = rng.standard_normal((45, 38)).astype(np.float32)

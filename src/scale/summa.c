@@ -462,8 +462,11 @@ static int finish(struct summa *s, struct gc_tensor *result)
     c.data = s->c;
     if (pl->exact ? gc_tensor_alloc(result, NULL) : gc_tensor_convert(&c, pl->result, NULL, result))
         return gc_fail(GC_EXIT_INPUT, "out of host memory for the result");
+    /* An integer block summed in its kernel's type: int64, or integral
+     * doubles under --compute fp64. */
     if (pl->exact)
-        matmul_integer_result(s->c, GC_I64, pl->alpha_i, 0, NULL, s->count, result->data, pl->result);
+        matmul_integer_result(s->c, c.dtype, pl->alpha_i, 0, NULL, s->count, result->data,
+                              pl->result);
     if (!s->o->verify || !s->count)
         return 0;
     /* The reference summed beside the block: FP64, or an integer block's

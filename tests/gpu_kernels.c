@@ -619,19 +619,7 @@ static void test_mul_case(struct ctx *x, const struct options *o, const struct m
              mc->bcast == 1 ? "A*" : mc->bcast == 2 ? "B*" : "", mc->batch, mc->m, mc->n, mc->k,
              mc->beta != 0.0f ? " beta" : "");
     CHECK(cudaMemcpy(hc0, ops.c0, ops.nc * es_out, cudaMemcpyDeviceToHost));
-    struct gemm_problem p;
-    memset(&p, 0, sizeof p);
-    p.sig = sig;
-    p.m = mc->m;
-    p.n = mc->n;
-    p.k = mc->k;
-    p.batch = mc->batch;
-    gemm_problem_dense(&p);
-    p.stride_a = ops.sa;
-    p.stride_b = ops.sb;
-    p.alpha = mc->alpha;
-    p.beta = mc->beta;
-    p.cc = x->env.cc;
+    struct gemm_problem p = case_problem(mc, sig, x->env.cc);
     double cublas_err = -1.0;
     /* cuBLAS first: its error sets the bar for the others. */
     for (int pass = 0; pass < 2; pass++) {

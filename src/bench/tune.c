@@ -249,42 +249,6 @@ int tune_key_for(const struct gc_device *dev, const struct matmul_plan *plan, en
                          gemm_sigs[sig].name, plan->batch, plan->m, plan->n, plan->k);
 }
 
-const struct gemm_kernel *tune_cached_choice(const struct gc_device *dev,
-                                             const struct matmul_plan *plan, int f64_exact,
-                                             enum gemm_sig *sig)
-{
-    struct tune_key keys[GEMM_SIG_COUNT];
-    struct tune_entry found[GEMM_SIG_COUNT];
-    enum gemm_sig sigs[GEMM_SIG_COUNT];
-    int n = 0;
-    for (int i = 0; i < plan->n_sigs && n < GEMM_SIG_COUNT; i++)
-        if (select_sig_usable(plan, plan->sigs[i], f64_exact) &&
-            tune_key_for(dev, plan, plan->sigs[i], &keys[n]) == 0)
-            sigs[n++] = plan->sigs[i];
-    if (!n || !tune_cache_lookup_entries(keys, n, found))
-        return NULL;
-    const struct gemm_kernel *best = NULL;
-    double best_ms = 0;
-    for (int i = 0; i < n; i++) {
-        const struct gemm_kernel *k = found[i].kernel[0] ? gemm_kernel_find(found[i].kernel)
-                                                         : NULL;
-        if (!k || !select_auto_candidate(k->flags) || !(k->sigs & (1u << sigs[i])))
-            continue;
-        struct gemm_problem p;
-        char why[256];
-        matmul_problem(plan, sigs[i], 1, 0, &p);
-        p.cc = dev->cc_major * 10 + dev->cc_minor;
-        if (!gemm_can_implement(k, &p, why, sizeof why))
-            continue;
-        if (!best || found[i].ms < best_ms) {
-            best = k;
-            best_ms = found[i].ms;
-            *sig = sigs[i];
-        }
-    }
-    return best;
-}
-
 int tune_store_result(const struct gc_device *dev, const struct matmul_plan *plan,
                       const struct tune_result *res, char *why, size_t n)
 {

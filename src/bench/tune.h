@@ -80,15 +80,6 @@ int tune_product(struct gc_device *dev, const struct tune_target *t, struct tune
 int tune_key_for(const struct gc_device *dev, const struct matmul_plan *plan, enum gemm_sig sig,
                  struct tune_key *key);
 
-/* The cache's choice for the plan on dev: of the entries of the
- * signatures the plan may use, those whose kernel exists, is one auto may
- * pick, computes that signature and can_implement()s this product; the
- * fastest of them, with its signature in *sig.  NULL when there is none.
- * Reads the cache file once and prints nothing. */
-const struct gemm_kernel *tune_cached_choice(const struct gc_device *dev,
-                                             const struct matmul_plan *plan, int f64_exact,
-                                             enum gemm_sig *sig);
-
 /* Stores the fastest kernel of each signature of res: 0, or -1 with the
  * reason in why[0..n) (see tune_cache_store). */
 int tune_store_result(const struct gc_device *dev, const struct matmul_plan *plan,

@@ -77,7 +77,7 @@ typedef cudaError_t (*igemm_launch_fn)(const struct igemm_problem *p, const stru
 
 /* The slabs of the dispatcher's split of K for a KERNEL_SPLIT_K row (an
  * upper bound, 0 when it does not split; kernels/gemm_dispatch.c). */
-size_t gemm_split_workspace(const struct gemm_problem *p);
+size_t gemm_split_workspace(const struct gemm_kernel *k, const struct gemm_problem *p);
 
 /* C = alpha * (the sum of `splits` FP32 slabs of M x N partial products) +
  * beta * C, for each of `batch` products; slab s of product b starts at

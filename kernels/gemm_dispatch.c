@@ -67,29 +67,34 @@ enum {
     SPLIT_MOST = 1024       /* slices at most */
 };
 
-/* The slice length for p on `sm_count` SMs, a multiple of 64 (every
- * stage's tile of k), or 0: no split.  The slices are as many as give
- * every SM a tile (the stages hold one block an SM), each at least
- * SPLIT_MIN_K long (SPLIT_MIN_K_F64 for DMMA): 64 x 64 x 1000000 takes 132
- * of 7616 on 132 SMs.  Their slabs weigh S x M x N accumulators, less than
- * the operands whenever a split is taken (tiles < SMs, S <= K / 256). */
-static int64_t split_slice(const struct gemm_problem *p, int sm_count)
+/* (kernels/registry.h) */
+int64_t gemm_split_slice(const struct gemm_kernel *k, const struct gemm_problem *p,
+                         int sm_count)
 {
-    int64_t min_k = p->sig == GEMM_F64 ? SPLIT_MIN_K_F64 : SPLIT_MIN_K;
-    if (p->batch != 1 || p->m == 0 || p->n == 0 || p->k < 2 * min_k)
+    const struct gemm_geometry *g = k->geometry;
+    int64_t min_k = g && g->slice_k > 0 ? g->slice_k
+                    : p->sig == GEMM_F64 ? SPLIT_MIN_K_F64 : SPLIT_MIN_K;
+    int64_t tile_m = g ? g->tile_m : SPLIT_TILE, tile_n = g ? g->tile_n : SPLIT_TILE;
+    int64_t slots = (int64_t)sm_count * (g && g->per_sm > 0 ? g->per_sm : 1);
+    /* (FP64's split is for speed alone, and a vector is f64_gemv's) */
+    int f64_vector = p->sig == GEMM_F64 && (p->m == 1 || p->n == 1);
+    if (!(k->flags & KERNEL_SPLIT_K) || p->batch != 1 || p->m == 0 || p->n == 0 ||
+        p->k < 2 * min_k || f64_vector)
         return 0;
-    int64_t tiles =
-        ((p->m + SPLIT_TILE - 1) / SPLIT_TILE) * ((p->n + SPLIT_TILE - 1) / SPLIT_TILE);
-    if (tiles >= sm_count)
-        return 0;
-    int64_t slices = (sm_count + tiles - 1) / tiles;
+    int64_t tiles = ((p->m + tile_m - 1) / tile_m) * ((p->n + tile_n - 1) / tile_n);
+    /* Whole waves: one more slice would start a second wave of few blocks
+     * that takes as long as the first. */
+    int64_t slices = slots / tiles;
     if (slices > p->k / min_k)
         slices = p->k / min_k;
     if (slices > SPLIT_MOST)
         slices = SPLIT_MOST;
     if (slices < 2)
         return 0;
-    return ((p->k + slices - 1) / slices + 63) / 64 * 64;
+    /* Rounded down to a multiple of 8 elements (16 bytes: every slice's
+     * columns of A start aligned), so that the last slab, run apart after
+     * the others, holds at most 8 x slices values of k. */
+    return p->k / slices / 8 * 8;
 }
 
 /* The bytes of one accumulator of the slabs: C's type (float for the
@@ -100,9 +105,9 @@ static size_t split_acc_size(const struct gemm_problem *p)
 }
 
 /* The slabs' bytes for the registry: an upper bound, taken for 256 SMs. */
-size_t gemm_split_workspace(const struct gemm_problem *p)
+size_t gemm_split_workspace(const struct gemm_kernel *k, const struct gemm_problem *p)
 {
-    int64_t slice = split_slice(p, 256);
+    int64_t slice = gemm_split_slice(k, p, 256);
     return slice ? (size_t)((p->k + slice - 1) / slice) * p->m * p->n * split_acc_size(p) : 0;
 }
 
@@ -154,19 +159,17 @@ static cudaError_t run_split(const struct gemm_kernel *k, const struct gemm_prob
 cudaError_t gemm_run_hgemm(const struct gemm_kernel *k, const struct gemm_problem *p,
                            const struct launch_env *env)
 {
-    int64_t slice = (k->flags & KERNEL_SPLIT_K) ? split_slice(p, env->sm_count) : 0;
+    int64_t slice = gemm_split_slice(k, p, env->sm_count);
     if (slice && p->ldc == p->n)
         return run_split(k, p, env, slice, hgemm_run_stack);
     return hgemm_run_stack(k, p, env);
 }
 
-/* FP64's split is for speed alone (DMMA rounds every sum to nearest), and
- * a vector is f64_gemv's: f64_dmma splits the others. */
+/* FP64's split is for speed alone (DMMA rounds every sum to nearest). */
 cudaError_t gemm_run_dgemm(const struct gemm_kernel *k, const struct gemm_problem *p,
                            const struct launch_env *env)
 {
-    int vector = p->m == 1 || p->n == 1;
-    int64_t slice = (k->flags & KERNEL_SPLIT_K) && !vector ? split_slice(p, env->sm_count) : 0;
+    int64_t slice = gemm_split_slice(k, p, env->sm_count);
     if (slice && p->ldc == p->n)
         return run_split(k, p, env, slice, dgemm_run_stack);
     return dgemm_run_stack(k, p, env);

@@ -127,7 +127,7 @@ int gemm_can_implement(const struct gemm_kernel *k, const struct gemm_problem *p
 size_t gemm_workspace_bytes(const struct gemm_kernel *k, const struct gemm_problem *p)
 {
     size_t own = k->workspace ? k->workspace(p) : 0;
-    return (k->flags & KERNEL_SPLIT_K) ? own + gemm_split_workspace(p) : own;
+    return (k->flags & KERNEL_SPLIT_K) ? own + gemm_split_workspace(k, p) : own;
 }
 
 cudaError_t kernels_prepare_device(void)

@@ -254,11 +254,18 @@ struct auto_rate {
     const char *kernel;
     double tflops;             /* at full utilisation; 0: not measured */
     double gbps;               /* memory-bound kernels: bytes moved per second; 0: the device's */
+    double slice_eff;          /* sliced runs' time over the model's (src/plan/rates.h); 0: 1 */
 };
 extern const struct auto_rate auto_rates[];
 extern const size_t auto_rate_count;
-/* The device the rates were measured on: its SMs and copy bandwidth. */
+/* The device the rates were measured on: its name, the date, its SMs,
+ * peak SM clock (MHz), memory bandwidth (GB/s from its memory clock and
+ * bus width) and measured copy bandwidth (GB/s). */
+extern const char auto_rate_device[];
+extern const char auto_rate_date[];
 extern const int auto_rate_sm_count;
+extern const int auto_rate_clock_mhz;
+extern const double auto_rate_mem_gbps;
 extern const double auto_rate_copy_gbps;
 
 /* transpose: for each benchmarked shape, the fastest kernel; auto takes
@@ -272,6 +279,17 @@ struct auto_choice {
 };
 extern const struct auto_choice auto_choices[];
 extern const size_t auto_choice_count;
+
+/* The length of the slices of K that the dispatcher cuts a product into
+ * for kernel k on `sm_count` SMs (a multiple of 8), or 0: no split.  Only
+ * KERNEL_SPLIT_K rows split, a single product whose tiles (the row's own,
+ * its geometry's tile_m x tile_n) leave SMs idle and whose K is at least
+ * twice the geometry's slice_k: into as many slices as fill whole waves
+ * of the SMs' slots, each about slice_k long or more; what is left over
+ * (under 8 per slice) is one more slab.  auto's model
+ * (src/plan/model.c) takes the same cut. */
+int64_t gemm_split_slice(const struct gemm_kernel *k, const struct gemm_problem *p,
+                         int sm_count);
 
 /* Readies the current device for the kernels: a workspace that a launcher
  * takes from the stream-ordered pool (cudaMallocAsync) and gives back stays

@@ -37,8 +37,9 @@ RACECHECK="$SAN --tool racecheck --error-exitcode 9"
 # step LANE NAME LIMIT COMMAND...: runs it under a time limit (seconds),
 # logs to $LOGS/LANE/NAME.log and adds a row to the lane's table; each
 # lane's logs go to $OUT as they grow, so that a call cut short still
-# returns them.  auto consults the tune cache: each lane sees an empty one
-# of its own.
+# returns them.  auto consults the tune cache and this GPU's rates: each
+# lane has a cache directory of its own, its rates measured as the lane
+# starts (the timed lane's alone on the GPU).
 step() {
     lane=$1 name=$2 limit=$3
     shift 3
@@ -52,7 +53,7 @@ step() {
         res=FAILED
     fi
     secs=$(($(date +%s) - start))
-    summary=$(grep -E "passed|ERROR SUMMARY|RACECHECK SUMMARY|skipped|^all |TOP/s|GB/s|done" \
+    summary=$(grep -E "passed|ERROR SUMMARY|RACECHECK SUMMARY|skipped|^all |TOP/s|GB/s|done|^measured in" \
               "$LOGS/$lane/$name.log" | tail -n 1)
     printf '%-16s %-7s %4ss  %s\n' "$name" "$res" "$secs" "$summary" >> "$LOGS/rows-$lane"
     echo "== $name: $res ($secs s)" >&2
@@ -70,11 +71,13 @@ lane_kernels() {
         --shape 2183x2056x77
     # mul as MPI ranks, each on a GPU (sharing the GPUs there are); here to
     # even out the two lanes.
+    step k calibrate 60 ./gemmcli tune --calibrate
     step k mpi-gpu 180 python3 tests/mpi_test.py ./gemmcli --gpu
 }
 
 # The CLI: the host tests again with a device present, then the GPU's own.
 lane_cli() {
+    step c calibrate 60 ./gemmcli tune --calibrate
     step c cli 120 python3 tests/cli_test.py ./gemmcli
     step c hostile 90 python3 tests/hostile.py ./gemmcli
     step c cli-gpu 180 python3 tests/cli_gpu.py ./gemmcli
@@ -95,6 +98,7 @@ lane_cli() {
 # Timed, alone: one size a type against cuBLAS, auto on random shapes,
 # the exact int64 kernel, and the float arithmetics' errors.
 lane_timed_quick() {
+    step t calibrate 60 ./gemmcli tune --calibrate
     step t bench 150 ./gemmcli bench --op mul --sizes 4096,4097 --dtype f32,f16,bf16,f64,tf32,tf32x3 \
         --bench-out "$LOGS/bench"
     step t bench-transpose 60 ./gemmcli bench --op transpose --sizes 8192 \
@@ -133,6 +137,7 @@ full-race)
     ;;
 full-bench)
     # auto's table goes to the logs; kernels/auto_table.c stays as it is.
+    step t calibrate 60 ./gemmcli tune --calibrate
     step t bench-all 330 ./gemmcli bench --bench-out "$LOGS/bench" \
         --auto-table "$LOGS/auto_table.c"
     step t sweep-200 150 ./gemmcli bench --sweep 200 --bench-out "$LOGS/sweep"
@@ -147,8 +152,9 @@ full-bench)
     ;;
 esac
 
-# The bench's tables, the sweep's, the int64 rate and the errors, then
-# one row a step.
+# This GPU's rates, the bench's tables, the sweep's, the int64 rate and
+# the errors, then one row a step.
+[ -f "$LOGS/t/calibrate.log" ] && cat "$LOGS/t/calibrate.log"
 for f in "$LOGS"/t/bench.log "$LOGS"/t/bench-transpose.log "$LOGS"/t/bench-all.log; do
     [ -f "$f" ] && grep -v '^bench:' "$f"
 done

@@ -59,6 +59,87 @@ def rel_err(got, ref):
     return np.linalg.norm(np.asarray(got, np.float64) - ref) / max(np.linalg.norm(ref), 1e-300)
 
 
+def rates_file(xdg):
+    """The one rates file under the cache directory xdg, or None."""
+    where = os.path.join(xdg, "gemmcli")
+    found = [f for f in os.listdir(where) if f.startswith("rates-") and f.endswith(".txt")] \
+        if os.path.isdir(where) else []
+    return os.path.join(where, found[0]) if len(found) == 1 else None
+
+
+def calibration(d):
+    """auto's rates measured on this GPU: by tune --calibrate, on mul's first
+    auto choice when none are kept, never with --no-calibrate, again when the
+    kept ones are another driver's; and kernels --for says which it plans
+    with."""
+    xdg = os.path.join(d, "xdg-rates")
+    env = dict(os.environ, XDG_CACHE_HOME=xdg)
+    a = rng.standard_normal((300, 200)).astype(np.float32)
+    b = rng.standard_normal((200, 100)).astype(np.float32)
+    np.save(os.path.join(d, "ra.npy"), a)
+    np.save(os.path.join(d, "rb.npy"), b)
+    mul = ["mul", os.path.join(d, "ra.npy"), os.path.join(d, "rb.npy"), "-o",
+           os.path.join(d, "rc.npy"), "--json"]
+
+    r = run(*mul, "--no-calibrate", env=env)
+    rep = json.loads(r.stdout or b"{}")
+    check("mul --no-calibrate plans with the table scaled to this GPU",
+          r.returncode == 0 and rep.get("rates_source") == "scaled", r.stdout[-500:])
+    check("and measures nothing", rates_file(xdg) is None, os.listdir(xdg) if
+          os.path.isdir(xdg) else "")
+
+    r = run(*mul, env=env)
+    rep = json.loads(r.stdout or b"{}")
+    check("mul's first auto choice measures this GPU's rates",
+          r.returncode == 0 and b"measuring this GPU" in r.stderr and
+          rep.get("rates_source") == "measured", r.stderr[-800:])
+    path = rates_file(xdg)
+    check("and keeps them", path is not None, os.listdir(os.path.join(xdg, "gemmcli")))
+    got = np.load(os.path.join(d, "rc.npy"))
+    check("the product is right", rel_err(got, a.astype(np.float64) @ b) < 1e-5)
+    r = run(*mul, env=env)
+    check("the next run measures nothing", r.returncode == 0 and b"measuring" not in r.stderr
+          and json.loads(r.stdout or b"{}").get("rates_source") == "measured", r.stderr[-500:])
+    if path is None:
+        return
+    with open(path) as f:
+        text = f.read()
+    lines = text.splitlines()
+    rates = {tuple(x.split()[1:3]): x.split()[3:] for x in lines if x.startswith("rate ")}
+    check("the file's header", lines[0] == "# gemmcli rates 1", lines[:3])
+    for key in (("f32", "edge_peel"), ("f16", "cluster_multicast"), ("f64", "f64_dmma"),
+                ("f32", "gemv")):
+        check(f"a rate for {key}", key in rates and max(map(float, rates[key][:2])) > 0,
+              rates.get(key))
+
+    r = run("kernels", "--for", "4096x4096x4096", "--dtype", "f16", "--json", env=env)
+    src = json.loads(r.stdout or b"{}").get("rates", {})
+    check("kernels --for plans with the measured rates", src.get("source") == "measured" and
+          "measured on this GPU" in src.get("words", ""), r.stdout[:800])
+    r = run("kernels", "--for", "4096x4096x4096", "--dtype", "f16", env=env)
+    check("and says so", b"rates: measured on this GPU" in r.stdout, r.stdout[:400])
+
+    # Another driver's rates are stale: measured again, and replaced.
+    device = next(x for x in lines if x.startswith("device "))
+    fields = device.split()
+    fields[-1] = str(int(fields[-1]) + 1)
+    with open(path, "w") as f:
+        f.write(text.replace(device, " ".join(fields)))
+    r = run(*mul, env=env)
+    check("another driver's rates are measured again", r.returncode == 0 and
+          b"out of date" in r.stderr and b"measuring" in r.stderr, r.stderr[-800:])
+    with open(path) as f:
+        check("and replaced", device in f.read())
+
+    r = run("tune", "--calibrate", env=env)
+    out = r.stdout.decode()
+    secs = [float(x.split()[2]) for x in out.splitlines() if x.startswith("measured in ")]
+    check("tune --calibrate measures and prints the rates", r.returncode == 0 and
+          "edge_peel" in out and "kept in " + path in out and secs, out[-1500:])
+    check("in seconds, not minutes", secs and secs[0] < 30, secs)
+    print(f"calibration: {secs[0] if secs else '?'} s")
+
+
 def main():
     if b"no CUDA device" in run("kernels", "--details").stderr:
         print("skipped: no CUDA device on this machine")
@@ -67,6 +148,10 @@ def main():
         p = lambda n: os.path.join(d, n)
         env = dict(os.environ, XDG_CACHE_HOME=p("xdg"))
         path = p("xdg/gemmcli/tune.txt")
+        calibration(d)
+        # (the rest plans with this GPU's rates, measured up front)
+        r = run("tune", "--calibrate", env=env)
+        check("tune --calibrate", r.returncode == 0, r.stderr[-500:])
 
         # tune: a table and a winner per size and dtype, one entry a signature and bucket.
         r = run("tune", "--dtype", "f32,f16", "256", "2x128x96x64", env=env)

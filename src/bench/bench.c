@@ -16,6 +16,7 @@
 #include "src/job/options.h"
 #include "src/job/output.h"
 #include "src/plan/model.h"
+#include "src/plan/rates.h"
 #include "src/bench/plot.h"
 #include "src/job/json.h"
 #include "src/job/report.h"
@@ -91,17 +92,6 @@ static int parse_sizes(struct bench *b, const char *list)
     return b->n_shapes ? 0 : gc_fail(GC_EXIT_USAGE, "--sizes: no sizes given");
 }
 
-static void fill_random(float *x, size_t n, unsigned long long seed)
-{
-    unsigned long long s = seed * 0x9E3779B97F4A7C15ull + 1;
-    for (size_t i = 0; i < n; i++) {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        x[i] = (float)((s >> 11) * (2.0 / 9007199254740992.0) - 1.0);
-    }
-}
-
 /* Device buffers for one shape: `sets` copies of the inputs and one output. */
 struct operands {
     int sets;
@@ -117,28 +107,6 @@ static void free_operands(struct operands *ops)
     }
     cudaFree(ops->c);
     memset(ops, 0, sizeof *ops);
-}
-
-int bench_random_operand(struct gc_device *dev, size_t n, unsigned long long seed,
-                         enum gc_dtype to, void **dst)
-{
-    float *host = malloc((n ? n : 1) * sizeof *host);
-    void *staging = NULL;
-    int rc;
-    *dst = NULL;
-    if (!host)
-        return gc_fail(GC_EXIT_INPUT, "out of host memory");
-    fill_random(host, n, seed);
-    if (!(rc = CUDA_CALL(cudaMalloc(dst, (n ? n : 1) * gc_dtypes[to].size))) &&
-        !(rc = CUDA_CALL(cudaMalloc(&staging, (n ? n : 1) * sizeof(float)))) &&
-        !(rc = CUDA_CALL(cudaMemcpy(staging, host, n * sizeof(float), cudaMemcpyHostToDevice))))
-        rc = CUDA_CALL(convert_operand_launch(staging, GC_F32, 0, 0, 0, n, *dst, to,
-                                              dev->stream));
-    if (!rc)
-        rc = CUDA_CALL(cudaStreamSynchronize(dev->stream));
-    cudaFree(staging);
-    free(host);
-    return rc;
 }
 
 static int alloc_operands(struct bench *b, const struct shape *s, struct operands *ops)
@@ -158,8 +126,8 @@ static int alloc_operands(struct bench *b, const struct shape *s, struct operand
     rc = CUDA_CALL(cudaMalloc(&ops->c, c_n * gc_dtypes[out].size));
     for (int i = 0; i < ops->sets && !rc; i++) {
         if (i == 0) {
-            if (!(rc = bench_random_operand(&b->dev, a_n, 1, in, &ops->a[0])) && b_n)
-                rc = bench_random_operand(&b->dev, b_n, 2, in, &ops->b[0]);
+            if (!(rc = device_random_operand(&b->dev, a_n, 1, in, &ops->a[0])) && b_n)
+                rc = device_random_operand(&b->dev, b_n, 2, in, &ops->b[0]);
             continue;
         }
         if ((rc = CUDA_CALL(cudaMalloc(&ops->a[i], a_n * gc_dtypes[in].size))) ||
@@ -496,76 +464,29 @@ static int write_files(const struct bench *b, const char *prefix, int flags)
     return bench_files_end(&out, rc, b->o->quiet);
 }
 
-static double best_of(const double *v, int n)
-{
-    double best = 0;
-    for (int i = 0; i < n; i++)
-        best = fmax(best, v[i]);
-    return best;
-}
-
-/* auto's rates from bench b: for each kernel auto may pick, its figure
- * over the share of its full rate the model says the shape allows (so the
- * model and the bench stay in step), at the largest shape where that share
- * is at least a half, the most reliable figure; memory-bound kernels,
- * their best bytes per second and their best TFLOP/s, the model taking
- * the slower of the two at each shape. */
-static int rate_rows(const struct bench *b, FILE *f)
+/* auto's rates from bench b (src/plan/rates.h's rates_fit, the rules a
+ * calibration follows too): a row for each kernel auto may pick. */
+static int rate_rows(const struct bench *b, double copy_gbps, FILE *f)
 {
     int rows = 0;
     for (size_t i = 0; i < b->n_kernels; i++) {
-        const struct gemm_geometry *g = b->is_mul ? gemm_kernels[i].geometry : NULL;
-        if (!g || !select_auto_candidate(kernel_flags(b, i)) || !has_results(b, i))
+        if (!b->is_mul || !gemm_kernels[i].geometry ||
+            !select_auto_candidate(kernel_flags(b, i)) || !has_results(b, i))
             continue;
-        double v[GC_MAX_SIZES], best = 0, flops_best = 0, big = 0, big_work = 0;
-        double tf[GC_MAX_SIZES], busy_ms[GC_MAX_SIZES], bytes[GC_MAX_SIZES];
-        int n = 0, nm = 0;
+        struct rate_sample s[GC_MAX_SIZES];
+        struct rate_entry e;
+        int n = 0;
         for (int j = 0; j < b->n_shapes; j++) {
-            double ms = b->ms[i * b->n_shapes + j];
-            if (!isfinite(ms) || ms <= 0)
-                continue;
-            struct gemm_problem p;
-            mul_problem(b, &b->shapes[j], &p);
-            p.sig = kernel_sig(b, i);
-            double x;
-            if (g->spread == SPREAD_MEMORY) {
-                double busy = fmax(ms - MODEL_LAUNCH_MS, ms / 2);
-                x = model_bytes(&p) / (busy / 1e3) / 1e9;
-                /* (single products: a stack's time has its per-product
-                 * floor, block_us, in the model) */
-                if (b->shapes[j].batch == 1) {
-                    tf[nm] = rate(b, i, j);
-                    busy_ms[nm] = busy;
-                    bytes[nm++] = model_bytes(&p);
-                }
-            } else {
-                double u = model_util(&gemm_kernels[i], &p, b->dev.sm_count);
-                x = rate(b, i, j) / u;
-                if (u >= 0.5 && work(b, &b->shapes[j]) > big_work) {
-                    big = x;
-                    big_work = work(b, &b->shapes[j]);
-                }
-                if (u < 0.25) {
-                    best = fmax(best, x);
-                    continue;
-                }
-            }
-            v[n++] = x;
+            mul_problem(b, &b->shapes[j], &s[n].p);
+            s[n].p.sig = kernel_sig(b, i);
+            s[n].ms = b->ms[i * b->n_shapes + j];
+            n += isfinite(s[n].ms) && s[n].ms > 0;
         }
-        double med = g->spread == SPREAD_MEMORY ? best_of(v, n)
-                     : big > 0 ? big : n ? clock_median(v, n) : best;
-        if (!(med > 0))
+        if (rates_fit(&gemm_kernels[i], kernel_sig(b, i), s, n, b->dev.sm_count, copy_gbps,
+                      &e) != 0)
             continue;
-        /* A memory-bound kernel's TFLOP/s bound its compute where it was
-         * measured doing more than moving bytes on a single product: at
-         * twice the time its best bandwidth would take, or more; the best
-         * of those shapes'. */
-        for (int j = 0; j < nm; j++)
-            if (busy_ms[j] > 2 * bytes[j] / (med * 1e9) * 1e3)
-                flops_best = fmax(flops_best, tf[j]);
-        fprintf(f, "    { \"%s\", \"%s\", %.2f, %.1f },\n", gemm_sigs[b->sig].name,
-                kernel_name(b, i), g->spread == SPREAD_MEMORY ? flops_best : med,
-                g->spread == SPREAD_MEMORY ? med : 0.0);
+        fprintf(f, "    { \"%s\", \"%s\", %.2f, %.1f, %.2f },\n", e.type, e.kernel, e.tflops,
+                e.gbps, e.slice_eff);
         rows++;
     }
     return rows;
@@ -587,41 +508,6 @@ static void transpose_rows(const struct bench *b, FILE *f)
     }
 }
 
-/* The device's copy bandwidth, bytes read and written per second (GB/s):
- * a device-to-device copy of 512 MiB, the median of 5. */
-static double copy_gbps(struct gc_device *dev)
-{
-    size_t bytes = (size_t)512 << 20;
-    void *x = NULL, *y = NULL;
-    double v[5], out = 0;
-    cudaEvent_t e0, e1;
-    if (cudaMalloc(&x, bytes) != cudaSuccess || cudaMalloc(&y, bytes) != cudaSuccess ||
-        cudaEventCreate(&e0) != cudaSuccess) {
-        cudaFree(x);
-        return 0;
-    }
-    if (cudaEventCreate(&e1) == cudaSuccess) {
-        int ok = cudaMemcpyAsync(y, x, bytes, cudaMemcpyDeviceToDevice, dev->stream) ==
-                 cudaSuccess;
-        for (int i = 0; i < 5 && ok; i++) {
-            float ms = 0;
-            ok = cudaEventRecord(e0, dev->stream) == cudaSuccess &&
-                 cudaMemcpyAsync(y, x, bytes, cudaMemcpyDeviceToDevice, dev->stream) ==
-                     cudaSuccess &&
-                 cudaEventRecord(e1, dev->stream) == cudaSuccess &&
-                 cudaEventSynchronize(e1) == cudaSuccess &&
-                 cudaEventElapsedTime(&ms, e0, e1) == cudaSuccess && ms > 0;
-            v[i] = ok ? 2.0 * bytes / (ms / 1e3) / 1e9 : 0;
-        }
-        out = ok ? clock_median(v, 5) : 0;
-        cudaEventDestroy(e1);
-    }
-    cudaEventDestroy(e0);
-    cudaFree(x);
-    cudaFree(y);
-    return out;
-}
-
 /* kernels/auto_table.c from the benches that ran; the rows of types (and
  * of transpose) not benchmarked now are kept from the table built in. */
 static int write_auto_table(struct bench *const *benches, int n, const char *path, int flags)
@@ -640,7 +526,7 @@ static int write_auto_table(struct bench *const *benches, int n, const char *pat
         }
         reopened = 1;
     }
-    double gbps = copy_gbps(dev);
+    double gbps = device_copy_gbps(dev, (size_t)512 << 20);
     if (reopened)
         device_close(dev);
     if (!(gbps > 0)) {
@@ -652,15 +538,21 @@ static int write_auto_table(struct bench *const *benches, int n, const char *pat
             " * auto may pick: TFLOP/s with every SM busy, or for the memory-bound\n"
             " * ones GB/s moved; and for transpose, the fastest kernel per shape. */\n"
             "#include \"registry.h\"\n\n"
+            "const char auto_rate_device[] = \"%s\";\n"
+            "const char auto_rate_date[] = \"%s\";\n"
             "const int auto_rate_sm_count = %d;\n"
+            "const int auto_rate_clock_mhz = %d;\n"
+            "const double auto_rate_mem_gbps = %.0f;\n"
             "const double auto_rate_copy_gbps = %.0f;\n\n"
             "const struct auto_rate auto_rates[] = {\n",
-            benches[0]->dev.name, benches[0]->date, benches[0]->dev.sm_count, gbps);
+            benches[0]->dev.name, benches[0]->date, benches[0]->dev.name, benches[0]->date,
+            benches[0]->dev.sm_count, (int)(benches[0]->dev.clock_ghz * 1e3 + 0.5),
+            benches[0]->dev.mem_gbps, gbps);
     unsigned benched = 0;
     int have_transpose = 0;
     for (int i = 0; i < n; i++) {
         if (benches[i]->is_mul) {
-            rate_rows(benches[i], f);
+            rate_rows(benches[i], gbps, f);
             benched |= 1u << benches[i]->sig;
         } else {
             have_transpose = 1;
@@ -672,8 +564,9 @@ static int write_auto_table(struct bench *const *benches, int n, const char *pat
             if (!strcmp(gemm_sigs[s].name, auto_rates[i].type))
                 break;
         if (s < GEMM_SIG_COUNT && !(benched & (1u << s)))
-            fprintf(f, "    { \"%s\", \"%s\", %.2f, %.1f },\n", auto_rates[i].type,
-                    auto_rates[i].kernel, auto_rates[i].tflops, auto_rates[i].gbps);
+            fprintf(f, "    { \"%s\", \"%s\", %.2f, %.1f, %.2f },\n", auto_rates[i].type,
+                    auto_rates[i].kernel, auto_rates[i].tflops, auto_rates[i].gbps,
+                    auto_rates[i].slice_eff > 0 ? auto_rates[i].slice_eff : 1.0);
     }
     fputs("};\nconst size_t auto_rate_count = sizeof auto_rates / sizeof auto_rates[0];\n\n"
           "const struct auto_choice auto_choices[] = {\n", f);

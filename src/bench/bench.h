@@ -16,12 +16,6 @@
  * --auto-table's.  Returns 0 or an exit status it has reported. */
 int bench_run(const struct gc_opts *o, unsigned sigs, int mul, int transpose);
 
-/* n values in [-1, 1) from `seed`, made as float32 on the host and
- * converted on the device into `to`, in a new device buffer *dst.
- * Returns 0 or an exit status it has reported. */
-int bench_random_operand(struct gc_device *dev, size_t n, unsigned long long seed,
-                         enum gc_dtype to, void **dst);
-
 /* PREFIX.csv, PREFIX.json and PREFIX.svg, written together: all three or
  * none. */
 struct bench_files {

@@ -26,6 +26,7 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "src/bench/bench.h"
+#include "src/job/calibrate.h"
 #include "src/job/device.h"
 #include "src/plan/matmul.h"
 #include "src/job/output.h"
@@ -234,8 +235,8 @@ static int sweep_shape(struct gc_device *dev, enum gemm_sig want, struct sweep_s
     if ((rc = CUDA_CALL(cudaMalloc(&c, c_n ? c_n * out_size : 1))))
         goto out;
     for (int i = 0; i < r.sets && !rc; i++) {
-        if (!(rc = bench_random_operand(dev, a_n, 2 * i + 1, si->in, &r.a[i])))
-            rc = bench_random_operand(dev, b_n, 2 * i + 2, si->in, &r.b[i]);
+        if (!(rc = device_random_operand(dev, a_n, 2 * i + 1, si->in, &r.a[i])))
+            rc = device_random_operand(dev, b_n, 2 * i + 2, si->in, &r.b[i]);
     }
     if (rc)
         goto out;
@@ -437,6 +438,8 @@ int bench_sweep(const struct gc_opts *o, enum gemm_sig sig)
     strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
     snprintf(name, sizeof name, "mul %s", si->name);
     if (!(rc = device_open(&dev, o->device, 0)) && !(rc = device_cublas(&dev))) {
+        /* auto chooses with this GPU's rates, as mul would. */
+        calibrate_ready(&dev, o->no_calibrate ? CALIBRATE_NEVER : CALIBRATE_IF_MISSING, o->quiet);
         for (int i = 0; i < count && !rc; i++) {
             if (!o->quiet)
                 fprintf(stderr, "sweep: %s %d/%d %s\n", name, i + 1, count, v[i].label);

@@ -13,6 +13,7 @@
 #include "src/job/json.h"
 #include "src/plan/matmul.h"
 #include "src/plan/model.h"
+#include "src/plan/rates.h"
 #include "src/plan/select.h"
 
 struct kernel_row {
@@ -187,6 +188,9 @@ static int kernels_for(const struct gc_opts *o)
     }
     qsort(rows, (size_t)n, sizeof rows[0], cmp_estimate);
     double gflop = 2.0 * (double)plan.batch * (double)plan.m * (double)plan.n * (double)plan.k / 1e9;
+    const struct model_rates *rates = rates_active();
+    char rates_line[512];
+    rates_describe(rates, rates_line, sizeof rates_line);
     if (o->json) {
         size_t shape[4] = { batch, d[0], d[1], d[2] };
         struct json j;
@@ -196,6 +200,14 @@ static int kernels_for(const struct gc_opts *o)
         json_string(&j, "device", where);
         json_string(&j, "auto", pick ? pick->name : NULL);
         json_string(&j, "auto_sig", pick ? gemm_sigs[pick_sig].name : NULL);
+        json_object(&j, "rates");
+        json_string(&j, "source", rates_source_name(rates->source));
+        json_string(&j, "measured_on", rates->measured_on);
+        json_string(&j, "date", rates->date);
+        json_number(&j, "compute_scale", rates->compute_scale);
+        json_number(&j, "memory_scale", rates->memory_scale);
+        json_string(&j, "words", rates_line);
+        json_end(&j);
         json_list(&j, "candidates", 1);
         for (int i = 0; i < n; i++) {
             json_object(&j, NULL);
@@ -213,6 +225,7 @@ static int kernels_for(const struct gc_opts *o)
         json_end(&j);
     } else {
         printf("%zu x %zu x %zu x %zu (%.4g GFLOP) on %s\n", batch, d[0], d[1], d[2], gflop, where);
+        printf("rates: %s\n", rates_line);
         printf("%-18s %-7s %11s %11s %11s %6s %6s\n", "KERNEL", "SIG", "EST. MS", "COMPUTE",
                "MEMORY", "UTIL", "SLICES");
         for (int i = 0; i < n; i++) {

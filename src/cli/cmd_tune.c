@@ -12,10 +12,12 @@
 
 #include "core/error.h"
 #include "src/cli/commands.h"
+#include "src/job/calibrate.h"
 #include "src/job/device.h"
 #include "src/plan/matmul.h"
 #include "src/job/options.h"
 #include "src/bench/tune.h"
+#include "src/plan/rates.h"
 #include "src/plan/tune_cache.h"
 
 /* As bench's --sizes takes them. */
@@ -145,6 +147,51 @@ static int clear(void)
         return gc_fail(GC_EXIT_OUTPUT, "%s: %s", path, why);
     printf(r == 0 ? "%s: removed\n" : "%s: nothing to remove\n", path);
     return 0;
+}
+
+/* ---- --calibrate ---- */
+
+/* Measures this GPU's rates for auto, keeps them and prints them beside
+ * the table's scaled to it. */
+static int calibrate(const struct gc_opts *o)
+{
+    struct gc_device dev;
+    struct model_rates *scaled = malloc(sizeof *scaled);
+    char where[TUNE_PATH_MAX], line[512];
+    int rc = scaled ? device_open(&dev, o->device, 0) : gc_fail(GC_EXIT_INPUT, "out of host memory");
+    if (rc) {
+        free(scaled);
+        return rc;
+    }
+    struct rates_device d;
+    calibrate_device_of(&dev, &d);
+    rates_scaled(&d, scaled);
+    if (!(rc = calibrate_ready(&dev, CALIBRATE_NOW, 1))) {
+        const struct model_rates *r = rates_active();
+        rates_describe(r, line, sizeof line);
+        printf("rates %s\n%d SMs, %d MHz, memory %.0f GB/s\n"
+               "measured in %.1f s; device copy %.0f GB/s (the table's, scaled: %.0f)\n",
+               line, d.sm_count, d.clock_mhz, d.mem_gbps, r->seconds, r->copy_gbps,
+               scaled->copy_gbps);
+        printf("%-6s %-18s %10s %10s %9s %10s\n", "type", "kernel", "TFLOP/s", "GB/s",
+               "sliced", "of table");
+        for (size_t i = 0; i < r->count; i++) {
+            const struct rate_entry *e = &r->e[i];
+            const struct rate_entry *t = rates_find(scaled, e->type, e->kernel);
+            double mine = e->tflops > 0 && !(e->gbps > 0) ? e->tflops : e->gbps;
+            double theirs = !t ? 0 : e->tflops > 0 && !(e->gbps > 0) ? t->tflops : t->gbps;
+            char pct[16] = "-";
+            if (theirs > 0)
+                snprintf(pct, sizeof pct, "%.0f%%", 100 * mine / theirs);
+            printf("%-6s %-18s %10.2f %10.1f %8.2fx %10s\n", e->type, e->kernel, e->tflops,
+                   e->gbps, e->slice_eff, pct);
+        }
+        if (rates_path(&d, where, sizeof where) == 0)
+            printf("kept in %s\n", where);
+    }
+    device_close(&dev);
+    free(scaled);
+    return rc;
 }
 
 /* ---- tuning ---- */
@@ -286,10 +333,13 @@ out:
 
 int cmd_tune(const struct gc_opts *o)
 {
-    if (o->tune_show && o->tune_clear)
-        return gc_fail(GC_EXIT_USAGE, "--show and --clear: one at a time");
-    if ((o->tune_show || o->tune_clear) && o->n_operands)
-        return gc_fail(GC_EXIT_USAGE, "%s takes no sizes", o->tune_show ? "--show" : "--clear");
+    if (o->tune_show + o->tune_clear + o->calibrate > 1)
+        return gc_fail(GC_EXIT_USAGE, "--show, --clear and --calibrate: one at a time");
+    if ((o->tune_show || o->tune_clear || o->calibrate) && o->n_operands)
+        return gc_fail(GC_EXIT_USAGE, "%s takes no sizes",
+                       o->tune_show ? "--show" : o->tune_clear ? "--clear" : "--calibrate");
+    if (o->calibrate)
+        return calibrate(o);
     if (o->tune_show)
         return show();
     if (o->tune_clear)

@@ -1,5 +1,7 @@
 #include "src/exec/steps.h"
 
+#include "src/plan/rates.h"
+
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +62,12 @@ void exec_report_pick(struct mul_run *r, const struct product_pick *p, const cha
     rep->kernel = p->kern->name;
     rep->kernel_auto = r->plan->is_auto;
     rep->auto_source = auto_source;
+    rep->rates_source = NULL;
+    if (rep->kernel_auto && !auto_source && !(p->kern->flags & KERNEL_HOST)) {
+        const struct model_rates *rates = rates_active();
+        rep->rates_source = rates_source_name(rates->source);
+        rates_describe(rates, rep->rates, sizeof rep->rates);
+    }
     rep->compute = product_compute_words(&r->plan->mm, p->sig);
     rep->verify.tol = o->tol >= 0 ? o->tol : gemm_sig_verify_tol(p->sig, r->plan->mm.result);
 }

@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/clock.h"
 #include "core/error.h"
+#include "kernels/convert.h"
 
 int device_cuda_fail(cudaError_t err, const char *what, const char *file, int line)
 {
@@ -65,6 +67,15 @@ int device_open(struct gc_device *d, int ordinal, int suggest_cpu)
     if (cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, ordinal) != cudaSuccess)
         khz = 0;
     d->clock_ghz = khz / 1e6;
+    int mem_khz = 0, bus_bits = 0;
+    if (cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, ordinal) != cudaSuccess ||
+        cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, ordinal) !=
+            cudaSuccess)
+        mem_khz = bus_bits = 0;
+    d->mem_gbps = 2.0 * mem_khz * 1e3 * (bus_bits / 8.0) / 1e9;
+    if (cudaDriverGetVersion(&d->driver) != cudaSuccess)
+        d->driver = 0;
+    cudaGetLastError();
 
     CUDA_TRY(cudaStreamCreateWithFlags(&d->stream, cudaStreamNonBlocking));
     CUDA_TRY(device_timer_init(&d->timer, d->stream));
@@ -173,4 +184,69 @@ int device_pin(void *p, size_t bytes)
         return 0;
     }
     return 1;
+}
+
+static void fill_random(float *x, size_t n, unsigned long long seed)
+{
+    unsigned long long s = seed * 0x9E3779B97F4A7C15ull + 1;
+    for (size_t i = 0; i < n; i++) {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        x[i] = (float)((s >> 11) * (2.0 / 9007199254740992.0) - 1.0);
+    }
+}
+
+int device_random_operand(struct gc_device *dev, size_t n, unsigned long long seed,
+                         enum gc_dtype to, void **dst)
+{
+    float *host = malloc((n ? n : 1) * sizeof *host);
+    void *staging = NULL;
+    int rc;
+    *dst = NULL;
+    if (!host)
+        return gc_fail(GC_EXIT_INPUT, "out of host memory");
+    fill_random(host, n, seed);
+    if (!(rc = CUDA_CALL(cudaMalloc(dst, (n ? n : 1) * gc_dtypes[to].size))) &&
+        !(rc = CUDA_CALL(cudaMalloc(&staging, (n ? n : 1) * sizeof(float)))) &&
+        !(rc = CUDA_CALL(cudaMemcpy(staging, host, n * sizeof(float), cudaMemcpyHostToDevice))))
+        rc = CUDA_CALL(convert_operand_launch(staging, GC_F32, 0, 0, 0, n, *dst, to,
+                                              dev->stream));
+    if (!rc)
+        rc = CUDA_CALL(cudaStreamSynchronize(dev->stream));
+    cudaFree(staging);
+    free(host);
+    return rc;
+}
+
+double device_copy_gbps(struct gc_device *dev, size_t bytes)
+{
+    void *x = NULL, *y = NULL;
+    double v[5], out = 0;
+    cudaEvent_t e0, e1;
+    if (cudaMalloc(&x, bytes) != cudaSuccess || cudaMalloc(&y, bytes) != cudaSuccess ||
+        cudaEventCreate(&e0) != cudaSuccess) {
+        cudaFree(x);
+        return 0;
+    }
+    if (cudaEventCreate(&e1) == cudaSuccess) {
+        int ok = cudaMemcpyAsync(y, x, bytes, cudaMemcpyDeviceToDevice, dev->stream) ==
+                 cudaSuccess;
+        for (int i = 0; i < 5 && ok; i++) {
+            float ms = 0;
+            ok = cudaEventRecord(e0, dev->stream) == cudaSuccess &&
+                 cudaMemcpyAsync(y, x, bytes, cudaMemcpyDeviceToDevice, dev->stream) ==
+                     cudaSuccess &&
+                 cudaEventRecord(e1, dev->stream) == cudaSuccess &&
+                 cudaEventSynchronize(e1) == cudaSuccess &&
+                 cudaEventElapsedTime(&ms, e0, e1) == cudaSuccess && ms > 0;
+            v[i] = ok ? 2.0 * bytes / (ms / 1e3) / 1e9 : 0;
+        }
+        out = ok ? clock_median(v, 5) : 0;
+        cudaEventDestroy(e1);
+    }
+    cudaEventDestroy(e0);
+    cudaFree(x);
+    cudaFree(y);
+    return out;
 }

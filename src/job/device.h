@@ -19,6 +19,8 @@ struct gc_device {
     int sm_count, cc_major, cc_minor;
     size_t l2_bytes, smem_optin;
     double clock_ghz;            /* boost clock, for the FP32 peak */
+    double mem_gbps;             /* 2 x memory clock x bus width; 0: unknown */
+    int driver;                  /* cudaDriverGetVersion's; 0: unknown */
     cudaStream_t stream;
     cublasHandle_t cublas;       /* created on first use: see device_cublas */
     struct device_timer timer;
@@ -112,5 +114,16 @@ struct launch_env device_launch_env(const struct gc_device *d);
 
 /* FP32 FFMA peak in GFLOP/s: SMs x 128 lanes x 2 x clock. */
 double device_fp32_peak_gflops(const struct gc_device *d);
+
+/* n values in [-1, 1) from `seed`, made as float32 on the host and
+ * converted on the device into `to`, in a new device buffer *dst.
+ * Returns 0 or an exit status it has reported. */
+int device_random_operand(struct gc_device *dev, size_t n, unsigned long long seed,
+                         enum gc_dtype to, void **dst);
+
+/* The device's copy bandwidth, bytes read and written per second (GB/s):
+ * a device-to-device copy of `bytes`, the median of 5; 0 when it could
+ * not be timed. */
+double device_copy_gbps(struct gc_device *dev, size_t bytes);
 
 #endif

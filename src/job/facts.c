@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "src/job/calibrate.h"
 
 /* The GPUs that share the tiles, as --devices names them (all: the first
  * TILED_MAX_DEVICES there are; none: the job's own), each asked its
@@ -51,6 +52,12 @@ int facts_of_job(struct job *j, const struct gc_opts *o, size_t held, struct dev
     if (rc)
         return rc;
     from_device(&j->dev, f);
+    /* auto's rates for this GPU, measured here the first time auto
+     * chooses on it (before the free memory is asked: the calibration's
+     * buffers are given back). */
+    if (strcmp(o->kernel, "auto") == 0)
+        calibrate_ready(&j->dev, o->no_calibrate ? CALIBRATE_NEVER : CALIBRATE_IF_MISSING,
+                        o->quiet);
     size_t free_b = 0, total_b = 0;
     if ((rc = CUDA_CALL(cudaMemGetInfo(&free_b, &total_b))))
         return rc;
@@ -71,6 +78,9 @@ int facts_of_device(const struct gc_opts *o, struct device_facts *f)
         return 0;
     }
     from_device(&dev, f);
+    /* A plan that is printed measures nothing: the rates kept, or the
+     * table's scaled to this GPU. */
+    calibrate_ready(&dev, CALIBRATE_NEVER, 1);
     if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess)
         f->free_bytes = free_b;
     else

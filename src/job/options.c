@@ -19,7 +19,7 @@ enum {
     OPT_ORDER, OPT_DELIMITER, OPT_HEADER, OPT_PRECISION, OPT_LEVEL,
     OPT_OP, OPT_SIZES, OPT_BENCH_OUT, OPT_AUTO_TABLE, OPT_COMPUTE, OPT_SWEEP, OPT_SEED, OPT_FOR,
     OPT_TUNE, OPT_SHOW, OPT_CLEAR, OPT_DEVICE_MEMORY, OPT_DEVICES, OPT_HOST_MEMORY,
-    OPT_FORCE, OPT_DRY_RUN,
+    OPT_FORCE, OPT_DRY_RUN, OPT_NO_CALIBRATE, OPT_CALIBRATE,
 };
 
 struct opt_def {
@@ -50,6 +50,8 @@ static const struct opt_def opt_defs[] = {
     { "kernel", 'k', OPT_KERNEL, "NAME", OPTS_RUN, "kernel to run (default auto; see 'gemmcli kernels')" },
     { "compute", 0, OPT_COMPUTE, "MODE", OPTS_COMPUTE, "arithmetic: auto (the result dtype's own), fp32, fp64, exact (integers), f16, bf16, tf32 (lossy), tf32x3 (float on tensor cores, FP32-class)" },
     { "tune", 0, OPT_TUNE, NULL, OPTS_MUL, "with --kernel auto: on a miss in the tune cache, time auto's candidates on this product, cache the fastest and run it" },
+    { "no-calibrate", 0, OPT_NO_CALIBRATE, NULL, OPTS_MUL | OPTS_BENCH, "with --kernel auto: do not measure this GPU's kernel rates when none are kept for it; auto plans with the table's rates scaled to this GPU" },
+    { "calibrate", 0, OPT_CALIBRATE, NULL, OPTS_TUNE, "measure this GPU's kernel rates for auto now (a few seconds), keep them beside the tune cache and print them" },
     { "show", 0, OPT_SHOW, NULL, OPTS_TUNE, "print the tune cache's path and entries" },
     { "clear", 0, OPT_CLEAR, NULL, OPTS_TUNE, "remove the tune cache" },
     { "dry-run", 0, OPT_DRY_RUN, NULL, OPTS_MUL, "print the plan (executor, kernel and signature, tiles, output format) for these operands and exit: reads their headers only, runs nothing, writes no output" },
@@ -321,6 +323,8 @@ static int apply(struct gc_opts *o, const struct opt_def *d, const char *arg)
     case OPT_SEED: rc = parse_int(d->name, arg, 0, INT_MAX, &o->seed); break;
     case OPT_TUNE: o->tune = 1; break;
     case OPT_DRY_RUN: o->dry_run = 1; break;
+    case OPT_NO_CALIBRATE: o->no_calibrate = 1; break;
+    case OPT_CALIBRATE: o->calibrate = 1; break;
     case OPT_SHOW: o->tune_show = 1; break;
     case OPT_CLEAR: o->tune_clear = 1; break;
     }

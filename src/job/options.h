@@ -92,6 +92,8 @@ struct gc_opts {
     int tune;                       /* mul --tune: tune auto's choice on a cache miss */
     int dry_run;                    /* mul --dry-run: print the plan, run nothing */
     int tune_show, tune_clear;      /* tune --show, --clear */
+    int calibrate;                  /* tune --calibrate */
+    int no_calibrate;               /* mul, bench: --no-calibrate */
 };
 
 /* Parses argv (argv[0] is the command name) for a command that takes the

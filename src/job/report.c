@@ -158,6 +158,10 @@ void report_json(FILE *f, const struct gc_report *r)
     json_bool(&j, "auto", r->kernel_auto);
     json_string(&j, "auto_source", !r->kernel_auto ? NULL
                                    : r->auto_source ? r->auto_source : "shipped");
+    if (r->rates_source) {
+        json_string(&j, "rates_source", r->rates_source);
+        json_string(&j, "rates", r->rates);
+    }
     json_string(&j, "device", r->device);
     json_string(&j, "dtype", r->dtype);
     json_shape(&j, "shape_out", r->shape_out.ndim, r->shape_out.dims);

@@ -41,6 +41,9 @@ struct gc_report {
     const char *auto_source;  /* where auto's choice came from: NULL the shipped
                                  choice, "cache" the tune cache, "tuned" tuned in
                                  this run (mul --tune) */
+    const char *rates_source; /* auto's model choosing: its rates' source
+                                 (src/plan/rates.h: "measured", "scaled", "table") */
+    char rates[512];          /* and where they came from, in words */
     const char *device;       /* device name, or "cpu" */
     const char *dtype;        /* the result's */
     const char *compute;      /* mul: the arithmetic, as a signature's words */

@@ -20,20 +20,12 @@
 #include <string.h>
 
 #include "core/dtype.h"
+#include "src/plan/rates.h"
 
 #define LAUNCH_MS MODEL_LAUNCH_MS
-#define SLICES_MOST 1024          /* kernels/gemm_dispatch.c's SPLIT_MOST */
 #define LONE_BLOCK_EFF 0.65      /* one block alone on an SM made for two: share of its rate */
 #define STREAM_K_MIN_STEPS 8.0   /* k-steps a stream-K run takes at least */
 #define STREAM_K_TAIL_EFF 0.7    /* the shared-out tail's rate against whole tiles' */
-
-static const struct auto_rate *rate_of(const char *type, const char *kernel)
-{
-    for (size_t i = 0; i < auto_rate_count; i++)
-        if (!strcmp(auto_rates[i].type, type) && !strcmp(auto_rates[i].kernel, kernel))
-            return &auto_rates[i];
-    return NULL;
-}
 
 static double ceil_div(double a, double b)
 {
@@ -65,8 +57,8 @@ static double last_wave(double rest, int sm_count, int per_sm)
 /* The share of a tiled kernel's full rate that p allows on `sm_count`
  * SMs; *slices and *reduce_ms say what a sliced kernel adds. */
 static double tiled_util(const struct gemm_kernel *k, const struct gemm_geometry *g,
-                         const struct gemm_problem *p, int sm_count, int *slices,
-                         double *reduce_ms)
+                         const struct gemm_problem *p, int sm_count, double copy_gbps,
+                         int *slices, double *reduce_ms)
 {
     double m = (double)p->m, n = (double)p->n, kk = (double)p->k, batch = (double)p->batch;
     double per_launch = (k->flags & KERNEL_BATCHED) ? batch : 1;
@@ -93,20 +85,19 @@ static double tiled_util(const struct gemm_kernel *k, const struct gemm_geometry
         break;
     }
     case SPREAD_SLICES: {
-        double s = 1;
-        /* (FP64 does not split vectors: kernels/gemm_dispatch.c) */
-        int unsplit = p->sig == GEMM_F64 && (p->m == 1 || p->n == 1);
-        if (tiles < slots && kk >= 2.0 * g->slice_k && !unsplit) {
-            s = fmin(ceil_div(slots, tiles), floor(kk / g->slice_k));
-            s = fmin(s, SLICES_MOST);
-        }
+        /* The dispatcher's own cut (kernels/gemm_dispatch.c): S slices in
+         * one launch, and any few values of k left over in one more. */
+        int64_t len = (p->batch == 1) ? gemm_split_slice(k, p, sm_count) : 0;
+        double s = len ? floor(kk / (double)len) : 1;
+        double rest_k = len ? kk - s * (double)len : 0;
         *slices = (int)s;
         double pieces = tiles * s, full = floor(pieces / slots), rest = pieces - full * slots;
         util_wave = pieces / ((full + last_wave(rest, sm_count, g->per_sm)) * slots);
-        slice_k = kk / s;
+        slice_k = len ? (double)len : kk;
         if (s > 1)   /* the slabs written and read: FP32, FP64 for double */
-            *reduce_ms = LAUNCH_MS + 2 * s * batch * m * n * (p->sig == GEMM_F64 ? 8 : 4) /
-                                         (auto_rate_copy_gbps * 1e9) * 1e3;
+            *reduce_ms = LAUNCH_MS * (rest_k > 0 ? 2 : 1) +
+                         2 * (s + (rest_k > 0)) * batch * m * n * (p->sig == GEMM_F64 ? 8 : 4) /
+                             (copy_gbps * 1e9) * 1e3;
         break;
     }
     default: {
@@ -125,30 +116,29 @@ double model_util(const struct gemm_kernel *k, const struct gemm_problem *p, int
     double reduce_ms;
     if (!g || g->spread == SPREAD_MEMORY || p->m == 0 || p->n == 0 || p->batch == 0)
         return 1;
-    return tiled_util(k, g, p, sm_count > 0 ? sm_count : auto_rate_sm_count, &slices,
+    const struct model_rates *a = rates_active();
+    return tiled_util(k, g, p, sm_count > 0 ? sm_count : a->sm_count, a->copy_gbps, &slices,
                       &reduce_ms);
 }
 
-struct model_estimate model_estimate(const struct gemm_kernel *k, const struct gemm_problem *p,
-                                     int sm_count)
+struct model_estimate model_estimate_rate(const struct gemm_kernel *k,
+                                          const struct gemm_problem *p, int sm_count,
+                                          const struct rate_entry *r, double copy_gbps)
 {
-    struct model_estimate e = { INFINITY, 0, 0, 0, 0, 1 };
+    struct model_estimate e = { INFINITY, 0, 0, 0, 0, 0, 1 };
     const struct gemm_geometry *g = k->geometry;
-    const struct auto_rate *r = rate_of(gemm_sigs[p->sig].name, k->name);
     /* A memory-bound kernel not measured yet is taken to move its bytes at
-     * the device's copy rate, its compute unbounded, until `gemmcli bench
-     * --auto-table` measures it. */
-    static const struct auto_rate unmeasured = { "", "", 0, 0 };
+     * the device's copy rate, its compute unbounded, until a calibration
+     * or `gemmcli bench --auto-table` measures it. */
+    static const struct rate_entry unmeasured = { "", "", 0, 0, 1 };
     if (g && g->spread == SPREAD_MEMORY && !r)
         r = &unmeasured;
     if (!g || !r || (g->spread != SPREAD_MEMORY && r->tflops <= 0 && r->gbps <= 0))
         return e;
-    if (sm_count <= 0)
-        sm_count = auto_rate_sm_count;
     double batch = (double)p->batch;
     double launches = (k->flags & KERNEL_BATCHED) ? 1 : batch;
     double flops = 2 * batch * (double)p->m * (double)p->n * (double)p->k;
-    double gbps = r->gbps > 0 ? r->gbps : auto_rate_copy_gbps;
+    double gbps = r->gbps > 0 ? r->gbps : copy_gbps;
     e.memory_ms = model_bytes(p) / (gbps * 1e9) * 1e3;
     e.overhead_ms = launches * LAUNCH_MS;
     if (g->spread == SPREAD_MEMORY) {
@@ -170,9 +160,22 @@ struct model_estimate model_estimate(const struct gemm_kernel *k, const struct g
         e.ms = e.overhead_ms + e.memory_ms;
         return e;
     }
-    double reduce_ms;
-    e.util = tiled_util(k, g, p, sm_count, &e.slices, &reduce_ms);
+    e.util = tiled_util(k, g, p, sm_count, copy_gbps, &e.slices, &e.reduce_ms);
     e.compute_ms = flops / (r->tflops * 1e12 * e.util) * 1e3;
-    e.ms = e.overhead_ms + fmax(e.compute_ms, e.memory_ms) + reduce_ms;
+    /* Slices run as the GPU measured them run (a calibration's slice_eff):
+     * few blocks over a long K reach less of an SM than whole waves do. */
+    if (e.slices > 1 && r->slice_eff > 0) {
+        e.compute_ms *= r->slice_eff;
+        e.reduce_ms *= r->slice_eff;
+    }
+    e.ms = e.overhead_ms + fmax(e.compute_ms, e.memory_ms) + e.reduce_ms;
     return e;
+}
+
+struct model_estimate model_estimate(const struct gemm_kernel *k, const struct gemm_problem *p,
+                                     int sm_count)
+{
+    const struct model_rates *a = rates_active();
+    return model_estimate_rate(k, p, sm_count > 0 ? sm_count : a->sm_count,
+                               rates_find(a, gemm_sigs[p->sig].name, k->name), a->copy_gbps);
 }

@@ -1,6 +1,6 @@
 /* auto's model: the time a kernel should take for a product, from its
- * geometry (its row of kernels/gemm_table.c) and its measured rates
- * (kernels/auto_table.c). */
+ * geometry (its row of kernels/gemm_table.c) and its rates
+ * (src/plan/rates.h: measured on this GPU, or kernels/auto_table.c's). */
 #ifndef GC_MODEL_H
 #define GC_MODEL_H
 
@@ -10,14 +10,23 @@
 struct model_estimate {
     double ms;                 /* the estimate; INFINITY: no geometry or no rate */
     double compute_ms, memory_ms, overhead_ms;
+    double reduce_ms;          /* SPREAD_SLICES: summing the slices */
     double util;               /* share of the kernel's full rate the shape allows */
     int slices;                /* SPREAD_SLICES: slices of K (1: none) */
 };
 
 /* The estimate for kernel `k` computing p (in p->sig) on a device of
- * `sm_count` SMs (0: the one the rates were measured on). */
+ * `sm_count` SMs (0: the active rates' device), at the active rates
+ * (src/plan/rates.h). */
 struct model_estimate model_estimate(const struct gemm_kernel *k, const struct gemm_problem *p,
                                      int sm_count);
+
+/* The same at rate r (NULL: none) and copy bandwidth copy_gbps, on
+ * sm_count SMs (> 0). */
+struct rate_entry;
+struct model_estimate model_estimate_rate(const struct gemm_kernel *k,
+                                          const struct gemm_problem *p, int sm_count,
+                                          const struct rate_entry *r, double copy_gbps);
 
 /* Bytes the product moves at least: A and B read once (a broadcast operand
  * once for the stack), C written, and read too when beta != 0. */

@@ -64,7 +64,7 @@ int tune_key_make(struct tune_key *key, const char *device, int cc_major, int cc
 
 /* ---- the path ---- */
 
-int tune_cache_path(char *buf, size_t n)
+int tune_cache_dir(char *buf, size_t n)
 {
     const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
     int w;
@@ -72,11 +72,20 @@ int tune_cache_path(char *buf, size_t n)
      * specification); a relative HOME would put the cache wherever the
      * command happens to run. */
     if (xdg && xdg[0] == '/')
-        w = snprintf(buf, n, "%s/gemmcli/tune.txt", xdg);
+        w = snprintf(buf, n, "%s/gemmcli", xdg);
     else if (home && home[0] == '/')
-        w = snprintf(buf, n, "%s/.cache/gemmcli/tune.txt", home);
+        w = snprintf(buf, n, "%s/.cache/gemmcli", home);
     else
         return -1;
+    return w > 0 && (size_t)w < n ? 0 : -1;
+}
+
+int tune_cache_path(char *buf, size_t n)
+{
+    char dir[TUNE_PATH_MAX];
+    if (tune_cache_dir(dir, sizeof dir) != 0)
+        return -1;
+    int w = snprintf(buf, n, "%s/tune.txt", dir);
     return w > 0 && (size_t)w < n ? 0 : -1;
 }
 
@@ -85,7 +94,7 @@ int tune_cache_path(char *buf, size_t n)
 /* The file's text, NUL-terminated, in *text (free it): TUNE_CACHE_OK, or
  * TUNE_CACHE_MISSING / TUNE_CACHE_FOREIGN with *text NULL; -1 when out of
  * memory. */
-static int read_text(const char *path, char **text, size_t *len)
+int tune_cache_read_text(const char *path, char **text, size_t *len)
 {
     *text = NULL;
     *len = 0;
@@ -295,7 +304,7 @@ int tune_cache_lookup_entries(const struct tune_key *keys, int n_keys, struct tu
     for (int i = 0; i < n_keys; i++)
         out[i].kernel[0] = '\0';
     if (tune_cache_path(path, sizeof path) != 0 ||
-        read_text(path, &text, &len) != TUNE_CACHE_OK)
+        tune_cache_read_text(path, &text, &len) != TUNE_CACHE_OK)
         return 0;
     char *body = after_header(text);
     if (body) {
@@ -351,7 +360,7 @@ static int load(const char *path, enum tune_cache_state *state, struct collect *
     char *text;
     size_t len;
     memset(c, 0, sizeof *c);
-    int rc = read_text(path, &text, &len);
+    int rc = tune_cache_read_text(path, &text, &len);
     if (rc < 0)
         return -1;
     *state = (enum tune_cache_state)rc;
@@ -416,7 +425,7 @@ void tune_cache_listing_free(struct tune_cache_listing *l)
 #define WHY(...) (snprintf(why, n, __VA_ARGS__), -1)
 
 /* mkdir -p with mode 0700 for what is missing. */
-static int make_dirs(const char *dir, char *why, size_t n)
+int tune_cache_make_dirs(const char *dir, char *why, size_t n)
 {
     char path[TUNE_PATH_MAX];
     snprintf(path, sizeof path, "%s", dir);
@@ -494,6 +503,17 @@ static int replace_file(const char *dir, const char *path, const char *text, siz
     return 0;
 }
 
+int tune_cache_write_text(const char *path, const char *text, size_t len, char *why, size_t n)
+{
+    char dir[TUNE_PATH_MAX];
+    if (snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir || !strrchr(dir, '/'))
+        return WHY("not a path in a directory: %s", path);
+    *strrchr(dir, '/') = '\0';
+    if (tune_cache_make_dirs(dir, why, n) != 0 || store_refusal(path, why, n) != 0)
+        return -1;
+    return replace_file(dir, path, text, len, why, n);
+}
+
 int tune_cache_store(const struct tune_entry *entries, int count, char *why, size_t n)
 {
     char path[TUNE_PATH_MAX], dir[TUNE_PATH_MAX];
@@ -506,7 +526,7 @@ int tune_cache_store(const struct tune_entry *entries, int count, char *why, siz
         return WHY("no cache location: XDG_CACHE_HOME and HOME are unset, empty or relative paths");
     snprintf(dir, sizeof dir, "%s", path);
     *strrchr(dir, '/') = '\0';
-    if (make_dirs(dir, why, n) != 0 || store_refusal(path, why, n) != 0)
+    if (tune_cache_make_dirs(dir, why, n) != 0 || store_refusal(path, why, n) != 0)
         return -1;
 
     enum tune_cache_state state;

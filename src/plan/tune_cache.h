@@ -76,6 +76,26 @@ int tune_key_make(struct tune_key *key, const char *device, int cc_major, int cc
  * (neither variable is an absolute path, or the path would not fit). */
 int tune_cache_path(char *buf, size_t n);
 
+/* The directory the cache file lives in (and auto's measured rates,
+ * src/plan/rates.h): 0, or -1 as tune_cache_path. */
+int tune_cache_dir(char *buf, size_t n);
+
+/* A text file's whole text, NUL-terminated, in *text (free it), read as
+ * the cache is: TUNE_CACHE_OK, or TUNE_CACHE_MISSING / TUNE_CACHE_FOREIGN
+ * (not a regular file, over TUNE_CACHE_MAX_BYTES, not text) with *text
+ * NULL; -1 when out of memory. */
+int tune_cache_read_text(const char *path, char **text, size_t *len);
+
+/* mkdir -p with mode 0700 for what is missing of `dir`: 0, or -1 with the
+ * reason in why[0..n). */
+int tune_cache_make_dirs(const char *dir, char *why, size_t n);
+
+/* Replaces (or creates) the file at `path` with `text` as a store
+ * replaces the cache: missing directories made 0700, the new file written
+ * beside it and renamed over it, a file without its owner's write
+ * permission left as it is.  0, or -1 with the reason in why[0..n). */
+int tune_cache_write_text(const char *path, const char *text, size_t len, char *why, size_t n);
+
 /* 1 and the kernel's name in kernel_out when an entry has `key` (the last
  * such line), else 0.  Reads at most TUNE_CACHE_MAX_BYTES. */
 int tune_cache_lookup(const struct tune_key *key, char *kernel_out, size_t n);

@@ -1,0 +1,416 @@
+/* auto's rates: the table built in, scaled to a GPU, or measured on it
+ * (src/plan/rates.h says which wins and what the file holds). */
+#include "src/plan/rates.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "src/plan/model.h"
+#include "src/plan/tune_cache.h"
+
+#define HEADER_FMT "# gemmcli rates %d"
+#define SLICE_EFF_LEAST 0.5
+#define SLICE_EFF_MOST 16.0
+
+static struct model_rates active;
+static int active_set;
+
+const struct model_rates *rates_active(void)
+{
+    if (!active_set) {
+        rates_table(&active);
+        active_set = 1;
+    }
+    return &active;
+}
+
+void rates_use(const struct model_rates *r)
+{
+    active = *r;
+    active_set = 1;
+}
+
+void rates_table(struct model_rates *out)
+{
+    memset(out, 0, sizeof *out);
+    out->source = RATES_TABLE;
+    snprintf(out->measured_on, sizeof out->measured_on, "%s", auto_rate_device);
+    snprintf(out->date, sizeof out->date, "%s", auto_rate_date);
+    out->sm_count = auto_rate_sm_count;
+    out->copy_gbps = auto_rate_copy_gbps;
+    out->compute_scale = out->memory_scale = 1;
+    for (size_t i = 0; i < auto_rate_count && out->count < RATES_MAX; i++) {
+        struct rate_entry *e = &out->e[out->count++];
+        snprintf(e->type, sizeof e->type, "%s", auto_rates[i].type);
+        snprintf(e->kernel, sizeof e->kernel, "%s", auto_rates[i].kernel);
+        e->tflops = auto_rates[i].tflops;
+        e->gbps = auto_rates[i].gbps;
+        e->slice_eff = auto_rates[i].slice_eff > 0 ? auto_rates[i].slice_eff : 1;
+    }
+}
+
+void rates_scaled(const struct rates_device *d, struct model_rates *out)
+{
+    rates_table(out);
+    out->source = RATES_SCALED;
+    out->device = *d;
+    /* A figure the device does not give leaves its side unscaled. */
+    double sms = d->sm_count > 0 ? (double)d->sm_count / auto_rate_sm_count : 1;
+    double clock = d->clock_mhz > 0 ? (double)d->clock_mhz / auto_rate_clock_mhz : 1;
+    double mem = d->mem_gbps > 0 ? d->mem_gbps / auto_rate_mem_gbps : 1;
+    out->compute_scale = sms * clock;
+    out->memory_scale = mem;
+    out->sm_count = d->sm_count > 0 ? d->sm_count : auto_rate_sm_count;
+    out->copy_gbps *= mem;
+    for (size_t i = 0; i < out->count; i++) {
+        out->e[i].tflops *= out->compute_scale;
+        out->e[i].gbps *= mem;
+    }
+}
+
+const struct rate_entry *rates_find(const struct model_rates *r, const char *type,
+                                    const char *kernel)
+{
+    for (size_t i = 0; i < r->count; i++)
+        if (!strcmp(r->e[i].type, type) && !strcmp(r->e[i].kernel, kernel))
+            return &r->e[i];
+    return NULL;
+}
+
+/* ---- the fingerprint ---- */
+
+static void fnv(unsigned long long *h, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++) {
+        *h ^= p[i];
+        *h *= 0x100000001b3ull;
+    }
+}
+
+static void fnv_str(unsigned long long *h, const char *s)
+{
+    fnv(h, s ? s : "", s ? strlen(s) + 1 : 1);
+}
+
+const char *rates_fingerprint(void)
+{
+    static char text[17];
+    if (text[0])
+        return text;
+    unsigned long long h = 0xcbf29ce484222325ull;
+    /* What the rates depend on: the kernels auto may pick, their
+     * geometry, and the table the scaled rates start from. */
+    for (size_t i = 0; i < gemm_kernel_count; i++) {
+        const struct gemm_kernel *k = &gemm_kernels[i];
+        fnv_str(&h, k->name);
+        fnv(&h, &k->sigs, sizeof k->sigs);
+        fnv(&h, &k->flags, sizeof k->flags);
+        if (k->geometry) {
+            const struct gemm_geometry *g = k->geometry;
+            int v[6] = { g->tile_m, g->tile_n, g->per_sm, g->k_fill, (int)g->spread, g->slice_k };
+            fnv(&h, v, sizeof v);
+        }
+    }
+    for (size_t i = 0; i < auto_rate_count; i++) {
+        fnv_str(&h, auto_rates[i].type);
+        fnv_str(&h, auto_rates[i].kernel);
+    }
+    snprintf(text, sizeof text, "%016llx", h);
+    return text;
+}
+
+/* ---- the file ---- */
+
+static void word_of(const char *s, char *out, size_t n)
+{
+    size_t i = 0;
+    for (; s[i] && i + 1 < n; i++)
+        out[i] = s[i] == ' ' || s[i] == '\t' ? '_' : s[i];
+    out[i] = '\0';
+}
+
+int rates_path(const struct rates_device *d, char *buf, size_t n)
+{
+    char dir[TUNE_PATH_MAX], name[128];
+    if (tune_cache_dir(dir, sizeof dir) != 0 || !d->name[0])
+        return -1;
+    size_t i = 0;
+    for (; d->name[i] && i + 1 < sizeof name; i++) {
+        char c = d->name[i];
+        int keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                   c == '.' || c == '-';
+        name[i] = keep ? c : '_';
+    }
+    name[i] = '\0';
+    int w = snprintf(buf, n, "%s/rates-%s-%d-%d.txt", dir, name, d->cc, d->sm_count);
+    return w > 0 && (size_t)w < n ? 0 : -1;
+}
+
+size_t rates_text(const struct model_rates *r, char *buf, size_t n)
+{
+    char name[256];
+    size_t used = 0;
+    const struct rates_device *d = &r->device;
+    word_of(d->name, name, sizeof name);
+#define PUT(...)                                                                   \
+    do {                                                                           \
+        int w_ = snprintf(buf + used, n - used, __VA_ARGS__);                      \
+        used += w_ > 0 && (size_t)w_ < n - used ? (size_t)w_ : 0;                  \
+    } while (0)
+    PUT(HEADER_FMT "\n", RATES_VERSION);
+    PUT("device %s %d.%d %d %d %.0f %d\n", name, d->cc / 10, d->cc % 10, d->sm_count,
+        d->clock_mhz, d->mem_gbps, d->driver);
+    PUT("build %s %s %.1f %.1f\n", rates_fingerprint(), r->date, r->copy_gbps, r->seconds);
+    for (size_t i = 0; i < r->count; i++)
+        PUT("rate %s %s %.3f %.1f %.3f\n", r->e[i].type, r->e[i].kernel, r->e[i].tflops,
+            r->e[i].gbps, r->e[i].slice_eff);
+#undef PUT
+    return used;
+}
+
+/* Seconds since the epoch of "YYYY-MM-DDTHH:MM:SSZ", or -1. */
+static double utc_seconds(const char *s)
+{
+    int y, mo, d, h, mi, se;
+    char z;
+    if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%c", &y, &mo, &d, &h, &mi, &se, &z) != 7 || z != 'Z')
+        return -1;
+    /* Days from the civil date (proleptic Gregorian). */
+    int yy = y - (mo <= 2), era = (yy >= 0 ? yy : yy - 399) / 400;
+    int yoe = yy - era * 400, mp = (mo + 9) % 12;
+    int doy = (153 * mp + 2) / 5 + d - 1, doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    double days = (double)era * 146097 + doe - 719468;
+    return days * 86400 + h * 3600 + mi * 60 + se;
+}
+
+#define STALE(...) (snprintf(why, n, __VA_ARGS__), RATES_STALE)
+
+/* The header, device and build lines: RATES_LOADED when they are this
+ * build's and d's, with *body after them. */
+static enum rates_state parse_head(const char *text, const struct rates_device *d, time_t now,
+                                   struct model_rates *out, const char **body, char *why,
+                                   size_t n)
+{
+    char header[64], name[256], dev_name[256], fp[32], date[24];
+    int major, minor, sms, clock, driver, used = 0;
+    double mem, copy, seconds;
+    snprintf(header, sizeof header, HEADER_FMT "\n", RATES_VERSION);
+    if (strncmp(text, header, strlen(header)) != 0)
+        return STALE("not a rates file of this version");
+    text += strlen(header);
+    if (sscanf(text, "device %255s %d.%d %d %d %lf %d\n%n", name, &major, &minor, &sms, &clock,
+               &mem, &driver, &used) != 7 || !used)
+        return STALE("no device line");
+    text += used;
+    used = 0;
+    if (sscanf(text, "build %31s %23s %lf %lf\n%n", fp, date, &copy, &seconds, &used) != 4 ||
+        !used)
+        return STALE("no build line");
+    text += used;
+    word_of(d->name, dev_name, sizeof dev_name);
+    if (strcmp(name, dev_name) != 0 || major * 10 + minor != d->cc || sms != d->sm_count)
+        return STALE("measured on another GPU (%s)", name);
+    if (strcmp(fp, rates_fingerprint()) != 0)
+        return STALE("measured with another build of gemmcli");
+    if (driver != d->driver)
+        return STALE("measured under driver %d, this is %d", driver, d->driver);
+    double when = utc_seconds(date);
+    if (when < 0)
+        return STALE("no date");
+    if ((double)now - when > RATES_STALE_DAYS * 86400.0)
+        return STALE("measured more than %d days ago", RATES_STALE_DAYS);
+    if (!(copy > 0))
+        return STALE("no copy bandwidth");
+    memset(out, 0, sizeof *out);
+    out->source = RATES_MEASURED;
+    out->device = *d;
+    snprintf(out->measured_on, sizeof out->measured_on, "%s", d->name);
+    snprintf(out->date, sizeof out->date, "%s", date);
+    out->sm_count = d->sm_count;
+    out->copy_gbps = copy;
+    out->seconds = seconds;
+    out->compute_scale = out->memory_scale = 1;
+    *body = text;
+    return RATES_LOADED;
+}
+
+enum rates_state rates_parse(const char *text, const struct rates_device *d, time_t now,
+                             struct model_rates *out, char *why, size_t n)
+{
+    const char *p;
+    enum rates_state st = parse_head(text, d, now, out, &p, why, n);
+    if (st != RATES_LOADED)
+        return st;
+    while (*p) {
+        struct rate_entry e;
+        int used = 0;
+        if (sscanf(p, "rate %15s %47s %lf %lf %lf\n%n", e.type, e.kernel, &e.tflops, &e.gbps,
+                   &e.slice_eff, &used) != 5 || !used || !(e.tflops >= 0) || !(e.gbps >= 0) ||
+            !(e.slice_eff > 0) || !isfinite(e.tflops + e.gbps + e.slice_eff))
+            return STALE("a malformed rate line");
+        if (out->count == RATES_MAX)
+            return STALE("more than %d rates", RATES_MAX);
+        out->e[out->count++] = e;
+        p += used;
+    }
+    return out->count ? RATES_LOADED : STALE("no rates");
+}
+
+enum rates_state rates_load(const struct rates_device *d, time_t now, struct model_rates *out,
+                            char *why, size_t n)
+{
+    char path[TUNE_PATH_MAX];
+    char *text = NULL;
+    size_t len = 0;
+    if (rates_path(d, path, sizeof path) != 0)
+        return RATES_MISSING;
+    int st = tune_cache_read_text(path, &text, &len);
+    if (st == TUNE_CACHE_MISSING)
+        return RATES_MISSING;
+    if (st != TUNE_CACHE_OK)
+        return STALE("unreadable, or not a text file");
+    enum rates_state r = rates_parse(text, d, now, out, why, n);
+    free(text);
+    return r;
+}
+
+int rates_store(const struct model_rates *r, char *why, size_t n)
+{
+    char path[TUNE_PATH_MAX];
+    if (rates_path(&r->device, path, sizeof path) != 0) {
+        snprintf(why, n, "no cache location: XDG_CACHE_HOME and HOME are unset, empty or "
+                 "relative paths");
+        return -1;
+    }
+    char *text = malloc(RATES_TEXT_MAX);
+    if (!text) {
+        snprintf(why, n, "out of host memory");
+        return -1;
+    }
+    size_t len = rates_text(r, text, RATES_TEXT_MAX);
+    int rc = tune_cache_write_text(path, text, len, why, n);
+    free(text);
+    return rc;
+}
+
+const char *rates_source_name(enum rates_source s)
+{
+    return s == RATES_MEASURED ? "measured" : s == RATES_SCALED ? "scaled" : "table";
+}
+
+void rates_describe(const struct model_rates *r, char *buf, size_t n)
+{
+    switch (r->source) {
+    case RATES_MEASURED:
+        snprintf(buf, n, "measured on this GPU (%s, driver %d.%d, %s)", r->measured_on,
+                 r->device.driver / 1000, r->device.driver % 1000 / 10, r->date);
+        break;
+    case RATES_SCALED:
+        snprintf(buf, n, "the table's (%s, %s) scaled to %s: compute x%.2f, memory x%.2f; "
+                 "not yet measured here", r->measured_on, r->date, r->device.name,
+                 r->compute_scale, r->memory_scale);
+        break;
+    default:
+        snprintf(buf, n, "the table's (%s, %s)", r->measured_on, r->date);
+        break;
+    }
+}
+
+/* ---- fitting ---- */
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+static double median_of(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static double sample_tflops(const struct rate_sample *s)
+{
+    const struct gemm_problem *p = &s->p;
+    return 2.0 * p->batch * (double)p->m * p->n * p->k / (s->ms / 1e3) / 1e12;
+}
+
+/* A memory-bound kernel: its best bytes a second, and its TFLOP/s where a
+ * single product took twice the time its best bandwidth would. */
+static int fit_memory(const struct rate_sample *s, int n, struct rate_entry *out)
+{
+    double best = 0, flops_best = 0;
+    for (int i = 0; i < n; i++) {
+        double busy = fmax(s[i].ms - MODEL_LAUNCH_MS, s[i].ms / 2);
+        best = fmax(best, model_bytes(&s[i].p) / (busy / 1e3) / 1e9);
+    }
+    if (!(best > 0))
+        return -1;
+    for (int i = 0; i < n; i++) {
+        double busy = fmax(s[i].ms - MODEL_LAUNCH_MS, s[i].ms / 2);
+        if (s[i].p.batch == 1 && busy > 2 * model_bytes(&s[i].p) / (best * 1e9) * 1e3)
+            flops_best = fmax(flops_best, sample_tflops(&s[i]));
+    }
+    out->gbps = best;
+    out->tflops = flops_best;
+    return 0;
+}
+
+/* A tiled kernel's full rate; then, for a sliced one, how its sliced
+ * runs compare with the model's time for them at that rate. */
+static int fit_tiled(const struct gemm_kernel *k, const struct rate_sample *s, int n,
+                     int sm_count, double copy_gbps, struct rate_entry *out)
+{
+    double v[64], ratio[64], best = 0, big = 0, big_work = 0;
+    int nv = 0, nr = 0;
+    for (int i = 0; i < n; i++) {
+        double u = model_util(k, &s[i].p, sm_count), x = sample_tflops(&s[i]) / u;
+        double w = (double)s[i].p.batch * s[i].p.m * s[i].p.n * s[i].p.k;
+        if (u >= 0.5 && w > big_work) {
+            big = x;
+            big_work = w;
+        }
+        if (u < 0.25)
+            best = fmax(best, x);
+        else if (nv < 64)
+            v[nv++] = x;
+    }
+    double rate = big > 0 ? big : nv ? median_of(v, nv) : best;
+    if (!(rate > 0))
+        return -1;
+    out->tflops = rate;
+    out->gbps = 0;
+    out->slice_eff = 1;
+    for (int i = 0; i < n && nr < 64; i++) {
+        struct model_estimate e = model_estimate_rate(k, &s[i].p, sm_count, out, copy_gbps);
+        double sliced = e.compute_ms + e.reduce_ms;
+        if (e.slices > 1 && sliced > 0 && e.compute_ms >= e.memory_ms)
+            ratio[nr++] = (s[i].ms - e.overhead_ms) / sliced;
+    }
+    if (nr)
+        out->slice_eff = fmin(SLICE_EFF_MOST, fmax(SLICE_EFF_LEAST, median_of(ratio, nr)));
+    return 0;
+}
+
+int rates_fit(const struct gemm_kernel *k, enum gemm_sig sig, const struct rate_sample *s,
+              int n, int sm_count, double copy_gbps, struct rate_entry *out)
+{
+    memset(out, 0, sizeof *out);
+    snprintf(out->type, sizeof out->type, "%s", gemm_sigs[sig].name);
+    snprintf(out->kernel, sizeof out->kernel, "%s", k->name);
+    out->slice_eff = 1;
+    struct rate_sample kept[64];
+    int nk = 0;
+    for (int i = 0; i < n && nk < 64; i++)
+        if (isfinite(s[i].ms) && s[i].ms > 0)
+            kept[nk++] = s[i];
+    if (!nk || !k->geometry)
+        return -1;
+    if (k->geometry->spread == SPREAD_MEMORY)
+        return fit_memory(kept, nk, out);
+    return fit_tiled(k, kept, nk, sm_count, copy_gbps, out);
+}

@@ -1,0 +1,148 @@
+/* auto's rates: how fast the model (src/plan/model.c) takes each kernel to
+ * run on the GPU it plans for.  Three sources, the best one there is:
+ *
+ *   measured  on this GPU by a calibration (src/job/calibrate.c, seconds),
+ *             kept in the cache directory beside the tune cache, one file
+ *             per GPU model: rates-NAME-CC-SMS.txt;
+ *   scaled    the built-in table (kernels/auto_table.c, measured on one
+ *             GPU) scaled to this one: compute by SMs x clock, bytes by
+ *             memory bandwidth, each against the table's GPU;
+ *   table     the built-in table as it is (no device answered).
+ *
+ * A measured file is stale, and measured again, when its driver, its
+ * build (the fingerprint of the kernel and rate tables) or its format
+ * differ from this run's, or it is older than RATES_STALE_DAYS.
+ *
+ * The file is text:
+ *
+ *   # gemmcli rates 1
+ *   device NVIDIA_H100_80GB_HBM3 9.0 132 1980 3352 13000
+ *   build 5d1c2e04a7b3f9e1 2026-11-25T10:31:05Z 3004.1 2.6
+ *   rate f32 edge_peel 46.12 0.0 1.00
+ *   ...
+ *
+ *   device: name (blanks made '_'), compute capability, SMs, clock (MHz),
+ *           memory bandwidth (GB/s, from the memory clock and bus width),
+ *           driver version;
+ *   build:  the fingerprint, when measured (UTC), the measured copy
+ *           bandwidth (GB/s), the seconds the calibration took;
+ *   rate:   signature, kernel, TFLOP/s with every SM busy, GB/s (the
+ *           memory-bound kernels), and the sliced runs' time over what
+ *           the model gives them unsliced-alike (1: as modelled).
+ *
+ * Host code only; nothing printed. */
+#ifndef GC_RATES_H
+#define GC_RATES_H
+
+#include <stddef.h>
+#include <time.h>
+
+#include "kernels/registry.h"
+
+#define RATES_VERSION 1
+#define RATES_MAX 96
+#define RATES_STALE_DAYS 90
+
+/* What identifies a GPU for its rates, and what scales the table to it. */
+struct rates_device {
+    char name[256];
+    int cc, sm_count;
+    int clock_mhz;             /* the SMs' peak clock; 0: unknown */
+    double mem_gbps;           /* 2 x memory clock x bus width; 0: unknown */
+    int driver;                /* cudaDriverGetVersion's; 0: unknown */
+};
+
+enum rates_source { RATES_TABLE, RATES_SCALED, RATES_MEASURED };
+
+struct rate_entry {
+    char type[16];             /* a signature's name */
+    char kernel[48];
+    double tflops;             /* with every SM busy; 0: not measured */
+    double gbps;               /* memory-bound kernels' bytes a second; 0: the copy's */
+    double slice_eff;          /* sliced runs' measured time over the model's; 1: as modelled */
+};
+
+struct model_rates {
+    enum rates_source source;
+    char measured_on[256];     /* the GPU the figures were measured on */
+    char date[24];             /* when: "2026-11-22" or "2026-11-25T10:31:05Z" */
+    int sm_count;              /* the GPU planned for */
+    double copy_gbps;          /* its device-to-device copy, bytes read and written */
+    double compute_scale, memory_scale;   /* RATES_SCALED: the table's figures times these */
+    double seconds;            /* RATES_MEASURED: the calibration's time */
+    struct rates_device device;           /* RATES_MEASURED, RATES_SCALED: the GPU */
+    size_t count;
+    struct rate_entry e[RATES_MAX];
+};
+
+/* The rates the model uses now: the table until rates_use says otherwise. */
+const struct model_rates *rates_active(void);
+void rates_use(const struct model_rates *r);
+
+/* The built-in table, as it is or scaled to device d. */
+void rates_table(struct model_rates *out);
+void rates_scaled(const struct rates_device *d, struct model_rates *out);
+
+/* The entry for a signature and kernel, or NULL. */
+const struct rate_entry *rates_find(const struct model_rates *r, const char *type,
+                                    const char *kernel);
+
+/* A fingerprint of this build's kernel and rate tables (16 hex digits). */
+const char *rates_fingerprint(void);
+
+/* The file of d's measured rates into buf: 0, or -1 without a cache
+ * directory (src/plan/tune_cache.h) or an unusable name. */
+int rates_path(const struct rates_device *d, char *buf, size_t n);
+
+enum rates_state {
+    RATES_LOADED,              /* measured rates of this GPU, this build and driver */
+    RATES_MISSING,             /* no file, or no cache directory */
+    RATES_STALE,               /* another driver, build or format; older than
+                                  RATES_STALE_DAYS; or unreadable */
+};
+
+/* d's measured rates from its file into *out, as of `now`: a state, and
+ * the reason for RATES_STALE in why[0..n). */
+enum rates_state rates_load(const struct rates_device *d, time_t now, struct model_rates *out,
+                            char *why, size_t n);
+
+/* Writes r (source RATES_MEASURED, device filled) as d's file: 0, or -1
+ * with the reason in why[0..n). */
+int rates_store(const struct model_rates *r, char *why, size_t n);
+
+/* The file's text for r into buf (at least RATES_TEXT_MAX bytes); its
+ * length. */
+#define RATES_TEXT_MAX (512 + RATES_MAX * 160)
+size_t rates_text(const struct model_rates *r, char *buf, size_t n);
+
+/* Parses a file's text for device d (the header, device and build lines
+ * checked against d and this build): a state as rates_load. */
+enum rates_state rates_parse(const char *text, const struct rates_device *d, time_t now,
+                             struct model_rates *out, char *why, size_t n);
+
+/* One line on where the rates came from, for `kernels --for` and the
+ * reports. */
+void rates_describe(const struct model_rates *r, char *buf, size_t n);
+const char *rates_source_name(enum rates_source s);
+
+/* ---- fitting rates to timings ---- */
+
+/* One timed run of a kernel: the problem and its median time. */
+struct rate_sample {
+    struct gemm_problem p;
+    double ms;
+};
+
+/* Kernel k's entry from its samples on a GPU of `sm_count` SMs and
+ * `copy_gbps` (the rules of `gemmcli bench --auto-table` and of the
+ * calibration alike): a tiled kernel's TFLOP/s, each sample's figure over
+ * the share of its full rate the model says the shape allows, taken at the
+ * largest shape where that share is at least a half (else the samples'
+ * median); a memory-bound kernel's best bytes a second, and its TFLOP/s
+ * where it was seen doing more than moving bytes; a sliced kernel's
+ * slice_eff from its samples that the model slices.  0, or -1 when no
+ * sample yields a rate. */
+int rates_fit(const struct gemm_kernel *k, enum gemm_sig sig, const struct rate_sample *s,
+              int n, int sm_count, double copy_gbps, struct rate_entry *out);
+
+#endif

@@ -1,0 +1,264 @@
+/* Unit tests of auto's rates (src/plan/rates.c) and of the model's use of
+ * them, no GPU: the file's text read back, each reason a kept file is
+ * stale, the table scaled to another GPU, the fit recovering rates from
+ * timings the model itself made, and the model following rates_use.
+ * Built by tests/tests.mk as build/tests/test_rates; XDG_CACHE_HOME points
+ * into a temporary directory.  Each check prints only when it fails; the
+ * last line counts them. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "src/plan/model.h"
+#include "src/plan/rates.h"
+
+static int passed, failed;
+
+#define CHECK(cond, ...)                                                     \
+    do {                                                                     \
+        if (cond) {                                                          \
+            passed++;                                                        \
+        } else {                                                             \
+            failed++;                                                        \
+            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);           \
+            printf(__VA_ARGS__);                                             \
+            printf("\n");                                                    \
+        }                                                                    \
+    } while (0)
+
+static const struct gemm_kernel *kernel(const char *name)
+{
+    const struct gemm_kernel *k = gemm_kernel_find(name);
+    if (!k) {
+        printf("FAIL: no kernel %s in the table\n", name);
+        exit(1);
+    }
+    return k;
+}
+
+static struct gemm_problem problem(enum gemm_sig sig, int64_t batch, int64_t m, int64_t n,
+                                   int64_t k)
+{
+    struct gemm_problem p;
+    memset(&p, 0, sizeof p);
+    p.sig = sig;
+    p.batch = batch;
+    p.m = m;
+    p.n = n;
+    p.k = k;
+    gemm_problem_dense(&p);
+    p.stride_a = m * k;
+    p.stride_b = k * n;
+    p.alpha = 1;
+    p.cc = 90;
+    return p;
+}
+
+static struct rates_device h100(void)
+{
+    struct rates_device d;
+    memset(&d, 0, sizeof d);
+    snprintf(d.name, sizeof d.name, "NVIDIA H100 80GB HBM3");
+    d.cc = 90;
+    d.sm_count = 132;
+    d.clock_mhz = 1980;
+    d.mem_gbps = 3352;
+    d.driver = 13000;
+    return d;
+}
+
+static void measured(const struct rates_device *d, struct model_rates *r, time_t when)
+{
+    memset(r, 0, sizeof *r);
+    r->source = RATES_MEASURED;
+    r->device = *d;
+    snprintf(r->measured_on, sizeof r->measured_on, "%s", d->name);
+    struct tm tm;
+    strftime(r->date, sizeof r->date, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&when, &tm));
+    r->sm_count = d->sm_count;
+    r->copy_gbps = 3004.5;
+    r->seconds = 2.5;
+    r->compute_scale = r->memory_scale = 1;
+    r->count = 2;
+    r->e[0] = (struct rate_entry){ "f16", "cluster_multicast", 612.25, 0, 3.5 };
+    r->e[1] = (struct rate_entry){ "f32", "gemv", 0.5, 2950.0, 1 };
+}
+
+static void test_text(void)
+{
+    struct rates_device d = h100();
+    struct model_rates r, back;
+    char text[RATES_TEXT_MAX], why[256];
+    time_t now = time(NULL);
+    measured(&d, &r, now - 60);
+    rates_text(&r, text, sizeof text);
+    CHECK(rates_parse(text, &d, now, &back, why, sizeof why) == RATES_LOADED, "%s", why);
+    CHECK(back.count == 2 && back.source == RATES_MEASURED, "%zu rates", back.count);
+    const struct rate_entry *e = rates_find(&back, "f16", "cluster_multicast");
+    CHECK(e && fabs(e->tflops - 612.25) < 0.01 && fabs(e->slice_eff - 3.5) < 0.01,
+          "f16 cluster_multicast read back");
+    e = rates_find(&back, "f32", "gemv");
+    CHECK(e && fabs(e->gbps - 2950) < 0.1, "f32 gemv's bandwidth read back");
+    CHECK(fabs(back.copy_gbps - 3004.5) < 0.1, "copy %.1f", back.copy_gbps);
+    CHECK(!rates_find(&back, "f16", "gemv"), "no rate for an entry not kept");
+
+    /* Each reason it is stale. */
+    struct rates_device other = d;
+    other.driver = 12080;
+    CHECK(rates_parse(text, &other, now, &back, why, sizeof why) == RATES_STALE &&
+              strstr(why, "driver"), "another driver: %s", why);
+    other = d;
+    snprintf(other.name, sizeof other.name, "NVIDIA H200");
+    CHECK(rates_parse(text, &other, now, &back, why, sizeof why) == RATES_STALE,
+          "another GPU");
+    other = d;
+    other.sm_count = 114;
+    CHECK(rates_parse(text, &other, now, &back, why, sizeof why) == RATES_STALE,
+          "another SM count");
+    CHECK(rates_parse(text, &d, now + (RATES_STALE_DAYS + 1) * 86400.0, &back, why,
+                      sizeof why) == RATES_STALE && strstr(why, "days"), "old: %s", why);
+    char *fp = strstr(text, rates_fingerprint());
+    CHECK(fp != NULL, "the build line carries the fingerprint");
+    if (fp) {
+        fp[0] = fp[0] == '0' ? '1' : '0';
+        CHECK(rates_parse(text, &d, now, &back, why, sizeof why) == RATES_STALE &&
+                  strstr(why, "build"), "another build: %s", why);
+        fp[0] = rates_fingerprint()[0];
+    }
+    char bad[RATES_TEXT_MAX + 64];
+    snprintf(bad, sizeof bad, "%srate f16 wgmma nan 0 1\n", text);
+    CHECK(rates_parse(bad, &d, now, &back, why, sizeof why) == RATES_STALE,
+          "a NaN rate is malformed");
+    snprintf(bad, sizeof bad, "%srate f16 wgmma 1 0 0\n", text);
+    CHECK(rates_parse(bad, &d, now, &back, why, sizeof why) == RATES_STALE,
+          "a slice_eff of 0 is malformed");
+    CHECK(rates_parse("# gemmcli rates 999\n", &d, now, &back, why, sizeof why) == RATES_STALE,
+          "another version");
+}
+
+static void test_store(void)
+{
+    char dir[] = "/tmp/gemmcli-rates-XXXXXX", why[256], path[4096];
+    if (!mkdtemp(dir)) {
+        CHECK(0, "mkdtemp");
+        return;
+    }
+    setenv("XDG_CACHE_HOME", dir, 1);
+    struct rates_device d = h100();
+    struct model_rates r, back;
+    time_t now = time(NULL);
+    CHECK(rates_load(&d, now, &back, why, sizeof why) == RATES_MISSING, "no file yet");
+    measured(&d, &r, now);
+    CHECK(rates_store(&r, why, sizeof why) == 0, "store: %s", why);
+    CHECK(rates_path(&d, path, sizeof path) == 0 && access(path, R_OK) == 0, "%s", path);
+    CHECK(strstr(path, "rates-NVIDIA_H100_80GB_HBM3-90-132.txt") != NULL, "%s", path);
+    CHECK(rates_load(&d, now, &back, why, sizeof why) == RATES_LOADED, "%s", why);
+    struct rates_device newer = d;
+    newer.driver = 13010;
+    CHECK(rates_load(&newer, now, &back, why, sizeof why) == RATES_STALE, "new driver");
+    unlink(path);
+    strcat(dir, "/gemmcli");
+    CHECK(rmdir(dir) == 0, "rmdir %s", dir);
+    *strrchr(dir, '/') = '\0';
+    rmdir(dir);
+}
+
+static void test_scaled(void)
+{
+    struct rates_device d = h100();
+    struct model_rates t, s;
+    rates_table(&t);
+    d.sm_count = t.sm_count / 2;
+    d.clock_mhz = auto_rate_clock_mhz;
+    d.mem_gbps = auto_rate_mem_gbps / 4;
+    rates_scaled(&d, &s);
+    CHECK(s.source == RATES_SCALED && fabs(s.compute_scale - 0.5) < 1e-3 &&
+              fabs(s.memory_scale - 0.25) < 1e-3, "scales %.3f %.3f", s.compute_scale,
+          s.memory_scale);
+    const struct rate_entry *a = rates_find(&t, "f16", "wgmma_pipeline");
+    const struct rate_entry *b = rates_find(&s, "f16", "wgmma_pipeline");
+    CHECK(a && b && fabs(b->tflops - a->tflops / 2) < 1e-6, "compute halves");
+    a = rates_find(&t, "f32", "gemv");
+    b = rates_find(&s, "f32", "gemv");
+    CHECK(a && b && fabs(b->gbps - a->gbps / 4) < 1e-6, "bytes a quarter");
+    CHECK(fabs(s.copy_gbps - t.copy_gbps / 4) < 1e-6, "copy a quarter");
+    char words[512];
+    rates_describe(&s, words, sizeof words);
+    CHECK(strstr(words, "scaled") && strstr(words, auto_rate_device), "%s", words);
+
+    /* The model follows the rates in use: on half the SMs at the same
+     * clock, a large product's compute takes twice as long. */
+    const struct gemm_kernel *k = kernel("wgmma_pipeline");
+    struct gemm_problem p = problem(GEMM_F16, 1, 8192, 8192, 8192);
+    rates_use(&t);
+    double full = model_estimate(k, &p, 0).compute_ms;
+    rates_use(&s);
+    double half = model_estimate(k, &p, 0).compute_ms;
+    CHECK(half > 1.9 * full && half < 2.2 * full, "half the SMs: %.3f ms against %.3f", half,
+          full);
+    rates_use(&t);
+}
+
+/* Timings made by the model at known rates: the fit finds those rates. */
+static void test_fit(void)
+{
+    struct model_rates t;
+    rates_table(&t);
+    rates_use(&t);
+    const int sms = 132;
+    const struct gemm_kernel *k = kernel("cluster_multicast");
+    struct rate_entry truth = { "f16", "cluster_multicast", 500, 0, 2.5 }, fit;
+    int64_t shapes[][3] = { { 8192, 8192, 2048 }, { 8192, 8192, 32 }, { 256, 256, 65536 } };
+    struct rate_sample s[3];
+    for (int i = 0; i < 3; i++) {
+        s[i].p = problem(GEMM_F16, 1, shapes[i][0], shapes[i][1], shapes[i][2]);
+        s[i].ms = model_estimate_rate(k, &s[i].p, sms, &truth, 3000).ms;
+    }
+    struct model_estimate e = model_estimate_rate(k, &s[2].p, sms, &truth, 3000);
+    CHECK(e.slices > 1, "256x256x65536 is sliced (%d)", e.slices);
+    CHECK(rates_fit(k, GEMM_F16, s, 3, sms, 3000, &fit) == 0, "fit");
+    CHECK(fabs(fit.tflops - 500) < 500 * 0.02, "the full rate: %.1f", fit.tflops);
+    CHECK(fabs(fit.slice_eff - 2.5) < 0.15, "the sliced runs' factor: %.2f", fit.slice_eff);
+    CHECK(!strcmp(fit.type, "f16") && !strcmp(fit.kernel, "cluster_multicast"), "names");
+
+    /* A memory-bound kernel: its bandwidth. */
+    const struct gemm_kernel *g = kernel("gemv");
+    struct rate_entry gtruth = { "f32", "gemv", 0, 2000, 1 };
+    struct rate_sample gs[2];
+    gs[0].p = problem(GEMM_F32, 1, 1, 8192, 4096);
+    gs[1].p = problem(GEMM_F32, 1, 8192, 1, 4096);
+    for (int i = 0; i < 2; i++)
+        gs[i].ms = model_estimate_rate(g, &gs[i].p, sms, &gtruth, 3000).ms;
+    CHECK(rates_fit(g, GEMM_F32, gs, 2, sms, 3000, &fit) == 0 &&
+              fabs(fit.gbps - 2000) < 2000 * 0.03, "gemv at %.0f GB/s", fit.gbps);
+    CHECK(rates_fit(g, GEMM_F32, gs, 0, sms, 3000, &fit) != 0, "no samples, no rate");
+
+    /* With a sliced kernel measured three times slower than modelled,
+     * auto's estimate for such a shape triples. */
+    struct model_rates m = t;
+    struct rate_entry *ce = (struct rate_entry *)rates_find(&m, "f16", "cluster_multicast");
+    CHECK(ce != NULL, "the table has f16 cluster_multicast");
+    if (ce) {
+        struct gemm_problem p = problem(GEMM_F16, 1, 122, 194, 22854);
+        double before = model_estimate(k, &p, sms).compute_ms;
+        ce->slice_eff = 3;
+        rates_use(&m);
+        double after = model_estimate(k, &p, sms).compute_ms;
+        CHECK(fabs(after - 3 * before) < 1e-9 + 3 * before * 1e-9, "%.4f ms against %.4f",
+              after, before);
+        rates_use(&t);
+    }
+}
+
+int main(void)
+{
+    test_text();
+    test_store();
+    test_scaled();
+    test_fit();
+    printf("rates: %d passed, %d failed\n", passed, failed);
+    return failed != 0;
+}

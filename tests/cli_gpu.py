@@ -102,6 +102,69 @@ def uploads_while_read(p):
           not os.path.exists(p("ut_out.npy")), r.stderr.decode()[-300:])
 
 
+def verify_like_with_like(p):
+    """--verify beside a 16-bit result: cuBLAS's errors are those of its
+    float32 output rounded to the result's dtype as the result is, so that
+    the two carry the same output rounding (NumPy's rounding of the exact
+    product is the floor under both), and its errors before that rounding,
+    the FP32 accumulator's, are given apart and are smaller.  A float32
+    result has nothing before a rounding to give."""
+    for t, (m, n, k) in [("f16", (1024, 1024, 1024)), ("f16", (513, 771, 1000)),
+                         ("bf16", (1024, 1024, 1024))]:
+        a = rng.standard_normal((m, k)).astype(np.float32)
+        b = rng.standard_normal((k, n)).astype(np.float32)
+        if t == "f16":
+            a, b = a.astype(np.float16), b.astype(np.float16)
+            np.save(p("la.npy"), a)
+            np.save(p("lb.npy"), b)
+            ins = [p("la.npy"), p("lb.npy"), "-o", p("lc.npy")]
+        else:
+            a, b = from_bf16_bits(to_bf16_bits(a)), from_bf16_bits(to_bf16_bits(b))
+            to_bf16_bits(a).tofile(p("la.bin"))
+            to_bf16_bits(b).tofile(p("lb.bin"))
+            ins = [p("la.bin"), p("lb.bin"), "--in-dtype", "bf16", "--dtype", "bf16", "--shape",
+                   f"{m}x{k}", "--shape", f"{k}x{n}", "-o", p("lc.bin")]
+        ref = a.astype(np.float64) @ b.astype(np.float64)
+        rel = lambda x: np.linalg.norm(x - ref) / np.linalg.norm(ref)
+        floor = rel(ref.astype(np.float16) if t == "f16" else
+                    from_bf16_bits(to_bf16_bits(ref.astype(np.float32))))
+        label = f"--verify {t} {m}x{n}x{k}: cuBLAS"
+        r = run("mul", *ins, "--verify", "--json")
+        check(label + " runs", r.returncode == 0, r.stderr.decode()[-300:])
+        if r.returncode != 0:
+            continue
+        v = json.loads(r.stdout)["verify"]
+        got = (np.load(p("lc.npy")) if t == "f16" else
+               from_bf16_bits(np.fromfile(p("lc.bin"), np.uint16)).reshape(m, n))
+        ours, theirs = v["rel_frobenius_error"], v["timed_rel_frobenius_error"]
+        acc = v["timed_accumulator_rel_frobenius_error"]
+        check(label + " timed, its float32 output apart", v["timed"] == "cublas" and
+              v["timed_accumulator_dtype"] == "f32" and acc is not None, v)
+        if theirs is None or acc is None:
+            continue
+        check(label + " the result's error is NumPy's", abs(rel(got) - ours) <= 0.01 * ours,
+              (rel(got), ours))
+        check(label + " error at the result's dtype carries its rounding",
+              theirs >= floor / 2, (theirs, floor))
+        check(label + " and the result's within 4x of each other",
+              theirs / 4 <= ours <= 4 * theirs, (ours, theirs))
+        check(label + " the FP32 accumulator's error is smaller", acc < theirs / 4 and
+              v["timed_accumulator_max_rel_error"] <= v["timed_max_rel_error"], (acc, theirs))
+        r = run("mul", *ins, "--verify")
+        text = r.stderr.decode()
+        check(label + " summary labels both", r.returncode == 0 and
+              f"its output rounded to {t} as this result is" in text and
+              "errors before that rounding (its f32 output, the accumulator's)" in text, text)
+    np.save(p("la.npy"), rng.standard_normal((300, 200)).astype(np.float32))
+    np.save(p("lb.npy"), rng.standard_normal((200, 100)).astype(np.float32))
+    r = run("mul", p("la.npy"), p("lb.npy"), "-o", p("lc.npy"), "--verify", "--json")
+    v = json.loads(r.stdout)["verify"] if r.returncode == 0 else {}
+    check("--verify f32: cuBLAS's errors as they are, nothing before a rounding",
+          v.get("timed_rel_frobenius_error") is not None and
+          v.get("timed_accumulator_dtype", 0) is None and
+          v.get("timed_accumulator_rel_frobenius_error", 0) is None, (r.stderr.decode()[-300:], v))
+
+
 def mul_operands(t, dt, m, n, k):
     """A case's operands, C0, scalars and NumPy's answer for signature t."""
     if t == "i64":
@@ -349,6 +412,7 @@ def main():
             check(f"streamed transpose {np.dtype(dtype).name}", r.returncode == 0
                   and np.array_equal(np.load(p("y.npy")), x.T), r.stderr.decode()[-300:])
         uploads_while_read(p)
+        verify_like_with_like(p)
         r = run("mul", p("a.npy"), p("b.npy"), "-o", p("c.npy"), "--kernel", "cublas",
                 "--device", "99")
         check("bad device ordinal -> 5", r.returncode == 5, r.returncode)

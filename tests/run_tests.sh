@@ -38,6 +38,7 @@ suite tune-cache-asan $B/test_tune_cache_san
 suite tiled           $B/test_tiled
 suite plan            $B/test_plan
 suite rates           $B/test_rates
+suite verify          $B/test_verify
 suite cli             python3 tests/cli_test.py ./gemmcli
 suite cli-asan        python3 tests/cli_test.py $B/gemmcli_san
 suite interop         python3 tests/interop.py ./gemmcli

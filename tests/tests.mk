@@ -51,6 +51,14 @@ $(B)/test_rates: tests/test_rates.c gemmcli
 	$(CC) $(HOST_CFLAGS) -o $@ tests/test_rates.c core/*.c src/plan/*.c $(KERNEL_C) $(CU_OBJ) \
 	    -DGC_CUDA_LIB_DIR='"$(CUDA_HOME)/lib64"' -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lm -lpthread -lstdc++
 
+# --verify's figures from made-up results (src/job/verify.c, report.c):
+# host C and the kernel tables the plan links (their launchers never called).
+$(B)/test_verify: tests/test_verify.c gemmcli
+	@mkdir -p $(B)
+	$(CC) $(HOST_CFLAGS) $(SAN) -o $@ tests/test_verify.c core/*.c src/plan/*.c src/job/verify.c \
+	    src/job/progress.c src/job/report.c src/job/json.c $(KERNEL_C) $(CU_OBJ) \
+	    -DGC_CUDA_LIB_DIR='"$(CUDA_HOME)/lib64"' -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lm -lpthread -lstdc++
+
 $(B)/test_tune_cache_san: tests/test_tune_cache.c src/plan/tune_cache.c src/plan/tune_cache.h core/newfile.c core/newfile.h
 	@mkdir -p $(B)
 	$(CC) $(HOST_CFLAGS) $(SAN) -o $@ tests/test_tune_cache.c src/plan/tune_cache.c core/newfile.c -lm
@@ -69,7 +77,8 @@ $(B)/gpu_kernels: tests/gpu_kernels.c gemmcli
 	    -L$(CUDA_HOME)/lib64 -lcublas -lcudart -lm -lpthread -lstdc++
 
 test: $(B)/test_formats $(B)/test_formats_san $(B)/test_plot $(B)/test_tune_cache \
-      $(B)/test_tune_cache_san $(B)/test_tiled $(B)/test_plan $(B)/test_rates $(B)/gemmcli_san \
+      $(B)/test_tune_cache_san $(B)/test_tiled $(B)/test_plan $(B)/test_rates $(B)/test_verify \
+      $(B)/gemmcli_san \
       $(B)/gpu_kernels
 	@sh tests/run_tests.sh
 

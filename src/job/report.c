@@ -27,6 +27,24 @@ static const char *chosen_by(const struct gc_report *r)
                                                 : " (auto: tuned, this run)";
 }
 
+/* The timed library's errors; beside a result narrower than its output,
+ * first as that result's dtype stores it (the figure to set beside the
+ * result's own), then before that rounding. */
+static void timed_print(FILE *f, const struct gc_verify_result *v)
+{
+    if (!v->timed_acc_dtype) {
+        fprintf(f, "  %s's own errors against the same reference: max rel error %.3g, "
+                "rel Frobenius error %.3g\n", v->timed, v->timed_max_rel, v->timed_rel_fro);
+        return;
+    }
+    fprintf(f, "  %s's own errors against the same reference, its output rounded to %s as "
+            "this result is: max rel error %.3g, rel Frobenius error %.3g\n", v->timed,
+            v->timed_as, v->timed_max_rel, v->timed_rel_fro);
+    fprintf(f, "  %s's errors before that rounding (its %s output, the accumulator's): "
+            "max rel error %.3g, rel Frobenius error %.3g\n", v->timed, v->timed_acc_dtype,
+            v->timed_acc_max_rel, v->timed_acc_rel_fro);
+}
+
 void report_print(FILE *f, const struct gc_report *r)
 {
     const char *unit = is_mul(r) ? "GFLOP/s" : "GB/s";
@@ -77,8 +95,7 @@ void report_print(FILE *f, const struct gc_report *r)
                     "rel Frobenius error %.3g (tol %.3g): %s\n", v->reference, v->max_abs,
                     v->max_rel, v->rel_fro, v->tol, v->ok ? "ok" : "FAILED");
         if (v->timed && v->timed_rel_fro >= 0)
-            fprintf(f, "  %s's own errors against the same reference: max rel error %.3g, "
-                    "rel Frobenius error %.3g\n", v->timed, v->timed_max_rel, v->timed_rel_fro);
+            timed_print(f, v);
         if (v->nonfinite_got + v->nonfinite_ref + v->nonfinite_diff)
             fprintf(f, "  non-finite disagreements: %zu inf/nan where %s is finite, %zu finite "
                     "where it is inf/nan, %zu other inf/nan mismatches\n", v->nonfinite_got,
@@ -132,6 +149,10 @@ static void verify_json(struct json *j, const struct gc_report *r)
     int timed_errors = v->timed && v->timed_rel_fro >= 0;
     json_number(j, "timed_rel_frobenius_error", timed_errors ? v->timed_rel_fro : NAN);
     json_number(j, "timed_max_rel_error", timed_errors ? v->timed_max_rel : NAN);
+    int acc = timed_errors && v->timed_acc_dtype;
+    json_string(j, "timed_accumulator_dtype", acc ? v->timed_acc_dtype : NULL);
+    json_number(j, "timed_accumulator_rel_frobenius_error", acc ? v->timed_acc_rel_fro : NAN);
+    json_number(j, "timed_accumulator_max_rel_error", acc ? v->timed_acc_max_rel : NAN);
     json_number(j, "reference_ms", v->timed ? v->ref_ms : NAN);
     json_number(j, "percent_of_reference_time",
                 v->timed && v->ref_ms > 0 ? 100.0 * r->kernel_ms / v->ref_ms : NAN);

@@ -17,7 +17,15 @@ struct gc_verify_result {
      * own error against the reference (negative: not measured). */
     const char *timed;        /* "cublas", or NULL */
     double ref_ms;
+    /* Its output stored as the result's dtype (timed_as), rounded as the
+     * result is, so that the two carry the same output rounding. */
     double timed_rel_fro, timed_max_rel;
+    const char *timed_as;
+    /* Where that dtype is narrower than its output (timed_acc_dtype: f32
+     * beside a 16-bit result), its errors before that rounding: the
+     * accumulator's.  NULL: not measured. */
+    const char *timed_acc_dtype;
+    double timed_acc_rel_fro, timed_acc_max_rel;
     /* Errors over the elements finite in both the result and the reference. */
     double max_abs, max_rel, rel_fro, tol;
     double diff2, ref2;       /* the sums of squares behind rel_fro */

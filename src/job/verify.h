@@ -43,8 +43,11 @@ struct verify_product {
      * status.  NULL: no GPU. */
     int (*device_fp64)(void *arg, int double_double, double *out);
     void *device_arg;
-    /* The library's result timed beside (C's type), whose own error the
-     * report gives too; NULL: none. */
+    /* The library's result timed beside, as it came out (C's type,
+     * timed_type: f32 or f64), whose own errors the report gives too:
+     * stored as the result's dtype, rounded to it as the product's own C
+     * is, so that both carry the same last rounding; and, where that
+     * rounding narrows it, as it came out.  NULL: none. */
     const void *timed;
     enum gc_dtype timed_type;
     struct gc_progress *progress;
@@ -78,9 +81,10 @@ void verify_compare_exact(const struct gc_tensor *got, const void *ref,
 
 /* ||x - ref|| / ||ref|| and the max relative error (as verify_compare_float
  * takes it) over the elements finite in both, for n floats or doubles (`dt`
- * GC_F32 or GC_F64). */
-void verify_errors(const void *x, int dt, const double *ref, size_t n, double *rel_fro,
-                   double *max_rel);
+ * GC_F32 or GC_F64) each stored first as the float dtype `as` (f16, bf16,
+ * f32 or f64), rounded to nearest even as a product's result is. */
+void verify_errors(const void *x, enum gc_dtype dt, enum gc_dtype as, const double *ref,
+                   size_t n, double *rel_fro, double *max_rel);
 
 /* The product of the plan on the host from A and B as read (C order) and
  * C0 as the result's dtype and shape (or NULL): for a float result, sums

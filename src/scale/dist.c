@@ -26,8 +26,8 @@ enum { D_STATUS, D_MISSING, D_BY_OFFSET, D_FORMAT, D_DTYPE, D_NDIM, D_FORTRAN, D
 /* What each rank tells the others at the end: its status, its block's
  * verification and its phases' times (doubles as their bits). */
 enum { F_STATUS, F_DONE, F_EXACT, F_MAX_ABS, F_MAX_REL, F_DIFF2, F_REF2, F_NF_GOT, F_NF_REF,
-       F_NF_DIFF, F_MISMATCH, F_COUNT, F_TIMED_FRO, F_TIMED_MAX_REL, F_REF_MS, F_READ, F_START,
-       F_H2D, F_KERNEL, F_D2H, F_N };
+       F_NF_DIFF, F_MISMATCH, F_COUNT, F_TIMED_FRO, F_TIMED_MAX_REL, F_TIMED_ACC_FRO,
+       F_TIMED_ACC_MAX_REL, F_REF_MS, F_READ, F_START, F_H2D, F_KERNEL, F_D2H, F_N };
 
 int dist_wanted(void)
 {
@@ -805,6 +805,8 @@ static void fill_record(const struct job *j, int rc, int64_t *f)
     f[F_COUNT] = (int64_t)v->count;
     f[F_TIMED_FRO] = bits(v->timed ? v->timed_rel_fro : -1);
     f[F_TIMED_MAX_REL] = bits(v->timed ? v->timed_max_rel : -1);
+    f[F_TIMED_ACC_FRO] = bits(v->timed_acc_dtype ? v->timed_acc_rel_fro : -1);
+    f[F_TIMED_ACC_MAX_REL] = bits(v->timed_acc_dtype ? v->timed_acc_max_rel : -1);
     f[F_REF_MS] = bits(v->ref_ms);
     f[F_READ] = bits(r->read_ms);
     f[F_START] = bits(r->start_ms);
@@ -852,6 +854,7 @@ static void merge_report(const struct dist *d, struct job *j, const int64_t *all
     double diff2 = 0, ref2 = 0;
     size_t nf_got = 0, nf_ref = 0, nf_diff = 0, mismatches = 0, count = 0;
     double max_abs = 0, max_rel = 0, ref_ms = 0, timed_fro = -1, timed_max_rel = -1;
+    double acc_fro = -1, acc_max_rel = -1;
     for (int r = 0; r < size; r++) {
         const int64_t *f = all + r * F_N;
         if (!f[F_DONE])
@@ -869,6 +872,8 @@ static void merge_report(const struct dist *d, struct job *j, const int64_t *all
         ref_ms = fmax(ref_ms, dbl(f[F_REF_MS]));
         timed_fro = fmax(timed_fro, dbl(f[F_TIMED_FRO]));
         timed_max_rel = fmax(timed_max_rel, dbl(f[F_TIMED_MAX_REL]));
+        acc_fro = fmax(acc_fro, dbl(f[F_TIMED_ACC_FRO]));
+        acc_max_rel = fmax(acc_max_rel, dbl(f[F_TIMED_ACC_MAX_REL]));
     }
     if (!v->done || !done)
         return;
@@ -882,6 +887,8 @@ static void merge_report(const struct dist *d, struct job *j, const int64_t *all
     v->ref_ms = ref_ms;
     v->timed_rel_fro = timed_fro;     /* the worst block's */
     v->timed_max_rel = timed_max_rel;
+    v->timed_acc_rel_fro = acc_fro;
+    v->timed_acc_max_rel = acc_max_rel;
 }
 
 /* This rank's block of C into the file at its offsets (C's rows, each

@@ -64,6 +64,7 @@ enum {
     SPLIT_TILE = 128,       /* the tile the split counts by (the stages': 128 x 128 or more) */
     SPLIT_MIN_K = 2048,     /* a slice's least length (tensor cores) */
     SPLIT_MIN_K_F64 = 256,  /* a slice's least length (DMMA: 1/16 the rate, so shorter) */
+    SPLIT_MAX_K = 8192,     /* a slice's greatest length on the tensor cores' FP32 sums */
     SPLIT_MOST = 1024       /* slices at most */
 };
 
@@ -83,8 +84,16 @@ int64_t gemm_split_slice(const struct gemm_kernel *k, const struct gemm_problem 
         return 0;
     int64_t tiles = ((p->m + tile_m - 1) / tile_m) * ((p->n + tile_n - 1) / tile_n);
     /* Whole waves: one more slice would start a second wave of few blocks
-     * that takes as long as the first. */
+     * that takes as long as the first.  The tensor cores' FP32 sums (which
+     * truncate) take slices of SPLIT_MAX_K at most, in as many whole waves
+     * as that needs: over 25000 values one chain's error measured twice
+     * cuBLAS's. */
     int64_t slices = slots / tiles;
+    int64_t bounded = p->sig == GEMM_F64 ? 1 : (p->k + SPLIT_MAX_K - 1) / SPLIT_MAX_K;
+    if (bounded > slices) {
+        int64_t waves = (bounded * tiles + slots - 1) / slots;
+        slices = waves * slots / tiles;
+    }
     if (slices > p->k / min_k)
         slices = p->k / min_k;
     if (slices > SPLIT_MOST)
@@ -104,11 +113,26 @@ static size_t split_acc_size(const struct gemm_problem *p)
     return p->sig == GEMM_F64 ? sizeof(double) : sizeof(float);
 }
 
-/* The slabs' bytes for the registry: an upper bound, taken for 256 SMs. */
+/* The slabs' bytes for the registry: an upper bound for any GPU of up to
+ * 256 SMs, whatever its count.  gemm_split_slice's slices are at most
+ * the bound's count plus the slots over the tiles, and at most K / min_k;
+ * one more slab holds what is left over. */
 size_t gemm_split_workspace(const struct gemm_kernel *k, const struct gemm_problem *p)
 {
-    int64_t slice = gemm_split_slice(k, p, 256);
-    return slice ? (size_t)((p->k + slice - 1) / slice) * p->m * p->n * split_acc_size(p) : 0;
+    if (!gemm_split_slice(k, p, 256) && !gemm_split_slice(k, p, 132))
+        return 0;
+    const struct gemm_geometry *g = k->geometry;
+    int64_t min_k = g && g->slice_k > 0 ? g->slice_k
+                    : p->sig == GEMM_F64 ? SPLIT_MIN_K_F64 : SPLIT_MIN_K;
+    int64_t tile_m = g ? g->tile_m : SPLIT_TILE, tile_n = g ? g->tile_n : SPLIT_TILE;
+    int64_t tiles = ((p->m + tile_m - 1) / tile_m) * ((p->n + tile_n - 1) / tile_n);
+    int64_t bounded = p->sig == GEMM_F64 ? 1 : (p->k + SPLIT_MAX_K - 1) / SPLIT_MAX_K;
+    int64_t most = bounded + 256 * (g && g->per_sm > 0 ? g->per_sm : 1) / tiles;
+    if (most > p->k / min_k)
+        most = p->k / min_k;
+    if (most > SPLIT_MOST)
+        most = SPLIT_MOST;
+    return (size_t)(most + 1) * (size_t)p->m * (size_t)p->n * split_acc_size(p);
 }
 
 typedef cudaError_t (*stack_run_fn)(const struct gemm_kernel *k, const struct gemm_problem *p,

@@ -37,6 +37,7 @@ suite tune-cache      $B/test_tune_cache
 suite tune-cache-asan $B/test_tune_cache_san
 suite tiled           $B/test_tiled
 suite plan            $B/test_plan
+suite model-host      $B/test_model
 suite cli             python3 tests/cli_test.py ./gemmcli
 suite cli-asan        python3 tests/cli_test.py $B/gemmcli_san
 suite interop         python3 tests/interop.py ./gemmcli

@@ -105,6 +105,8 @@ lane_timed_quick() {
         --bench-out "$LOGS/bench"
     step t transpose-rate 60 python3 tests/transpose_rate.py ./gemmcli
     step t sweep 120 ./gemmcli bench --sweep 10 --dtype f32,f16,f64 --bench-out "$LOGS/sweep"
+    step t sweep-model 60 python3 tests/sweep_check.py ./gemmcli "$LOGS/sweep" "$LOGS/t/sweep.log" \
+        f32 f16 f64
     step t i64-rate 60 python3 tests/i64_rate.py ./gemmcli
     step t accuracy 120 python3 tests/accuracy.py ./gemmcli --sizes 1024 --json "$LOGS/accuracy.json"
 }
@@ -141,6 +143,8 @@ full-bench)
     step t bench-all 330 ./gemmcli bench --bench-out "$LOGS/bench" \
         --auto-table "$LOGS/auto_table.c"
     step t sweep-200 150 ./gemmcli bench --sweep 200 --bench-out "$LOGS/sweep"
+    step t sweep-model 60 python3 tests/sweep_check.py ./gemmcli "$LOGS/sweep" \
+        "$LOGS/t/sweep-200.log" f32
     step t i64-rate 60 python3 tests/i64_rate.py ./gemmcli
     step t transpose-rate 60 python3 tests/transpose_rate.py ./gemmcli
     step t accuracy 240 python3 tests/accuracy.py ./gemmcli --json "$LOGS/accuracy.json"

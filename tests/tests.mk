@@ -59,6 +59,12 @@ $(B)/test_verify: tests/test_verify.c gemmcli
 	    src/job/progress.c src/job/report.c src/job/json.c $(KERNEL_C) $(CU_OBJ) \
 	    -DGC_CUDA_LIB_DIR='"$(CUDA_HOME)/lib64"' -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lm -lpthread -lstdc++
 
+# auto's model on the kernel table as shipped: host C, launchers linked, never called.
+$(B)/test_model: tests/test_model.c src/plan/model.c src/plan/model.h src/plan/rates.c gemmcli
+	@mkdir -p $(B)
+	$(CC) $(HOST_CFLAGS) -o $@ tests/test_model.c core/*.c src/plan/*.c $(KERNEL_C) $(CU_OBJ) \
+	    -DGC_CUDA_LIB_DIR='"$(CUDA_HOME)/lib64"' -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lm -lpthread -lstdc++
+
 $(B)/test_tune_cache_san: tests/test_tune_cache.c src/plan/tune_cache.c src/plan/tune_cache.h core/newfile.c core/newfile.h
 	@mkdir -p $(B)
 	$(CC) $(HOST_CFLAGS) $(SAN) -o $@ tests/test_tune_cache.c src/plan/tune_cache.c core/newfile.c -lm
@@ -78,8 +84,7 @@ $(B)/gpu_kernels: tests/gpu_kernels.c gemmcli
 
 test: $(B)/test_formats $(B)/test_formats_san $(B)/test_plot $(B)/test_tune_cache \
       $(B)/test_tune_cache_san $(B)/test_tiled $(B)/test_plan $(B)/test_rates $(B)/test_verify \
-      $(B)/gemmcli_san \
-      $(B)/gpu_kernels
+      $(B)/test_model $(B)/gemmcli_san $(B)/gpu_kernels
 	@sh tests/run_tests.sh
 
 check-gpu: $(B)/gpu_kernels

@@ -11,10 +11,14 @@
  * and cuBLAS run on the same device inputs, each timed as the median of
  * several runs after a warm-up, each run on the next of several input
  * sets so that L2 never holds the operands of the run before.  The figure
- * per shape is cuBLAS's time over auto's (100%: as fast).  Printed: the
- * worst shapes, then the worst, 10th-percentile and median figures per
- * family and over all; --bench-out PREFIX writes PREFIX-sweep-TYPE.csv,
- * .json and a scatter (.svg) of the figure against the work. */
+ * per shape is cuBLAS's time over auto's (100%: as fast).  Beside it,
+ * auto's model's estimate for the kernel it chose (src/plan/model.h, on
+ * the device's SMs) and its error against auto's measured time, signed:
+ * (model - measured) / measured.  Printed: the worst shapes, then the
+ * worst, 10th-percentile and median figures per family and over all, and
+ * a line on the model's accuracy; --bench-out PREFIX writes
+ * PREFIX-sweep-TYPE.csv, .json and a scatter (.svg) of the figure against
+ * the work. */
 #include "src/bench/sweep.h"
 
 #include <math.h>
@@ -29,6 +33,7 @@
 #include "src/job/calibrate.h"
 #include "src/job/device.h"
 #include "src/plan/matmul.h"
+#include "src/plan/model.h"
 #include "src/job/output.h"
 #include "src/job/json.h"
 #include "src/bench/plot.h"
@@ -42,6 +47,7 @@
 #define SWEEP_BUDGET_MS 60.0      /* timed runs per kernel and shape, about */
 #define SWEEP_MAX_REPS 25
 #define SWEEP_WORST_SHOWN 15
+#define SWEEP_MODEL_WITHIN 0.25   /* the model's error counted as close */
 
 enum family {
     FAM_RANDOM, FAM_LADDER, FAM_M1, FAM_N1, FAM_K1, FAM_TINY, FAM_HUGE_K, FAM_STACK,
@@ -89,6 +95,7 @@ struct sweep_shape {
     char label[64];
     const char *kernel;           /* auto's choice */
     double auto_ms, cublas_ms, select_us;
+    double model_ms;              /* the model's estimate for auto's choice; NAN: none */
 };
 
 static double shape_flop(const struct sweep_shape *s)
@@ -136,7 +143,7 @@ static int sweep_shapes(int n, unsigned long long seed, size_t in_size, size_t o
     unsigned long long state = seed;
     int c = 0;
     for (int i = 0; i < n; i++) {
-        struct sweep_shape s = { FAM_RANDOM, 1, 0, 0, 0, "", NULL, NAN, NAN, NAN };
+        struct sweep_shape s = { FAM_RANDOM, 1, 0, 0, 0, "", NULL, NAN, NAN, NAN, NAN };
         do {
             s.m = log_uniform_dim(&state);
             s.n = log_uniform_dim(&state);
@@ -148,7 +155,7 @@ static int sweep_shapes(int n, unsigned long long seed, size_t in_size, size_t o
     }
     for (size_t i = 0; i < N_EDGES; i++) {
         struct sweep_shape s = { edges[i].family, edges[i].batch, edges[i].m, edges[i].n,
-                                 edges[i].k, "", NULL, NAN, NAN, NAN };
+                                 edges[i].k, "", NULL, NAN, NAN, NAN, NAN };
         shape_label(&s);
         v[c++] = s;
     }
@@ -219,6 +226,10 @@ static int sweep_shape(struct gc_device *dev, enum gemm_sig want, struct sweep_s
     struct sweep_run r = { dev, kern, { 0 }, 0, { 0 }, { 0 } };
     matmul_problem(&plan, sig, 1, 0, &r.p);
     r.p.cc = cc;
+    /* The estimate auto weighed for this kernel: the same problem, the
+     * same SMs (src/plan/select.c). */
+    double model_ms = model_estimate(kern, &r.p, dev->sm_count).ms;
+    s->model_ms = isfinite(model_ms) ? model_ms : NAN;
     const struct gemm_sig_info *si = &gemm_sigs[sig];
     size_t in_size = gc_dtypes[si->in].size, out_size = gc_dtypes[si->out].size;
     size_t a_n = s->batch * s->m * s->k, b_n = s->batch * s->k * s->n;
@@ -273,6 +284,12 @@ static int cmp_double(const void *x, const void *y)
     return a < b ? -1 : a > b;
 }
 
+/* The median of r[0..n), sorted, n > 0. */
+static double sorted_median(const double *r, int n)
+{
+    return n % 2 ? r[n / 2] : (r[n / 2 - 1] + r[n / 2]) / 2;
+}
+
 struct stats { int n; double worst, p10, median; };
 
 /* Over the shapes of `family` (-1: all). */
@@ -289,10 +306,65 @@ static struct stats family_stats(const struct sweep_shape *v, int count, int fam
         qsort(r, (size_t)st.n, sizeof *r, cmp_double);
         st.worst = r[0];
         st.p10 = r[(st.n - 1) / 10];
-        st.median = st.n % 2 ? r[st.n / 2] : (r[st.n / 2 - 1] + r[st.n / 2]) / 2;
+        st.median = sorted_median(r, st.n);
     }
     free(r);
     return st;
+}
+
+/* The model's error against auto's measured time, signed: (model -
+ * measured) / measured; NAN where either is missing. */
+static double model_err(const struct sweep_shape *s)
+{
+    return isfinite(s->model_ms) && isfinite(s->auto_ms) && s->auto_ms > 0
+               ? (s->model_ms - s->auto_ms) / s->auto_ms : NAN;
+}
+
+/* How well the model foretold auto's times over the sweep. */
+struct model_fit {
+    int n;                            /* shapes with an estimate and a time */
+    double median_abs;                /* the median of |error| */
+    double within;                    /* share of them within SWEEP_MODEL_WITHIN */
+    const struct sweep_shape *worst;  /* the largest |error| */
+};
+
+static struct model_fit model_fit(const struct sweep_shape *v, int count)
+{
+    struct model_fit mf = { 0, NAN, NAN, NULL };
+    double *r = malloc((size_t)(count ? count : 1) * sizeof *r);
+    if (!r)
+        return mf;
+    int close = 0;
+    for (int i = 0; i < count; i++) {
+        double e = fabs(model_err(&v[i]));
+        if (!isfinite(e))
+            continue;
+        r[mf.n++] = e;
+        close += e <= SWEEP_MODEL_WITHIN;
+        if (!mf.worst || e > fabs(model_err(mf.worst)))
+            mf.worst = &v[i];
+    }
+    if (mf.n) {
+        qsort(r, (size_t)mf.n, sizeof *r, cmp_double);
+        mf.median_abs = sorted_median(r, mf.n);
+        mf.within = (double)close / mf.n;
+    }
+    free(r);
+    return mf;
+}
+
+static void print_model_fit(FILE *f, const struct sweep_shape *v, int count)
+{
+    struct model_fit mf = model_fit(v, count);
+    if (!mf.n) {
+        fprintf(f, "auto's model: no shape with both an estimate and a time\n");
+        return;
+    }
+    fprintf(f, "auto's model: median error %.0f%% over %d shapes, %.0f%% of them within "
+            "+-%.0f%%; the largest %+.0f%% at %s (%s: model %.4f ms, measured %.4f ms)\n",
+            100 * mf.median_abs, mf.n, 100 * mf.within, 100 * SWEEP_MODEL_WITHIN,
+            100 * model_err(mf.worst), mf.worst->label, mf.worst->kernel, mf.worst->model_ms,
+            mf.worst->auto_ms);
 }
 
 static int cmp_pct(const void *x, const void *y)
@@ -316,12 +388,18 @@ static void print_summary(FILE *f, const char *name, const struct gc_device *dev
         for (int i = 0; i < count; i++)
             order[i] = &v[i];
         qsort(order, (size_t)count, sizeof *order, cmp_pct);
-        fprintf(f, "worst shapes:\n%-24s %-8s %-16s %10s %10s %7s\n", "shape", "family",
-                "auto's kernel", "auto ms", "cuBLAS ms", "%");
-        for (int i = 0; i < count && i < SWEEP_WORST_SHOWN; i++)
-            fprintf(f, "%-24s %-8s %-16s %10.4f %10.4f %6.0f%%\n", order[i]->label,
-                    family_names[order[i]->family], order[i]->kernel ? order[i]->kernel : "-",
-                    order[i]->auto_ms, order[i]->cublas_ms, pct(order[i]));
+        fprintf(f, "worst shapes:\n%-24s %-8s %-16s %10s %10s %7s %10s %9s\n", "shape",
+                "family", "auto's kernel", "auto ms", "cuBLAS ms", "%", "model ms", "model err");
+        for (int i = 0; i < count && i < SWEEP_WORST_SHOWN; i++) {
+            const struct sweep_shape *s = order[i];
+            fprintf(f, "%-24s %-8s %-16s %10.4f %10.4f %6.0f%%", s->label,
+                    family_names[s->family], s->kernel ? s->kernel : "-", s->auto_ms,
+                    s->cublas_ms, pct(s));
+            if (isfinite(model_err(s)))
+                fprintf(f, " %10.4f %+8.0f%%\n", s->model_ms, 100 * model_err(s));
+            else
+                fprintf(f, " %10s %9s\n", "-", "-");
+        }
         free(order);
     }
     fprintf(f, "%-10s %6s %8s %8s %8s\n", "family", "shapes", "worst", "p10", "median");
@@ -336,6 +414,7 @@ static void print_summary(FILE *f, const char *name, const struct gc_device *dev
         if (isfinite(v[i].select_us) && v[i].select_us > sel[1])
             sel[1] = v[i].select_us;
     fprintf(f, "auto's choice took at most %.0f us a shape\n", sel[1]);
+    print_model_fit(f, v, count);
 }
 
 /* The scatter: each shape's figure against its work, by family. */
@@ -349,18 +428,43 @@ static int sweep_plot(FILE *f, const char *name, const struct gc_device *dev, co
         pts[i] = (struct plot_point){ shape_flop(&v[i]) / 1e9, pct(&v[i]), v[i].family,
                                       v[i].label };
     struct stats st = family_stats(v, count, -1);
-    char title[160], subtitle[400], summary[160];
+    struct model_fit mf = model_fit(v, count);
+    char title[160], subtitle[400], summary[160], fit[64] = "";
     snprintf(title, sizeof title, "gemmcli %s: auto against cuBLAS over %d shapes", name, count);
     snprintf(subtitle, sizeof subtitle, "%s, %s; 100%% = as fast as cuBLAS%s, measured in the "
              "same run", dev->name, date, gemm_sigs[sig].reference != sig ? " SGEMM" : "");
-    snprintf(summary, sizeof summary, "worst %.0f%%  p10 %.0f%%  median %.0f%%  (%d shapes)",
-             st.worst, st.p10, st.median, st.n);
+    if (mf.n)
+        snprintf(fit, sizeof fit, "  model: median error %.0f%%", 100 * mf.median_abs);
+    snprintf(summary, sizeof summary, "worst %.0f%%  p10 %.0f%%  median %.0f%%  (%d shapes)%s",
+             st.worst, st.p10, st.median, st.n, fit);
     struct plot_scatter sc = { title, subtitle, "GFLOP (a stack's products together)",
                                "% of cuBLAS's speed", summary, count, FAM_COUNT, pts,
                                family_names };
     int rc = plot_scatter(f, &sc);
     free(pts);
     return rc;
+}
+
+/* The model's accuracy over the sweep, as print_model_fit says it. */
+static void json_model_fit(struct json *j, const struct sweep_shape *v, int count)
+{
+    struct model_fit mf = model_fit(v, count);
+    json_object(j, "model");
+    json_int(j, "shapes", mf.n);
+    json_number(j, "median_abs_err", mf.median_abs);
+    json_number(j, "within_25", mf.within);
+    if (mf.worst) {
+        json_object(j, "worst");
+        json_string(j, "shape", mf.worst->label);
+        json_string(j, "kernel", mf.worst->kernel);
+        json_number(j, "model_ms", mf.worst->model_ms);
+        json_number(j, "auto_ms", mf.worst->auto_ms);
+        json_number(j, "model_err", model_err(mf.worst));
+        json_end(j);
+    } else {
+        json_null(j, "worst");
+    }
+    json_end(j);
 }
 
 static int write_sweep_files(const char *prefix, const char *name, enum gemm_sig sig,
@@ -374,7 +478,7 @@ static int write_sweep_files(const char *prefix, const char *name, enum gemm_sig
     FILE *csv = out.csv.f, *json = out.json.f;
     const char *type = gemm_sigs[sig].name;
     fprintf(csv, "type,device,date,family,shape,batch,m,n,k,gflop,kernel,auto_ms,cublas_ms,"
-            "pct_of_cublas,select_us\n");
+            "pct_of_cublas,select_us,model_ms,model_err\n");
     struct json j;
     json_begin(&j, json);
     json_object(&j, NULL);
@@ -393,14 +497,15 @@ static int write_sweep_files(const char *prefix, const char *name, enum gemm_sig
         json_end(&j);
     }
     json_end(&j);
+    json_model_fit(&j, v, count);
     json_list(&j, "results", 1);
     for (int i = 0; i < count; i++) {
         const struct sweep_shape *s = &v[i];
         double p = pct(s);
-        fprintf(csv, "%s,\"%s\",%s,%s,%s,%zu,%zu,%zu,%zu,%.6g,%s,%.5f,%.5f,%.1f,%.1f\n", type,
-                dev->name, date, family_names[s->family], s->label, s->batch, s->m, s->n, s->k,
-                shape_flop(s) / 1e9, s->kernel ? s->kernel : "", s->auto_ms, s->cublas_ms, p,
-                s->select_us);
+        fprintf(csv, "%s,\"%s\",%s,%s,%s,%zu,%zu,%zu,%zu,%.6g,%s,%.5f,%.5f,%.1f,%.1f,%.5f,%.4f\n",
+                type, dev->name, date, family_names[s->family], s->label, s->batch, s->m, s->n,
+                s->k, shape_flop(s) / 1e9, s->kernel ? s->kernel : "", s->auto_ms, s->cublas_ms,
+                p, s->select_us, s->model_ms, model_err(s));
         size_t dims[4] = { s->batch, s->m, s->n, s->k };
         json_object(&j, NULL);
         json_string(&j, "family", family_names[s->family]);
@@ -413,6 +518,8 @@ static int write_sweep_files(const char *prefix, const char *name, enum gemm_sig
         json_number(&j, "auto_ms", s->auto_ms);
         json_number(&j, "cublas_ms", s->cublas_ms);
         json_number(&j, "pct_of_cublas", p);
+        json_number(&j, "model_ms", s->model_ms);
+        json_number(&j, "model_err", model_err(s));
         json_end(&j);
     }
     json_end(&j);

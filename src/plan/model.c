@@ -23,6 +23,7 @@
 #include "src/plan/rates.h"
 
 #define LAUNCH_MS MODEL_LAUNCH_MS
+#define SLICES_MOST 1024          /* slices a stage that slices K itself makes at most */
 #define LONE_BLOCK_EFF 0.65      /* one block alone on an SM made for two: share of its rate */
 #define STREAM_K_MIN_STEPS 8.0   /* k-steps a stream-K run takes at least */
 #define STREAM_K_TAIL_EFF 0.7    /* the shared-out tail's rate against whole tiles' */
@@ -85,15 +86,23 @@ static double tiled_util(const struct gemm_kernel *k, const struct gemm_geometry
         break;
     }
     case SPREAD_SLICES: {
-        /* The dispatcher's own cut (kernels/gemm_dispatch.c): S slices in
-         * one launch, and any few values of k left over in one more. */
-        int64_t len = (p->batch == 1) ? gemm_split_slice(k, p, sm_count) : 0;
-        double s = len ? floor(kk / (double)len) : 1;
-        double rest_k = len ? kk - s * (double)len : 0;
+        double s = 1, rest_k = 0;
+        if (k->flags & KERNEL_SPLIT_K) {
+            /* The dispatcher's own cut (kernels/gemm_dispatch.c): S slices
+             * in one launch, and any few values of k left over in one more. */
+            int64_t len = p->batch == 1 ? gemm_split_slice(k, p, sm_count) : 0;
+            s = len ? floor(kk / (double)len) : 1;
+            rest_k = len ? kk - s * (double)len : 0;
+            slice_k = len ? (double)len : kk;
+        } else if (tiles < slots && kk >= 2.0 * g->slice_k) {
+            /* A stage that slices K itself: as many slices as give every
+             * slot a tile, each slice_k long at least. */
+            s = fmin(fmin(ceil_div(slots, tiles), floor(kk / g->slice_k)), SLICES_MOST);
+            slice_k = kk / s;
+        }
         *slices = (int)s;
         double pieces = tiles * s, full = floor(pieces / slots), rest = pieces - full * slots;
         util_wave = pieces / ((full + last_wave(rest, sm_count, g->per_sm)) * slots);
-        slice_k = len ? (double)len : kk;
         if (s > 1)   /* the slabs written and read: FP32, FP64 for double */
             *reduce_ms = LAUNCH_MS * (rest_k > 0 ? 2 : 1) +
                          2 * (s + (rest_k > 0)) * batch * m * n * (p->sig == GEMM_F64 ? 8 : 4) /

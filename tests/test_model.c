@@ -182,7 +182,8 @@ static void slices(void)
 
         struct gemm_problem shorter = problem(sig, 1, m, n, 2 * (int64_t)g->slice_k - 1);
         struct model_estimate s = model_estimate(k, &shorter, SMS);
-        CHECK(s.slices == 1 && s.ms == s.overhead_ms + fmax(s.compute_ms, s.memory_ms),
+        CHECK(s.slices == 1 &&
+                  s.ms == s.overhead_ms + s.prepare_ms + fmax(s.compute_ms, s.memory_ms),
               "%s with K = %lld (under two slices): %d slices", k->name, (long long)shorter.k,
               s.slices);
         /* (a K the tensor cores' FP32 sums take whole: kernels/gemm_dispatch.c
@@ -282,6 +283,9 @@ enum known_dip {
                           at least, a share of a wave that falls as K's steps pass them */
     DIP_STREAM_K_TAIL, /* stream-K's tail along m or n: a tail of 0.7 to 0.9 of the slots,
                           shared out, costs more than the whole wave it takes at 0.9 */
+    DIP_PADDED,        /* a stage that copies operands a tensor map cannot take (rows not
+                          a multiple of 16 bytes) into padded buffers first: one more
+                          column that aligns them saves the copy */
     DIP_PART_BLOCK,    /* a memory-bound kernel's block part full along m or n: all the
                           bytes are slowed by the idle share, so one more row or column
                           that fills the block makes it faster */
@@ -290,7 +294,7 @@ enum known_dip {
 };
 static const char *const dip_names[DIP_COUNT] = {
     "slice count changes", "FP64 vector unsliced", "stream-K tail in k-steps",
-    "stream-K tail over 0.7 of a wave", "part-full memory-bound block",
+    "stream-K tail over 0.7 of a wave", "padded copies", "part-full memory-bound block",
 };
 
 static enum known_dip dip_class(const struct gemm_kernel *k, const struct gemm_problem *p,
@@ -298,6 +302,8 @@ static enum known_dip dip_class(const struct gemm_kernel *k, const struct gemm_p
                                 const struct model_estimate *big)
 {
     enum gemm_spread spread = k->geometry->spread;
+    if (small->prepare_ms > big->prepare_ms)
+        return DIP_PADDED;
     if (spread == SPREAD_SLICES &&
         (small->slices != big->slices || small->reduce_ms != big->reduce_ms))
         return p->sig == GEMM_F64 && (p->m == 1 || p->n == 1) && small->slices == 1

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "src/plan/fit.h"
 #include "src/plan/model.h"
 #include "src/plan/rates.h"
 

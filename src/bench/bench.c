@@ -15,6 +15,7 @@
 #include "src/job/device.h"
 #include "src/job/options.h"
 #include "src/job/output.h"
+#include "src/plan/fit.h"
 #include "src/plan/model.h"
 #include "src/plan/rates.h"
 #include "src/bench/plot.h"

@@ -14,6 +14,7 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "kernels/convert.h"
+#include "src/plan/fit.h"
 #include "src/plan/model.h"
 #include "src/plan/select.h"
 #include "src/plan/tune_cache.h"

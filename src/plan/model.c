@@ -1,6 +1,7 @@
 /* auto's model of a kernel's time.
  *
- *   time = launches x LAUNCH_MS + max(compute, memory) [+ the slices' sum]
+ *   time = launches x LAUNCH_MS [+ the workspace's copies] + max(compute, memory)
+ *          [+ the slices' sum]
  *
  * compute: the product's FLOPs at the kernel's measured full rate
  * (kernels/auto_table.c) times the share of it the shape allows:
@@ -134,7 +135,7 @@ struct model_estimate model_estimate_rate(const struct gemm_kernel *k,
                                           const struct gemm_problem *p, int sm_count,
                                           const struct rate_entry *r, double copy_gbps)
 {
-    struct model_estimate e = { INFINITY, 0, 0, 0, 0, 0, 1 };
+    struct model_estimate e = { INFINITY, 0, 0, 0, 0, 0, 0, 1 };
     const struct gemm_geometry *g = k->geometry;
     /* A memory-bound kernel not measured yet is taken to move its bytes at
      * the device's copy rate, its compute unbounded, until a calibration
@@ -177,7 +178,16 @@ struct model_estimate model_estimate_rate(const struct gemm_kernel *k,
         e.compute_ms *= r->slice_eff;
         e.reduce_ms *= r->slice_eff;
     }
-    e.ms = e.overhead_ms + fmax(e.compute_ms, e.memory_ms) + e.reduce_ms;
+    /* A stage's own workspace is written and read once before it runs:
+     * the padded copies of operands a tensor map cannot take (persistent,
+     * cluster_multicast), the rounded operands of the TF32 stages.  (A
+     * stage that slices K itself keeps its slabs there: reduce_ms.) */
+    if (k->workspace && !(g->spread == SPREAD_SLICES && !(k->flags & KERNEL_SPLIT_K))) {
+        double ws = (double)k->workspace(p);
+        if (ws > 0)
+            e.prepare_ms = 2 * LAUNCH_MS + 2 * ws / (copy_gbps * 1e9) * 1e3;
+    }
+    e.ms = e.overhead_ms + e.prepare_ms + fmax(e.compute_ms, e.memory_ms) + e.reduce_ms;
     return e;
 }
 

@@ -11,6 +11,7 @@ struct model_estimate {
     double ms;                 /* the estimate; INFINITY: no geometry or no rate */
     double compute_ms, memory_ms, overhead_ms;
     double reduce_ms;          /* SPREAD_SLICES: summing the slices */
+    double prepare_ms;         /* the stage's workspace written and read before it runs */
     double util;               /* share of the kernel's full rate the shape allows */
     int slices;                /* SPREAD_SLICES: slices of K (1: none) */
 };

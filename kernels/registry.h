@@ -255,6 +255,7 @@ struct auto_rate {
     double tflops;             /* at full utilisation; 0: not measured */
     double gbps;               /* memory-bound kernels: bytes moved per second; 0: the device's */
     double slice_eff;          /* sliced runs' time over the model's (src/plan/rates.h); 0: 1 */
+    double ragged_eff;         /* the same where rows are not whole 16-byte units; 0: 1 */
 };
 extern const struct auto_rate auto_rates[];
 extern const size_t auto_rate_count;

@@ -106,7 +106,7 @@ def calibration(d):
         text = f.read()
     lines = text.splitlines()
     rates = {tuple(x.split()[1:3]): x.split()[3:] for x in lines if x.startswith("rate ")}
-    check("the file's header", lines[0] == "# gemmcli rates 1", lines[:3])
+    check("the file's header", lines[0] == "# gemmcli rates 2", lines[:3])
     for key in (("f32", "edge_peel"), ("f16", "cluster_multicast"), ("f64", "f64_dmma"),
                 ("f32", "gemv")):
         check(f"a rate for {key}", key in rates and max(map(float, rates[key][:2])) > 0,

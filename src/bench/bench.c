@@ -486,8 +486,8 @@ static int rate_rows(const struct bench *b, double copy_gbps, FILE *f)
         if (rates_fit(&gemm_kernels[i], kernel_sig(b, i), s, n, b->dev.sm_count, copy_gbps,
                       &e) != 0)
             continue;
-        fprintf(f, "    { \"%s\", \"%s\", %.2f, %.1f, %.2f },\n", e.type, e.kernel, e.tflops,
-                e.gbps, e.slice_eff);
+        fprintf(f, "    { \"%s\", \"%s\", %.2f, %.1f, %.2f, %.2f },\n", e.type, e.kernel,
+                e.tflops, e.gbps, e.slice_eff, e.ragged_eff);
         rows++;
     }
     return rows;
@@ -565,9 +565,10 @@ static int write_auto_table(struct bench *const *benches, int n, const char *pat
             if (!strcmp(gemm_sigs[s].name, auto_rates[i].type))
                 break;
         if (s < GEMM_SIG_COUNT && !(benched & (1u << s)))
-            fprintf(f, "    { \"%s\", \"%s\", %.2f, %.1f, %.2f },\n", auto_rates[i].type,
+            fprintf(f, "    { \"%s\", \"%s\", %.2f, %.1f, %.2f, %.2f },\n", auto_rates[i].type,
                     auto_rates[i].kernel, auto_rates[i].tflops, auto_rates[i].gbps,
-                    auto_rates[i].slice_eff > 0 ? auto_rates[i].slice_eff : 1.0);
+                    auto_rates[i].slice_eff > 0 ? auto_rates[i].slice_eff : 1.0,
+                    auto_rates[i].ragged_eff > 0 ? auto_rates[i].ragged_eff : 1.0);
     }
     fputs("};\nconst size_t auto_rate_count = sizeof auto_rates / sizeof auto_rates[0];\n\n"
           "const struct auto_choice auto_choices[] = {\n", f);

@@ -10,6 +10,8 @@
 
 #define SLICE_EFF_LEAST 0.5
 #define SLICE_EFF_MOST 16.0
+#define RAGGED_EFF_LEAST 0.5
+#define RAGGED_EFF_MOST 16.0
 
 static int cmp_double(const void *x, const void *y)
 {
@@ -57,7 +59,7 @@ static int fit_tiled(const struct gemm_kernel *k, const struct rate_sample *s, i
 {
     double v[64], ratio[64], best = 0, big = 0, big_work = 0;
     int nv = 0, nr = 0;
-    const struct rate_entry any = { "", "", 1, 0, 1 };
+    const struct rate_entry any = { "", "", 1, 0, 1, 1 };
     for (int i = 0; i < n; i++) {
         /* (the workspace's copies are the model's apart from the rate) */
         double prepare = model_estimate_rate(k, &s[i].p, sm_count, &any, copy_gbps).prepare_ms;
@@ -79,7 +81,7 @@ static int fit_tiled(const struct gemm_kernel *k, const struct rate_sample *s, i
         return -1;
     out->tflops = rate;
     out->gbps = 0;
-    out->slice_eff = 1;
+    out->slice_eff = out->ragged_eff = 1;
     for (int i = 0; i < n && nr < 64; i++) {
         struct model_estimate e = model_estimate_rate(k, &s[i].p, sm_count, out, copy_gbps);
         double sliced = e.compute_ms + e.reduce_ms;
@@ -91,21 +93,51 @@ static int fit_tiled(const struct gemm_kernel *k, const struct rate_sample *s, i
     return 0;
 }
 
+/* How much slower than modelled a kernel ran where the rows of A or B are
+ * not whole 16-byte units (the loads a stage takes there are narrower, or
+ * a copy comes first): the median over those samples of the measured time
+ * over the model's at the fitted rate. */
+static double fit_ragged(const struct gemm_kernel *k, const struct rate_sample *s, int n,
+                         int sm_count, double copy_gbps, const struct rate_entry *e)
+{
+    double ratio[64];
+    int nr = 0;
+    struct rate_entry aligned = *e;
+    aligned.ragged_eff = 1;
+    for (int i = 0; i < n && nr < 64; i++) {
+        if (!model_ragged(&s[i].p))
+            continue;
+        struct model_estimate m = model_estimate_rate(k, &s[i].p, sm_count, &aligned, copy_gbps);
+        double busy = fmax(m.compute_ms, m.memory_ms) + m.reduce_ms;
+        if (busy > 0)
+            ratio[nr++] = (s[i].ms - m.overhead_ms - m.prepare_ms) / busy;
+    }
+    return nr ? fmin(RAGGED_EFF_MOST, fmax(RAGGED_EFF_LEAST, median_of(ratio, nr))) : 1;
+}
+
 int rates_fit(const struct gemm_kernel *k, enum gemm_sig sig, const struct rate_sample *s,
               int n, int sm_count, double copy_gbps, struct rate_entry *out)
 {
     memset(out, 0, sizeof *out);
     snprintf(out->type, sizeof out->type, "%s", gemm_sigs[sig].name);
     snprintf(out->kernel, sizeof out->kernel, "%s", k->name);
-    out->slice_eff = 1;
-    struct rate_sample kept[64];
-    int nk = 0;
-    for (int i = 0; i < n && nk < 64; i++)
-        if (isfinite(s[i].ms) && s[i].ms > 0)
+    out->slice_eff = out->ragged_eff = 1;
+    struct rate_sample kept[64], ragged[64];
+    int nk = 0, nr = 0;
+    for (int i = 0; i < n; i++) {
+        if (!isfinite(s[i].ms) || s[i].ms <= 0)
+            continue;
+        if (model_ragged(&s[i].p) && nr < 64)
+            ragged[nr++] = s[i];
+        else if (!model_ragged(&s[i].p) && nk < 64)
             kept[nk++] = s[i];
+    }
     if (!nk || !k->geometry)
         return -1;
-    if (k->geometry->spread == SPREAD_MEMORY)
-        return fit_memory(kept, nk, out);
-    return fit_tiled(k, kept, nk, sm_count, copy_gbps, out);
+    int rc = k->geometry->spread == SPREAD_MEMORY
+                 ? fit_memory(kept, nk, out)
+                 : fit_tiled(k, kept, nk, sm_count, copy_gbps, out);
+    if (!rc)
+        out->ragged_eff = fit_ragged(k, ragged, nr, sm_count, copy_gbps, out);
+    return rc;
 }

@@ -34,6 +34,12 @@ static double ceil_div(double a, double b)
     return ceil(a / b);
 }
 
+int model_ragged(const struct gemm_problem *p)
+{
+    size_t in = gc_dtypes[gemm_sigs[p->sig].in].size;
+    return (p->lda * in) % 16 != 0 || (p->ldb * in) % 16 != 0;
+}
+
 double model_bytes(const struct gemm_problem *p)
 {
     double m = (double)p->m, n = (double)p->n, k = (double)p->k, batch = (double)p->batch;
@@ -140,7 +146,7 @@ struct model_estimate model_estimate_rate(const struct gemm_kernel *k,
     /* A memory-bound kernel not measured yet is taken to move its bytes at
      * the device's copy rate, its compute unbounded, until a calibration
      * or `gemmcli bench --auto-table` measures it. */
-    static const struct rate_entry unmeasured = { "", "", 0, 0, 1 };
+    static const struct rate_entry unmeasured = { "", "", 0, 0, 1, 1 };
     if (g && g->spread == SPREAD_MEMORY && !r)
         r = &unmeasured;
     if (!g || !r || (g->spread != SPREAD_MEMORY && r->tflops <= 0 && r->gbps <= 0))
@@ -163,6 +169,10 @@ struct model_estimate model_estimate_rate(const struct gemm_kernel *k,
         if (g->block_us > 0)
             e.memory_ms = fmax(e.memory_ms, ceil_div(batch, (double)sm_count * g->per_sm) *
                                                 g->block_us / 1e3);
+        if (model_ragged(p) && r->ragged_eff > 0) {
+            e.compute_ms *= r->ragged_eff;
+            e.memory_ms *= r->ragged_eff;
+        }
         e.ms = e.overhead_ms + fmax(e.compute_ms, e.memory_ms);
         return e;
     }
@@ -177,6 +187,12 @@ struct model_estimate model_estimate_rate(const struct gemm_kernel *k,
     if (e.slices > 1 && r->slice_eff > 0) {
         e.compute_ms *= r->slice_eff;
         e.reduce_ms *= r->slice_eff;
+    }
+    /* Rows of A or B that are not whole 16-byte units take the stage's
+     * narrower loads (or a copy first), as measured (ragged_eff). */
+    if (model_ragged(p) && r->ragged_eff > 0) {
+        e.compute_ms *= r->ragged_eff;
+        e.memory_ms *= r->ragged_eff;
     }
     /* A stage's own workspace is written and read once before it runs:
      * the padded copies of operands a tensor map cannot take (persistent,

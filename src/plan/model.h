@@ -33,6 +33,10 @@ struct model_estimate model_estimate_rate(const struct gemm_kernel *k,
  * once for the stack), C written, and read too when beta != 0. */
 double model_bytes(const struct gemm_problem *p);
 
+/* Whether the rows of p's A or B are not whole 16-byte units (the
+ * stages' vector loads and tensor maps need them). */
+int model_ragged(const struct gemm_problem *p);
+
 /* The share of kernel k's full rate that p allows (1 for memory-bound
  * kernels and kernels without a geometry). */
 double model_util(const struct gemm_kernel *k, const struct gemm_problem *p, int sm_count);

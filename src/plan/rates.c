@@ -45,6 +45,7 @@ void rates_table(struct model_rates *out)
         e->tflops = auto_rates[i].tflops;
         e->gbps = auto_rates[i].gbps;
         e->slice_eff = auto_rates[i].slice_eff > 0 ? auto_rates[i].slice_eff : 1;
+        e->ragged_eff = auto_rates[i].ragged_eff > 0 ? auto_rates[i].ragged_eff : 1;
     }
 }
 
@@ -162,8 +163,8 @@ size_t rates_text(const struct model_rates *r, char *buf, size_t n)
         d->clock_mhz, d->mem_gbps, d->driver);
     PUT("build %s %s %.1f %.1f\n", rates_fingerprint(), r->date, r->copy_gbps, r->seconds);
     for (size_t i = 0; i < r->count; i++)
-        PUT("rate %s %s %.3f %.1f %.3f\n", r->e[i].type, r->e[i].kernel, r->e[i].tflops,
-            r->e[i].gbps, r->e[i].slice_eff);
+        PUT("rate %s %s %.3f %.1f %.3f %.3f\n", r->e[i].type, r->e[i].kernel, r->e[i].tflops,
+            r->e[i].gbps, r->e[i].slice_eff, r->e[i].ragged_eff);
 #undef PUT
     return used;
 }
@@ -244,9 +245,10 @@ enum rates_state rates_parse(const char *text, const struct rates_device *d, tim
     while (*p) {
         struct rate_entry e;
         int used = 0;
-        if (sscanf(p, "rate %15s %47s %lf %lf %lf\n%n", e.type, e.kernel, &e.tflops, &e.gbps,
-                   &e.slice_eff, &used) != 5 || !used || !(e.tflops >= 0) || !(e.gbps >= 0) ||
-            !(e.slice_eff > 0) || !isfinite(e.tflops + e.gbps + e.slice_eff))
+        if (sscanf(p, "rate %15s %47s %lf %lf %lf %lf\n%n", e.type, e.kernel, &e.tflops,
+                   &e.gbps, &e.slice_eff, &e.ragged_eff, &used) != 6 || !used ||
+            !(e.tflops >= 0) || !(e.gbps >= 0) || !(e.slice_eff > 0) || !(e.ragged_eff > 0) ||
+            !isfinite(e.tflops + e.gbps + e.slice_eff + e.ragged_eff))
             return STALE("a malformed rate line");
         if (out->count == RATES_MAX)
             return STALE("more than %d rates", RATES_MAX);

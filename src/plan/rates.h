@@ -15,10 +15,10 @@
  *
  * The file is text:
  *
- *   # gemmcli rates 1
+ *   # gemmcli rates 2
  *   device NVIDIA_H100_80GB_HBM3 9.0 132 1980 3352 13000
  *   build 5d1c2e04a7b3f9e1 2026-11-25T10:31:05Z 3004.1 2.6
- *   rate f32 edge_peel 46.12 0.0 1.00
+ *   rate f32 edge_peel 46.12 0.0 1.00 1.35
  *   ...
  *
  *   device: name (blanks made '_'), compute capability, SMs, clock (MHz),
@@ -27,8 +27,9 @@
  *   build:  the fingerprint, when measured (UTC), the measured copy
  *           bandwidth (GB/s), the seconds the calibration took;
  *   rate:   signature, kernel, TFLOP/s with every SM busy, GB/s (the
- *           memory-bound kernels), and the sliced runs' time over what
- *           the model gives them unsliced-alike (1: as modelled).
+ *           memory-bound kernels), the sliced runs' time over the
+ *           model's for them (1: as modelled), and the same for products
+ *           whose rows of A or B are not whole 16-byte units.
  *
  * Host code only; nothing printed. */
 #ifndef GC_RATES_H
@@ -39,7 +40,7 @@
 
 #include "kernels/registry.h"
 
-#define RATES_VERSION 1
+#define RATES_VERSION 2
 #define RATES_MAX 96
 #define RATES_STALE_DAYS 90
 
@@ -60,6 +61,7 @@ struct rate_entry {
     double tflops;             /* with every SM busy; 0: not measured */
     double gbps;               /* memory-bound kernels' bytes a second; 0: the copy's */
     double slice_eff;          /* sliced runs' measured time over the model's; 1: as modelled */
+    double ragged_eff;         /* the same where A's or B's rows are not whole 16-byte units */
 };
 
 struct model_rates {

@@ -30,7 +30,7 @@
  * shapes, then rows of A and B that are not whole 16-byte units (RAGGED:
  * a tiled product, a thin one, a short K); each product's A, B and C
  * within the pools above. */
-#define RAGGED "3001x2999x1003 13001x7x5003 8191x8193x5"
+#define RAGGED "3001x2999x1003 13001x7x2003 8191x8193x5"
 static const struct {
     enum gemm_sig sig;
     const char *sizes;
@@ -159,6 +159,9 @@ static int time_kernel(struct gc_device *dev, const struct gemm_kernel *k, enum 
     for (char *tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
         struct cell c = { k, { 0 }, device_launch_env(dev) };
         if (parse_problem(tok, sig, dev->cc_major * 10 + dev->cc_minor, &c.p) != 0 ||
+            (size_t)(c.p.batch * c.p.m * c.p.k) > POOL_ELEMS ||
+            (size_t)(c.p.batch * c.p.k * c.p.n) > POOL_ELEMS ||
+            (size_t)(c.p.batch * c.p.m * c.p.n) > C_ELEMS ||
             !gemm_can_implement(k, &c.p, why, sizeof why))
             continue;
         /* (the rates in hand say how slow a cell would be) */

@@ -8,12 +8,12 @@
  * 8 values), a 16-byte aligned base and matrices a multiple of 16 bytes
  * apart.  An operand that misses any of these is copied first, stream
  * ordered, into a buffer from the stream's pool (cudaMallocAsync): rows of
- * round_up(cols, 8) values, matrices packed one after the other, one
- * cudaMemcpy2DAsync for a packed stack (the whole stack is one matrix of
- * rows x batch rows then), one per product otherwise (the slices of K that
- * gemm_run_hgemm hands over overlap), one for a broadcast operand.  The
- * pad columns are never read: the map still says `cols`, so the copy
- * engine fills zeros past them as it does past any edge.  The buffer goes
+ * round_up(cols, 8) values, matrices packed one after the other, by one
+ * launch of persist_pad_kernel for the stack (also where its matrices
+ * overlap: the slices of K that gemm_run_hgemm hands over), one matrix
+ * for a broadcast operand.  The pad columns hold zeros and are never
+ * read: the map still says `cols`, so the copy engine fills zeros past
+ * them as it does past any edge.  The buffer goes
  * back to the pool after the launch, on the same stream.  K = 0 makes no
  * map at all (a map has no dimension of 0): the blocks skip the ring and
  * write C = beta * C0 from accumulators that stay zero (alpha is set to 0
@@ -240,22 +240,54 @@ static inline size_t persist_workspace(const struct gemm_problem *p)
     return persist_buffer_bytes(&a, &b, &b_offset);
 }
 
+/* The padded copy: `count` matrices of rows x cols 16-bit values, rows
+ * src_ld apart and matrices src_stride apart, into rows ld apart (a
+ * multiple of 8) and matrices stride apart, zeros past cols.  A thread
+ * writes one 16-byte unit of a row from eight 2-byte loads (the source's
+ * rows are not 16-byte units, or it would not be copied); a block row of
+ * the grid walks rows, so that one division a row finds its matrix.  The
+ * copy engine's 2-D copy of such rows ran at a fraction of this (a
+ * ragged 3001 x 1003 operand). */
+static __global__ void persist_pad_kernel(const uint16_t *__restrict__ src, long long src_ld,
+                                          long long src_stride, uint16_t *__restrict__ dst,
+                                          long long ld, long long stride, long long rows,
+                                          long long cols, long long count)
+{
+    long long units = ld / 8, all_rows = rows * count;
+    for (long long row = blockIdx.y; row < all_rows; row += gridDim.y) {
+        long long mat = row / rows, r = row - mat * rows;
+        const uint16_t *s = src + mat * src_stride + r * src_ld;
+        uint16_t *d = dst + mat * stride + r * ld;
+        for (long long u = blockIdx.x * (long long)blockDim.x + threadIdx.x; u < units;
+             u += (long long)gridDim.x * blockDim.x) {
+            long long c = u * 8;
+            uint32_t w[4];
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                uint32_t lo = c + 2 * j < cols ? s[c + 2 * j] : 0;
+                uint32_t hi = c + 2 * j + 1 < cols ? s[c + 2 * j + 1] : 0;
+                w[j] = lo | hi << 16;
+            }
+            *reinterpret_cast<uint4 *>(d + c) = make_uint4(w[0], w[1], w[2], w[3]);
+        }
+    }
+}
+
 /* The padded copy of `o` at `dst`, stream ordered. */
 static inline cudaError_t persist_copy(struct persist_operand *o, uint16_t *dst,
                                        cudaStream_t stream)
 {
-    size_t width = (size_t)o->cols * 2, dpitch = (size_t)o->ld * 2, spitch = (size_t)o->src_ld * 2;
-    cudaError_t err = cudaSuccess;
-    if (o->count == 1 || o->src_stride == o->rows * o->src_ld)
-        err = cudaMemcpy2DAsync(dst, dpitch, o->src, spitch, width,
-                                (size_t)(o->rows * o->count), cudaMemcpyDeviceToDevice, stream);
-    else
-        for (long long i = 0; i < o->count && err == cudaSuccess; i++)
-            err = cudaMemcpy2DAsync(dst + i * o->stride, dpitch, o->src + i * o->src_stride,
-                                    spitch, width, (size_t)o->rows, cudaMemcpyDeviceToDevice,
-                                    stream);
+    const int threads = 256;
+    long long units = o->ld / 8, all_rows = o->rows * o->count;
+    long long gx = (units + threads - 1) / threads;
+    dim3 grid((unsigned)(gx < 64 ? gx : 64), (unsigned)(all_rows < 65535 ? all_rows : 65535));
     o->base = dst;
-    return err;
+    if (units == 0 || all_rows == 0)
+        return cudaSuccess;
+    persist_pad_kernel<<<grid, threads, 0, stream>>>(o->src, o->src_ld, o->src_stride, dst, o->ld,
+                                                     o->count > 1 ? o->stride : 0, o->rows,
+                                                     o->cols, o->count);
+    return cudaGetLastError();
 }
 
 /* Makes the copies the plans ask for into one buffer from the stream's

@@ -169,12 +169,10 @@ static int calibrate(const struct gc_opts *o)
     if (!(rc = calibrate_ready(&dev, CALIBRATE_NOW, 1))) {
         const struct model_rates *r = rates_active();
         rates_describe(r, line, sizeof line);
-        printf("rates %s\n%d SMs, %d MHz, memory %.0f GB/s\n"
-               "measured in %.1f s; device copy %.0f GB/s (the table's, scaled: %.0f)\n",
-               line, d.sm_count, d.clock_mhz, d.mem_gbps, r->seconds, r->copy_gbps,
-               scaled->copy_gbps);
-        printf("%-6s %-18s %10s %10s %9s %10s\n", "type", "kernel", "TFLOP/s", "GB/s",
-               "sliced", "of table");
+        printf("rates %s\n%d SMs, %d MHz, memory %.0f GB/s\n", line, d.sm_count, d.clock_mhz,
+               d.mem_gbps);
+        printf("%-6s %-18s %10s %10s %8s %8s %9s\n", "type", "kernel", "TFLOP/s", "GB/s",
+               "sliced", "ragged", "of table");
         for (size_t i = 0; i < r->count; i++) {
             const struct rate_entry *e = &r->e[i];
             const struct rate_entry *t = rates_find(scaled, e->type, e->kernel);
@@ -183,9 +181,11 @@ static int calibrate(const struct gc_opts *o)
             char pct[16] = "-";
             if (theirs > 0)
                 snprintf(pct, sizeof pct, "%.0f%%", 100 * mine / theirs);
-            printf("%-6s %-18s %10.2f %10.1f %8.2fx %10s\n", e->type, e->kernel, e->tflops,
-                   e->gbps, e->slice_eff, pct);
+            printf("%-6s %-18s %10.2f %10.1f %7.2fx %7.2fx %9s\n", e->type, e->kernel, e->tflops,
+                   e->gbps, e->slice_eff, e->ragged_eff, pct);
         }
+        printf("measured in %.1f s; device copy %.0f GB/s (the table's, scaled: %.0f)\n",
+               r->seconds, r->copy_gbps, scaled->copy_gbps);
         if (rates_path(&d, where, sizeof where) == 0)
             printf("kept in %s\n", where);
     }

@@ -20,20 +20,10 @@
 #include "core/dtype.h"
 #include "kernels/registry.h"
 #include "src/plan/model.h"
+#include "tests/check.h"
 
-static int passed, failed, known;
+static int known;
 
-#define CHECK(cond, ...)                                                     \
-    do {                                                                     \
-        if (cond) {                                                          \
-            passed++;                                                        \
-        } else {                                                             \
-            failed++;                                                        \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);             \
-            fprintf(stderr, __VA_ARGS__);                                    \
-            fputc('\n', stderr);                                             \
-        }                                                                    \
-    } while (0)
 
 #define SMS 132                   /* an H100 SXM's or an H200's */
 

@@ -13,20 +13,8 @@
 #include "core/error.h"
 #include "src/plan/product.h"
 #include "src/plan/select.h"
+#include "tests/check.h"
 
-static int passed, failed;
-
-#define CHECK(cond, ...)                                                     \
-    do {                                                                     \
-        if (cond) {                                                          \
-            passed++;                                                        \
-        } else {                                                             \
-            failed++;                                                        \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);             \
-            fprintf(stderr, __VA_ARGS__);                                    \
-            fputc('\n', stderr);                                             \
-        }                                                                    \
-    } while (0)
 
 static struct matmul_plan semantics(enum gc_dtype dt, size_t batch, size_t m, size_t n, size_t k)
 {

@@ -15,20 +15,8 @@
 #include "src/plan/fit.h"
 #include "src/plan/model.h"
 #include "src/plan/rates.h"
+#include "tests/check.h"
 
-static int passed, failed;
-
-#define CHECK(cond, ...)                                                     \
-    do {                                                                     \
-        if (cond) {                                                          \
-            passed++;                                                        \
-        } else {                                                             \
-            failed++;                                                        \
-            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);           \
-            printf(__VA_ARGS__);                                             \
-            printf("\n");                                                    \
-        }                                                                    \
-    } while (0)
 
 static const struct gemm_kernel *kernel(const char *name)
 {

@@ -15,20 +15,8 @@
 #include "core/error.h"
 #include "src/scale/dist_plan.h"
 #include "src/plan/tiled.h"
+#include "tests/check.h"
 
-static int passed, failed;
-
-#define CHECK(cond, ...)                                                     \
-    do {                                                                     \
-        if (cond) {                                                          \
-            passed++;                                                        \
-        } else {                                                             \
-            failed++;                                                        \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);             \
-            fprintf(stderr, __VA_ARGS__);                                    \
-            fputc('\n', stderr);                                             \
-        }                                                                    \
-    } while (0)
 
 static uint64_t rng = 88172645463325252ull;
 

@@ -34,33 +34,33 @@ $(B)/test_tune_cache: tests/test_tune_cache.c src/plan/tune_cache.c src/plan/tun
 	@mkdir -p $(B)
 	$(CC) $(HOST_CFLAGS) -o $@ tests/test_tune_cache.c src/plan/tune_cache.c core/newfile.c -lm
 
-$(B)/test_tiled: tests/test_tiled.c src/plan/tiled.c src/plan/tiled.h src/scale/dist_plan.c src/scale/dist_plan.h
+$(B)/test_tiled: tests/check.h tests/test_tiled.c src/plan/tiled.c src/plan/tiled.h src/scale/dist_plan.c src/scale/dist_plan.h
 	@mkdir -p $(B)
 	$(CC) $(HOST_CFLAGS) $(SAN) -o $@ tests/test_tiled.c src/plan/tiled.c src/scale/dist_plan.c core/error.c -lm
 
 # The product plan from made-up device facts: host C and the kernel tables
 # (their launchers linked, never called).
-$(B)/test_plan: tests/test_plan.c gemmcli
+$(B)/test_plan: tests/check.h tests/test_plan.c gemmcli
 	@mkdir -p $(B)
 	$(CC) $(HOST_CFLAGS) -o $@ tests/test_plan.c core/*.c src/plan/*.c $(KERNEL_C) $(CU_OBJ) \
 	    -DGC_CUDA_LIB_DIR='"$(CUDA_HOME)/lib64"' -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lm -lpthread -lstdc++
 
 # auto's rates and the model's use of them: host C and the kernel tables.
-$(B)/test_rates: tests/test_rates.c gemmcli
+$(B)/test_rates: tests/check.h tests/test_rates.c gemmcli
 	@mkdir -p $(B)
 	$(CC) $(HOST_CFLAGS) -o $@ tests/test_rates.c core/*.c src/plan/*.c $(KERNEL_C) $(CU_OBJ) \
 	    -DGC_CUDA_LIB_DIR='"$(CUDA_HOME)/lib64"' -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lm -lpthread -lstdc++
 
 # --verify's figures from made-up results (src/job/verify.c, report.c):
 # host C and the kernel tables the plan links (their launchers never called).
-$(B)/test_verify: tests/test_verify.c gemmcli
+$(B)/test_verify: tests/check.h tests/test_verify.c gemmcli
 	@mkdir -p $(B)
 	$(CC) $(HOST_CFLAGS) $(SAN) -o $@ tests/test_verify.c core/*.c src/plan/*.c src/job/verify.c \
 	    src/job/progress.c src/job/report.c src/job/json.c $(KERNEL_C) $(CU_OBJ) \
 	    -DGC_CUDA_LIB_DIR='"$(CUDA_HOME)/lib64"' -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lm -lpthread -lstdc++
 
 # auto's model on the kernel table as shipped: host C, launchers linked, never called.
-$(B)/test_model: tests/test_model.c src/plan/model.c src/plan/model.h src/plan/rates.c gemmcli
+$(B)/test_model: tests/check.h tests/test_model.c src/plan/model.c src/plan/model.h src/plan/rates.c gemmcli
 	@mkdir -p $(B)
 	$(CC) $(HOST_CFLAGS) -o $@ tests/test_model.c core/*.c src/plan/*.c $(KERNEL_C) $(CU_OBJ) \
 	    -DGC_CUDA_LIB_DIR='"$(CUDA_HOME)/lib64"' -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lm -lpthread -lstdc++

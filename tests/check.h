@@ -1,0 +1,23 @@
+/* The host unit tests' one check: CHECK(cond, fmt, ...) counts a pass, or
+ * counts a failure and prints "FAIL file:line: " and the message on
+ * stderr.  A test prints its counts last and exits nonzero on a failure. */
+#ifndef GC_TESTS_CHECK_H
+#define GC_TESTS_CHECK_H
+
+#include <stdio.h>
+
+static int passed, failed;
+
+#define CHECK(cond, ...)                                                     \
+    do {                                                                     \
+        if (cond) {                                                          \
+            passed++;                                                        \
+        } else {                                                             \
+            failed++;                                                        \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);             \
+            fprintf(stderr, __VA_ARGS__);                                    \
+            fputc('\n', stderr);                                             \
+        }                                                                    \
+    } while (0)
+
+#endif

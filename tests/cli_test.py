@@ -547,6 +547,25 @@ def test_tune(d):
           "cluster_multicast" in out and "q48/8" in out and "94%" in out and
           "1 malformed line" in out, out)
     check("tune --show writes nothing to stderr", p.stderr == b"", p.stderr)
+    # auto's measured rates beside it: one line a GPU model's file, said
+    # stale where another build measured them, or not a rates file at all.
+    rates = os.path.join(cache, "gemmcli", "rates-NVIDIA_H100_80GB_HBM3-90-132.txt")
+    with open(rates, "w") as f:
+        f.write("# gemmcli rates 2\ndevice NVIDIA_H100_80GB_HBM3 9.0 132 1980 3352 13000\n"
+                "build 0000000000000000 2026-11-26T00:31:16Z 2932.0 1.8\n"
+                "rate f32 edge_peel 46.1 0.0 1.0 1.3\nrate f16 mma_sync 496.6 0.0 0.96 3.8\n")
+    junk = os.path.join(cache, "gemmcli", "rates-X-90-1.txt")
+    with open(junk, "w") as f:
+        f.write("junk\n")
+    out = run("tune", "--show", env=env).stdout.decode()
+    line = next((x for x in out.splitlines() if rates in x), "")
+    check("tune --show lists the measured rates", "NVIDIA_H100_80GB_HBM3" in line and
+          "132 SMs" in line and "driver 13.0" in line and "2 kernels" in line and
+          "another build" in line, out)
+    line = next((x for x in out.splitlines() if junk in x), "")
+    check("tune --show says a file is not rates", "not a rates file" in line, out)
+    os.remove(rates)
+    os.remove(junk)
     with open(path, "w") as f:
         f.write("# gemmcli tune cache 999\n")
     p = run("tune", "--show", env=env)

@@ -5,6 +5,7 @@
  *
  *   gemmcli tune --dtype f32,f16 4096 1000x3000x500 16x1024x1024x1024
  *   gemmcli tune --show */
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,6 +78,48 @@ static int parse_dtypes(const char *list, enum gc_dtype *out, int *n)
 
 /* ---- --show and --clear ---- */
 
+/* The rates measured for each GPU model, kept beside the cache
+ * (src/plan/rates.h): one line a file, from its first three lines. */
+static void show_rates(void)
+{
+    char dir[TUNE_PATH_MAX], path[TUNE_PATH_MAX + 256];
+    DIR *d = tune_cache_dir(dir, sizeof dir) == 0 ? opendir(dir) : NULL;
+    if (!d)
+        return;
+    struct dirent *ent;
+    while ((ent = readdir(d))) {
+        size_t len = strlen(ent->d_name);
+        if (strncmp(ent->d_name, "rates-", 6) != 0 || len < 10 ||
+            strcmp(ent->d_name + len - 4, ".txt") != 0)
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, ent->d_name);
+        char *text = NULL, name[256], fp[32], date[32];
+        size_t n = 0;
+        int version = 0, major = 0, minor = 0, sms = 0, clock = 0, driver = 0;
+        double mem = 0, copy = 0, secs = 0;
+        if (tune_cache_read_text(path, &text, &n) != TUNE_CACHE_OK ||
+            sscanf(text, "# gemmcli rates %d\ndevice %255s %d.%d %d %d %lf %d\nbuild %31s %31s "
+                   "%lf %lf", &version, name, &major, &minor, &sms, &clock, &mem, &driver, fp,
+                   date, &copy, &secs) != 12) {
+            printf("rates %s: not a rates file of format %d (measured again on next use)\n",
+                   path, RATES_VERSION);
+            free(text);
+            continue;
+        }
+        size_t count = 0;
+        for (const char *q = strstr(text, "\nrate "); q; q = strstr(q + 1, "\nrate "))
+            count++;
+        printf("rates %s: %s, compute capability %d.%d, %d SMs, driver %d.%d, measured %s, "
+               "%zu kernels%s\n", path, name, major, minor, sms, driver / 1000,
+               driver % 1000 / 10, date, count,
+               version != RATES_VERSION ? "; another format: measured again on next use"
+               : strcmp(fp, rates_fingerprint()) != 0
+                   ? "; another build of gemmcli: measured again on next use" : "");
+        free(text);
+    }
+    closedir(d);
+}
+
 static int show(void)
 {
     struct tune_cache_listing l;
@@ -132,6 +175,7 @@ static int show(void)
         }
     }
     tune_cache_listing_free(&l);
+    show_rates();
     return 0;
 }
 

@@ -220,10 +220,8 @@ static int calibrate(const struct gc_opts *o)
         for (size_t i = 0; i < r->count; i++) {
             const struct rate_entry *e = &r->e[i];
             const struct rate_entry *t = rates_find(scaled, e->type, e->kernel);
-            const struct gemm_kernel *k = gemm_kernel_find(e->kernel);
-            int bytes = k && k->geometry && k->geometry->spread == SPREAD_MEMORY;
-            double mine = bytes ? e->gbps : e->tflops;
-            double theirs = !t ? 0 : bytes ? t->gbps : t->tflops;
+            double mine = e->tflops > 0 && !(e->gbps > 0) ? e->tflops : e->gbps;
+            double theirs = !t ? 0 : e->tflops > 0 && !(e->gbps > 0) ? t->tflops : t->gbps;
             char pct[16] = "-";
             if (theirs > 0)
                 snprintf(pct, sizeof pct, "%.0f%%", 100 * mine / theirs);

@@ -27,8 +27,7 @@
 
 /* Each signature's shapes (BATCHxMxNxK or MxNxK): the full rate, a short
  * K, a long K over few tiles, then the memory-bound kernels' thin and short
- * shapes and a K of 1 (the tiles' own bytes a second where stores bind
- * them), then rows of A and B that are not whole 16-byte units (RAGGED:
+ * shapes, then rows of A and B that are not whole 16-byte units (RAGGED:
  * a tiled product, a thin one, a short K); each product's A, B and C
  * within the pools above. */
 #define RAGGED "3001x2999x1003 13001x7x2003 8191x8193x5"
@@ -37,12 +36,12 @@ static const struct {
     const char *sizes;
 } lists[] = {
     { GEMM_F32, "4096x4096x2048 8192x8192x32 256x256x65536 1x8192x4096 8192x1x4096 "
-                "32768x16x1024 16x8192x4096 8192x8192x8 4096x32x32x32 8192x8192x1 " RAGGED },
+                "32768x16x1024 16x8192x4096 8192x8192x8 4096x32x32x32 " RAGGED },
     { GEMM_F16, "8192x8192x2048 8192x8192x32 256x256x65536 1x8192x4096 8192x1x4096 "
-                "32768x16x1024 16x8192x4096 8192x8192x8 4096x32x32x32 8192x8192x1 " RAGGED },
+                "32768x16x1024 16x8192x4096 8192x8192x8 4096x32x32x32 " RAGGED },
     { GEMM_BF16, "8192x8192x2048 8192x8192x32 256x256x65536 3001x2999x1003" },
     { GEMM_F64, "2048x2048x2048 8192x8192x32 256x256x65536 1x8192x4096 8192x1x4096 "
-                "32768x16x1024 16x8192x4096 8192x8192x8 4096x32x32x32 8192x8192x1 " RAGGED },
+                "32768x16x1024 16x8192x4096 8192x8192x8 4096x32x32x32 " RAGGED },
     { GEMM_TF32, "4096x4096x4096 8192x8192x32 256x256x65536 3001x2999x1003" },
     { GEMM_TF32X3, "4096x4096x2048 256x256x65536 3001x2999x1003" },
     { GEMM_I64, "1024x1024x1024" },

@@ -52,30 +52,8 @@ static int fit_memory(const struct rate_sample *s, int n, struct rate_entry *out
     return 0;
 }
 
-/* The bytes a second a tiled kernel moved where its samples are bound by
- * memory at its fitted rate (a K of 1 over a large C: its stores), the
- * median of those; 0 (the device's copy rate) where none is. */
-static double fit_tiled_bytes(const struct gemm_kernel *k, const struct rate_sample *s, int n,
-                              int sm_count, double copy_gbps, const struct rate_entry *e)
-{
-    double v[64];
-    int nv = 0;
-    for (int i = 0; i < n && nv < 64; i++) {
-        struct model_estimate m = model_estimate_rate(k, &s[i].p, sm_count, e, copy_gbps);
-        double busy = s[i].ms - m.overhead_ms - m.prepare_ms - m.reduce_ms;
-        /* (memory at the copy's rate at least the compute, and a time
-         * well beyond what the compute explains) */
-        if (m.slices == 1 && m.memory_ms >= m.compute_ms && busy > 1.5 * m.compute_ms)
-            v[nv++] = model_bytes(&s[i].p) / (busy / 1e3) / 1e9;
-    }
-    /* (never above the copy's: a kernel that seems faster is bound by
-     * something the model has elsewhere) */
-    return nv ? fmin(median_of(v, nv), copy_gbps) : 0;
-}
-
 /* A tiled kernel's full rate; then, for a sliced one, how its sliced
- * runs compare with the model's time for them at that rate; then its
- * bytes a second where memory binds it. */
+ * runs compare with the model's time for them at that rate. */
 static int fit_tiled(const struct gemm_kernel *k, const struct rate_sample *s, int n,
                      int sm_count, double copy_gbps, struct rate_entry *out)
 {
@@ -112,7 +90,6 @@ static int fit_tiled(const struct gemm_kernel *k, const struct rate_sample *s, i
     }
     if (nr)
         out->slice_eff = fmin(SLICE_EFF_MOST, fmax(SLICE_EFF_LEAST, median_of(ratio, nr)));
-    out->gbps = fit_tiled_bytes(k, s, n, sm_count, copy_gbps, out);
     return 0;
 }
 

@@ -37,9 +37,7 @@ static double ceil_div(double a, double b)
 int model_ragged(const struct gemm_problem *p)
 {
     size_t in = gc_dtypes[gemm_sigs[p->sig].in].size;
-    /* (rows of A shorter than one unit, a K under 16 bytes, are read the
-     * same way whatever their length) */
-    return ((p->lda * in) % 16 != 0 && p->k * (int64_t)in >= 16) || (p->ldb * in) % 16 != 0;
+    return (p->lda * in) % 16 != 0 || (p->ldb * in) % 16 != 0;
 }
 
 double model_bytes(const struct gemm_problem *p)

@@ -34,8 +34,7 @@ struct model_estimate model_estimate_rate(const struct gemm_kernel *k,
 double model_bytes(const struct gemm_problem *p);
 
 /* Whether the rows of p's A or B are not whole 16-byte units (the
- * stages' vector loads and tensor maps need them); A's only where K
- * spans a unit at least. */
+ * stages' vector loads and tensor maps need them). */
 int model_ragged(const struct gemm_problem *p);
 
 /* The share of kernel k's full rate that p allows (1 for memory-bound

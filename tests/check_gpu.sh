@@ -104,7 +104,7 @@ lane_timed_quick() {
     step t bench-transpose 60 ./gemmcli bench --op transpose --sizes 8192 \
         --bench-out "$LOGS/bench"
     step t transpose-rate 60 python3 tests/transpose_rate.py ./gemmcli
-    step t sweep 120 ./gemmcli bench --sweep 10 --dtype f32,f16,f64 --bench-out "$LOGS/sweep"
+    step t sweep 180 ./gemmcli bench --sweep 10 --dtype f32,f16,f64 --bench-out "$LOGS/sweep"
     step t sweep-model 60 python3 tests/sweep_check.py ./gemmcli "$LOGS/sweep" "$LOGS/t/sweep.log" \
         f32 f16 f64
     step t i64-rate 60 python3 tests/i64_rate.py ./gemmcli

@@ -93,27 +93,22 @@ static void show_rates(void)
             strcmp(ent->d_name + len - 4, ".txt") != 0)
             continue;
         snprintf(path, sizeof path, "%s/%s", dir, ent->d_name);
-        char *text = NULL, name[256], fp[32], date[32];
+        char *text = NULL;
+        const char *body;
         size_t n = 0;
-        int version = 0, major = 0, minor = 0, sms = 0, clock = 0, driver = 0;
-        double mem = 0, copy = 0, secs = 0;
+        struct rates_head h;
         if (tune_cache_read_text(path, &text, &n) != TUNE_CACHE_OK ||
-            sscanf(text, "# gemmcli rates %d\ndevice %255s %d.%d %d %d %lf %d\nbuild %31s %31s "
-                   "%lf %lf", &version, name, &major, &minor, &sms, &clock, &mem, &driver, fp,
-                   date, &copy, &secs) != 12) {
+            rates_read_head(text, &h, &body) != 0) {
             printf("rates %s: not a rates file of format %d (measured again on next use)\n",
                    path, RATES_VERSION);
             free(text);
             continue;
         }
-        size_t count = 0;
-        for (const char *q = strstr(text, "\nrate "); q; q = strstr(q + 1, "\nrate "))
-            count++;
         printf("rates %s: %s, compute capability %d.%d, %d SMs, driver %d.%d, measured %s, "
-               "%zu kernels%s\n", path, name, major, minor, sms, driver / 1000,
-               driver % 1000 / 10, date, count,
-               version != RATES_VERSION ? "; another format: measured again on next use"
-               : strcmp(fp, rates_fingerprint()) != 0
+               "%zu kernels%s\n", path, h.name, h.cc / 10, h.cc % 10, h.sm_count,
+               h.driver / 1000, h.driver % 1000 / 10, h.date, h.rates,
+               h.version != RATES_VERSION ? "; another format: measured again on next use"
+               : strcmp(h.fingerprint, rates_fingerprint()) != 0
                    ? "; another build of gemmcli: measured again on next use" : "");
         free(text);
     }

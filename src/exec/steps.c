@@ -1,13 +1,12 @@
 #include "src/exec/steps.h"
 
-#include "src/plan/rates.h"
-
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
 #include "core/parallel.h"
+#include "src/plan/rates.h"
 
 int exec_launches(void *arg, int i)
 {

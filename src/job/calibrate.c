@@ -14,6 +14,7 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "kernels/convert.h"
+#include "src/job/options.h"
 #include "src/plan/fit.h"
 #include "src/plan/model.h"
 #include "src/plan/select.h"
@@ -127,10 +128,11 @@ static int run_cell(void *arg, int i)
 
 static int parse_problem(const char *tok, enum gemm_sig sig, int cc, struct gemm_problem *p)
 {
-    unsigned long long d[4];
-    int n = sscanf(tok, "%llux%llux%llux%llu", &d[0], &d[1], &d[2], &d[3]);
-    if (n != 3 && n != 4)
+    struct gc_shape_opt sh;
+    if (options_parse_shape(tok, &sh) != 0 || (sh.ndim != 3 && sh.ndim != 4))
         return -1;
+    const size_t *d = sh.dims;
+    int n = sh.ndim;
     memset(p, 0, sizeof *p);
     p->sig = sig;
     p->batch = n == 4 ? (int64_t)d[0] : 1;

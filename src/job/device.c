@@ -226,7 +226,9 @@ double device_copy_gbps(struct gc_device *dev, size_t bytes)
     cudaEvent_t e0, e1;
     if (cudaMalloc(&x, bytes) != cudaSuccess || cudaMalloc(&y, bytes) != cudaSuccess ||
         cudaEventCreate(&e0) != cudaSuccess) {
+        cudaGetLastError();
         cudaFree(x);
+        cudaFree(y);
         return 0;
     }
     if (cudaEventCreate(&e1) == cudaSuccess) {

@@ -186,52 +186,63 @@ static double utc_seconds(const char *s)
 
 #define STALE(...) (snprintf(why, n, __VA_ARGS__), RATES_STALE)
 
+int rates_read_head(const char *text, struct rates_head *h, const char **body)
+{
+    int major, minor, used = 0;
+    memset(h, 0, sizeof *h);
+    if (sscanf(text, "# gemmcli rates %d\n%n", &h->version, &used) != 1 || !used)
+        return -1;
+    text += used;
+    used = 0;
+    if (sscanf(text, "device %255s %d.%d %d %d %lf %d\n%n", h->name, &major, &minor,
+               &h->sm_count, &h->clock_mhz, &h->mem_gbps, &h->driver, &used) != 7 || !used)
+        return -1;
+    h->cc = major * 10 + minor;
+    text += used;
+    used = 0;
+    if (sscanf(text, "build %31s %23s %lf %lf\n%n", h->fingerprint, h->date, &h->copy_gbps,
+               &h->seconds, &used) != 4 || !used)
+        return -1;
+    text += used;
+    *body = text;
+    for (const char *q = text; (q = strstr(q, "rate ")) != NULL; q++)
+        h->rates += q == text || q[-1] == '\n';
+    return 0;
+}
+
 /* The header, device and build lines: RATES_LOADED when they are this
  * build's and d's, with *body after them. */
 static enum rates_state parse_head(const char *text, const struct rates_device *d, time_t now,
                                    struct model_rates *out, const char **body, char *why,
                                    size_t n)
 {
-    char header[64], name[256], dev_name[256], fp[32], date[24];
-    int major, minor, sms, clock, driver, used = 0;
-    double mem, copy, seconds;
-    snprintf(header, sizeof header, HEADER_FMT "\n", RATES_VERSION);
-    if (strncmp(text, header, strlen(header)) != 0)
+    struct rates_head h;
+    char dev_name[256];
+    if (rates_read_head(text, &h, body) != 0 || h.version != RATES_VERSION)
         return STALE("not a rates file of this version");
-    text += strlen(header);
-    if (sscanf(text, "device %255s %d.%d %d %d %lf %d\n%n", name, &major, &minor, &sms, &clock,
-               &mem, &driver, &used) != 7 || !used)
-        return STALE("no device line");
-    text += used;
-    used = 0;
-    if (sscanf(text, "build %31s %23s %lf %lf\n%n", fp, date, &copy, &seconds, &used) != 4 ||
-        !used)
-        return STALE("no build line");
-    text += used;
     word_of(d->name, dev_name, sizeof dev_name);
-    if (strcmp(name, dev_name) != 0 || major * 10 + minor != d->cc || sms != d->sm_count)
-        return STALE("measured on another GPU (%s)", name);
-    if (strcmp(fp, rates_fingerprint()) != 0)
+    if (strcmp(h.name, dev_name) != 0 || h.cc != d->cc || h.sm_count != d->sm_count)
+        return STALE("measured on another GPU (%s)", h.name);
+    if (strcmp(h.fingerprint, rates_fingerprint()) != 0)
         return STALE("measured with another build of gemmcli");
-    if (driver != d->driver)
-        return STALE("measured under driver %d, this is %d", driver, d->driver);
-    double when = utc_seconds(date);
+    if (h.driver != d->driver)
+        return STALE("measured under driver %d, this is %d", h.driver, d->driver);
+    double when = utc_seconds(h.date);
     if (when < 0)
         return STALE("no date");
     if ((double)now - when > RATES_STALE_DAYS * 86400.0)
         return STALE("measured more than %d days ago", RATES_STALE_DAYS);
-    if (!(copy > 0))
+    if (!(h.copy_gbps > 0))
         return STALE("no copy bandwidth");
     memset(out, 0, sizeof *out);
     out->source = RATES_MEASURED;
     out->device = *d;
     snprintf(out->measured_on, sizeof out->measured_on, "%s", d->name);
-    snprintf(out->date, sizeof out->date, "%s", date);
+    snprintf(out->date, sizeof out->date, "%s", h.date);
     out->sm_count = d->sm_count;
-    out->copy_gbps = copy;
-    out->seconds = seconds;
+    out->copy_gbps = h.copy_gbps;
+    out->seconds = h.seconds;
     out->compute_scale = out->memory_scale = 1;
-    *body = text;
     return RATES_LOADED;
 }
 

@@ -117,6 +117,21 @@ int rates_store(const struct model_rates *r, char *why, size_t n);
 #define RATES_TEXT_MAX (512 + RATES_MAX * 160)
 size_t rates_text(const struct model_rates *r, char *buf, size_t n);
 
+/* A rates file's first three lines, of any format version. */
+struct rates_head {
+    int version;
+    char name[256];            /* the device's name, blanks as '_' */
+    int cc, sm_count, clock_mhz, driver;
+    double mem_gbps;
+    char fingerprint[32], date[24];
+    double copy_gbps, seconds;
+    size_t rates;              /* the rate lines after them */
+};
+
+/* *h from a file's text, and *body after the build line: 0, or -1 when
+ * the three lines are not there. */
+int rates_read_head(const char *text, struct rates_head *h, const char **body);
+
 /* Parses a file's text for device d (the header, device and build lines
  * checked against d and this build): a state as rates_load. */
 enum rates_state rates_parse(const char *text, const struct rates_device *d, time_t now,

@@ -223,7 +223,7 @@
       "kernels/dgemm/dgemm_04_small.cu",                                                            \
       "small's stacks in FP64: chunks streamed by cp.async, 4x4 results per item, DFMA",            \
       "gemmcli's own, memory-bound shapes")                                                         \
-    X("f64_dmma", dgemm, dmma, F64, TC, 90, GEO(128, 128, 1, 80, SLICES, 256, 0), NO_WS, NO_CHECK,  \
+    X("f64_dmma", dgemm, dmma, F64, TC, 90, GEO(128, 128, 1, 80, SLICES, 64, 0), NO_WS, NO_CHECK,  \
       "kernels/dgemm/dgemm_02_dmma.cu",                                                             \
       "FP64 tensor cores: mma.sync m16n8k4 (DMMA), LDS.128 fragments, 5-stage cp.async ring",       \
       "gemmcli's own, mma.sync m16n8k4 on doubles")                                                 \

@@ -253,7 +253,8 @@ struct auto_rate {
     const char *type;          /* a signature's name */
     const char *kernel;
     double tflops;             /* at full utilisation; 0: not measured */
-    double gbps;               /* memory-bound kernels: bytes moved per second; 0: the device's */
+    double gbps;               /* memory-bound kernels: bytes moved per second; tiled ones:
+                                  C's stores where they bind; 0: the device's copy */
     double slice_eff;          /* sliced runs' time over the model's (src/plan/rates.h); 0: 1 */
     double ragged_eff;         /* the same where rows are not whole 16-byte units; 0: 1 */
 };

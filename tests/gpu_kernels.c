@@ -150,7 +150,8 @@ static const struct mul_case vector_cases[] = {
  * 8x2392x32328, 32x4096x100000, 8x8x4000000, 5x7x598, 14x147x49623);
  * ragged N and K, M or N of 2, 17 and 32, beta, K = 0, stacks with an
  * operand shared, and 33 x 33, which the thin stages must refuse (and K =
- * 33, which the small_k stages must).  Run on every row for f32 and f64;
+ * 33, which the small_k stages must; f64_thin also 25 rows over a wide
+ * N, and takes 24).  Run on every row for f32 and f64;
  * for f16 and bf16 on the memory-bound rows (KERNEL_MEMORY) only, for the
  * tensor-core stages' long chains (see vector_cases). */
 static const struct mul_case thin_cases[] = {
@@ -174,6 +175,8 @@ static const struct mul_case thin_cases[] = {
     { 1, 40, 9, 0, 1.0f, 0.0f, 0, 1, "f64_thin", 0 },
     { 1, 33, 33, 64, 1.0f, 0.0f, 0, 1, "f16_thin", 1 },
     { 1, 33, 33, 64, 1.0f, 0.0f, 0, 1, "f64_thin", 1 },
+    { 1, 24, 301, 300, 1.0f, 0.0f, 0, 1, "f64_thin", 0 },
+    { 1, 25, 301, 300, 1.0f, 0.0f, 0, 1, "f64_thin", 1 },
     { 1, 100, 301, 33, 1.0f, 0.0f, 0, 1, "small_k", 1 },
     { 1, 100, 301, 33, 1.0f, 0.0f, 0, 1, "f16_small_k", 1 },
     { 1, 100, 301, 33, 1.0f, 0.0f, 0, 1, "f64_small_k", 1 },

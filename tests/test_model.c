@@ -185,6 +185,23 @@ static void slices(void)
               "%s with a whole wave of tiles: %d slices", k->name, w.slices);
     }
     CHECK(seen >= 3, "only %d SPREAD_SLICES kernels with a rate in the table", seen);
+
+    /* FP64 (64-deep slices) splits in 4 slices or not at all: 44 tiles of
+     * f64_dmma over 132 SMs leave room for 3, and K = 1024 for 16; 33
+     * tiles for 4.  The model follows the dispatcher. */
+    const struct gemm_kernel *dm = gemm_kernel_find("f64_dmma");
+    const struct gemm_geometry *g = dm ? dm->geometry : NULL;
+    CHECK(g != NULL, "f64_dmma has a geometry");
+    if (g) {
+        struct gemm_problem three = problem(GEMM_F64, 1, 4 * g->tile_m, 11 * g->tile_n, 1024);
+        struct gemm_problem four = problem(GEMM_F64, 1, 3 * g->tile_m, 11 * g->tile_n, 1024);
+        CHECK(gemm_split_slice(dm, &three, SMS) == 0 &&
+                  model_estimate(dm, &three, SMS).slices == 1,
+              "f64_dmma on 44 tiles: %lld-deep slices", (long long)gemm_split_slice(dm, &three, SMS));
+        CHECK(gemm_split_slice(dm, &four, SMS) == 256 && model_estimate(dm, &four, SMS).slices == 4,
+              "f64_dmma on 33 tiles: %lld-deep slices, the model's %d",
+              (long long)gemm_split_slice(dm, &four, SMS), model_estimate(dm, &four, SMS).slices);
+    }
 }
 
 /* Every SPREAD_STREAM_K row: the part-full last wave is shared out by
@@ -263,10 +280,11 @@ static const int64_t grid[] = {
  * and a class that no longer occurs fails the test, so that this list
  * says what the model does today. */
 enum known_dip {
-    DIP_SLICES,        /* a sliced kernel's cut of K changes between the two shapes
-                          (kernels/gemm_dispatch.c's rule: whole waves, floor(K / slice_k)
-                          slices at most, a leftover slab run apart), and the time
-                          follows it down */
+    DIP_SLICES,        /* a sliced kernel's cut of K (the count or the length of its
+                          slices) changes between the two shapes (kernels/gemm_dispatch.c's
+                          rule: whole waves, floor(K / slice_k) slices at most, lengths a
+                          multiple of 8, a leftover slab run apart), and the time follows
+                          it down */
     DIP_F64_VECTOR,    /* FP64 slices no vector (m or n = 1; f64_gemv's shapes): the
                           vector takes its K unsliced, one row or column more is sliced */
     DIP_STREAM_K_STEPS,/* stream-K's tail along k: a run takes STREAM_K_MIN_STEPS k-steps
@@ -288,14 +306,16 @@ static const char *const dip_names[DIP_COUNT] = {
 };
 
 static enum known_dip dip_class(const struct gemm_kernel *k, const struct gemm_problem *p,
-                                int axis, const struct model_estimate *small,
+                                const struct gemm_problem *q, int axis,
+                                const struct model_estimate *small,
                                 const struct model_estimate *big)
 {
     enum gemm_spread spread = k->geometry->spread;
     if (small->prepare_ms > big->prepare_ms)
         return DIP_PADDED;
     if (spread == SPREAD_SLICES &&
-        (small->slices != big->slices || small->reduce_ms != big->reduce_ms))
+        (small->slices != big->slices || small->reduce_ms != big->reduce_ms ||
+         gemm_split_slice(k, p, SMS) != gemm_split_slice(k, q, SMS)))
         return p->sig == GEMM_F64 && (p->m == 1 || p->n == 1) && small->slices == 1
                    ? DIP_F64_VECTOR : DIP_SLICES;
     if (spread == SPREAD_STREAM_K)
@@ -336,7 +356,7 @@ static void step_up(const struct gemm_kernel *k, enum gemm_sig sig, const int at
         d->checked++;
         if (!(f.ms < e.ms * (1 - 1e-9)))
             continue;
-        enum known_dip c = dip_class(k, &p, ax, &e, &f);
+        enum known_dip c = dip_class(k, &p, &q, ax, &e, &f);
         char at_text[160];
         snprintf(at_text, sizeof at_text,
                  "%s %s: %lldx%lldx%lld %.6g ms, %lldx%lldx%lld %.6g ms", k->name,

@@ -72,8 +72,8 @@ static void measured(const struct rates_device *d, struct model_rates *r, time_t
     r->seconds = 2.5;
     r->compute_scale = r->memory_scale = 1;
     r->count = 2;
-    r->e[0] = (struct rate_entry){ "f16", "cluster_multicast", 612.25, 0, 3.5, 2.25 };
-    r->e[1] = (struct rate_entry){ "f32", "gemv", 0.5, 2950.0, 1, 1 };
+    r->e[0] = (struct rate_entry){ "f16", "cluster_multicast", 612.25, 1700, 3.5, 2.25, 0.0135 };
+    r->e[1] = (struct rate_entry){ "f32", "gemv", 0.5, 2950.0, 1, 1, 0 };
 }
 
 static void test_text(void)
@@ -88,9 +88,10 @@ static void test_text(void)
     CHECK(back.count == 2 && back.source == RATES_MEASURED, "%zu rates", back.count);
     const struct rate_entry *e = rates_find(&back, "f16", "cluster_multicast");
     CHECK(e && fabs(e->tflops - 612.25) < 0.01 && fabs(e->slice_eff - 3.5) < 0.01 &&
-              fabs(e->ragged_eff - 2.25) < 0.01, "f16 cluster_multicast read back");
+              fabs(e->ragged_eff - 2.25) < 0.01 && fabs(e->gbps - 1700) < 0.1 &&
+              fabs(e->floor_ms - 0.0135) < 1e-6, "f16 cluster_multicast read back");
     e = rates_find(&back, "f32", "gemv");
-    CHECK(e && fabs(e->gbps - 2950) < 0.1, "f32 gemv's bandwidth read back");
+    CHECK(e && fabs(e->gbps - 2950) < 0.1 && e->floor_ms == 0, "f32 gemv's bandwidth read back");
     CHECK(fabs(back.copy_gbps - 3004.5) < 0.1, "copy %.1f", back.copy_gbps);
     CHECK(!rates_find(&back, "f16", "gemv"), "no rate for an entry not kept");
 
@@ -118,15 +119,21 @@ static void test_text(void)
         fp[0] = rates_fingerprint()[0];
     }
     char bad[RATES_TEXT_MAX + 64];
-    snprintf(bad, sizeof bad, "%srate f16 wgmma nan 0 1 1\n", text);
+    snprintf(bad, sizeof bad, "%srate f16 wgmma nan 0 1 1 0\n", text);
     CHECK(rates_parse(bad, &d, now, &back, why, sizeof why) == RATES_STALE,
           "a NaN rate is malformed");
-    snprintf(bad, sizeof bad, "%srate f16 wgmma 1 0 0 1\n", text);
+    snprintf(bad, sizeof bad, "%srate f16 wgmma 1 0 0 1 0\n", text);
     CHECK(rates_parse(bad, &d, now, &back, why, sizeof why) == RATES_STALE,
           "a slice_eff of 0 is malformed");
-    snprintf(bad, sizeof bad, "%srate f16 wgmma 1 0 1 0\n", text);
+    snprintf(bad, sizeof bad, "%srate f16 wgmma 1 0 1 0 0\n", text);
     CHECK(rates_parse(bad, &d, now, &back, why, sizeof why) == RATES_STALE,
           "a ragged_eff of 0 is malformed");
+    snprintf(bad, sizeof bad, "%srate f16 wgmma 1 0 1 1 -2\n", text);
+    CHECK(rates_parse(bad, &d, now, &back, why, sizeof why) == RATES_STALE,
+          "a negative floor is malformed");
+    snprintf(bad, sizeof bad, "%srate f16 wgmma 1 0 1 1\n", text);
+    CHECK(rates_parse(bad, &d, now, &back, why, sizeof why) == RATES_STALE,
+          "a rate line of the second format (no floor) is malformed");
     snprintf(bad, sizeof bad, "%srate f16 wgmma 1 0 1\n", text);
     CHECK(rates_parse(bad, &d, now, &back, why, sizeof why) == RATES_STALE,
           "a rate line of the first format is malformed");
@@ -205,26 +212,43 @@ static void test_fit(void)
     rates_use(&t);
     const int sms = 132;
     const struct gemm_kernel *k = kernel("cluster_multicast");
-    struct rate_entry truth = { "f16", "cluster_multicast", 500, 0, 2.5, 3 }, fit;
+    struct rate_entry truth = { "f16", "cluster_multicast", 500, 700, 2.5, 3, 0.02 }, fit;
     int64_t shapes[][3] = { { 8192, 8192, 2048 }, { 8192, 8192, 32 }, { 256, 256, 65536 },
-                            { 3001, 2999, 1003 } };
-    struct rate_sample s[4];
-    for (int i = 0; i < 4; i++) {
+                            { 3001, 2999, 1003 }, { 8192, 8192, 8 }, { 64, 64, 64 } };
+    struct rate_sample s[6];
+    for (int i = 0; i < 6; i++) {
         s[i].p = problem(GEMM_F16, 1, shapes[i][0], shapes[i][1], shapes[i][2]);
         s[i].ms = model_estimate_rate(k, &s[i].p, sms, &truth, 3000).ms;
     }
     struct model_estimate e = model_estimate_rate(k, &s[2].p, sms, &truth, 3000);
     CHECK(e.slices > 1, "256x256x65536 is sliced (%d)", e.slices);
     CHECK(model_ragged(&s[3].p) && !model_ragged(&s[0].p), "3001x2999x1003's rows are ragged");
-    CHECK(rates_fit(k, GEMM_F16, s, 4, sms, 3000, &fit) == 0, "fit");
+    CHECK(rates_fit(k, GEMM_F16, s, 6, sms, 3000, &fit) == 0, "fit");
     CHECK(fabs(fit.tflops - 500) < 500 * 0.02, "the full rate: %.1f", fit.tflops);
+    CHECK(fabs(fit.gbps - 700) < 700 * 0.02, "the stores of C: %.1f GB/s", fit.gbps);
+    CHECK(fabs(fit.floor_ms - 0.02) < 1e-9, "the floor: %.4f ms", fit.floor_ms);
+    struct gemm_problem tiny = problem(GEMM_F16, 1, 16, 16, 16);
+    CHECK(model_estimate_rate(k, &tiny, sms, &fit, 3000).ms >= 0.02,
+          "no estimate under the floor");
+    /* (the stores come after the compute: at K = 8 they set the time, at
+     * K = 2048 they add C's bytes at 700 GB/s to it) */
+    struct rate_entry copy_rate = fit;
+    copy_rate.gbps = 0;
+    double big_fit = model_estimate_rate(k, &s[0].p, sms, &fit, 3000).ms;
+    double big_copy = model_estimate_rate(k, &s[0].p, sms, &copy_rate, 3000).ms;
+    double stores = model_out_bytes(&s[0].p) / (fit.gbps * 1e9) * 1e3;
+    CHECK(model_estimate_rate(k, &s[4].p, sms, &fit, 3000).ms >
+              1.5 * model_estimate_rate(k, &s[4].p, sms, &copy_rate, 3000).ms &&
+              fabs(big_fit - big_copy - stores) < 1e-9,
+          "C's stores at 700 GB/s where the copy moves 3000: %.4f ms against %.4f + %.4f",
+          big_fit, big_copy, stores);
     CHECK(fabs(fit.slice_eff - 2.5) < 0.15, "the sliced runs' factor: %.2f", fit.slice_eff);
     CHECK(fabs(fit.ragged_eff - 3) < 0.15, "the ragged rows' factor: %.2f", fit.ragged_eff);
     CHECK(!strcmp(fit.type, "f16") && !strcmp(fit.kernel, "cluster_multicast"), "names");
 
     /* A memory-bound kernel: its bandwidth. */
     const struct gemm_kernel *g = kernel("gemv");
-    struct rate_entry gtruth = { "f32", "gemv", 0, 2000, 1, 1 };
+    struct rate_entry gtruth = { "f32", "gemv", 0, 2000, 1, 1, 0 };
     struct rate_sample gs[2];
     gs[0].p = problem(GEMM_F32, 1, 1, 8192, 4096);
     gs[1].p = problem(GEMM_F32, 1, 8192, 1, 4096);

@@ -1,4 +1,4 @@
-/* f64_thin: products with a thin side, M <= 32 or N <= 32, in FP64: the
+/* f64_thin: products with a thin side, M <= 24 or N <= 32, in FP64: the
  * wide operand streamed once, K cut into slices when the blocks are few,
  * the slices' partial sums kept in double and joined in a fixed order.
  * The kernels are kernels/memory_bound/thin.cuh's templates, shared with
@@ -10,7 +10,8 @@
  * and which does not cut K, so that a few long dot products (8 x 8 x
  * 4000000) run on one block.  A wide side at M or N of 16-32 is
  * DFMA-bound, where DGEMM runs DMMA at the copy's rate; beyond 24 rows a
- * thread owns one column (thin_cols).
+ * thread would own one column (thin_cols), 4x slower than f64_dmma, so
+ * such products (M of 25-32 over a wide N) are refused (thin_check).
  *
  * Follows no published write-up: gemmcli's own, for the memory-bound
  * shapes.
@@ -22,7 +23,7 @@
 
 extern "C" int dgemm_thin_check(const struct gemm_problem *p, char *why, size_t n)
 {
-    return thin_check("f64_thin", p, why, n);
+    return thin_check<gemv_f64>("f64_thin", p, why, n);
 }
 
 extern "C" size_t dgemm_thin_workspace(const struct gemm_problem *p)

@@ -23,7 +23,7 @@
 
 extern "C" int hgemm_thin_check(const struct gemm_problem *p, char *why, size_t n)
 {
-    return thin_check("f16_thin", p, why, n);
+    return thin_check<gemv_f16>("f16_thin", p, why, n);
 }
 
 extern "C" size_t hgemm_thin_workspace(const struct gemm_problem *p)

@@ -60,6 +60,7 @@
 enum {
     THIN_THREADS = 256,
     THIN_MOST = 32,             /* the thin side's bound */
+    THIN_MOST_F64_M = 24,       /* the rows' bound for double (thin_check) */
     THIN_ROWS = THIN_THREADS,   /* rows of A per block (N <= 32) */
     THIN_MIN_K = 64,            /* values of k per slice at least */
     THIN_LANE_K = 16,           /* values of k per k-lane and slice at least */
@@ -389,6 +390,13 @@ static long thin_slots(bool by_rows, int bound, bool vec, int sm_count)
     return (long)per_sm * sm_count;
 }
 
+/* Products a type's kernels take: one side at most THIN_MOST, and for
+ * double the rows' side (M, with N beyond THIN_MOST) at most
+ * THIN_MOST_F64_M: beyond 24 rows a thread owns one column (thin_cols), so
+ * each broadcast of A feeds one multiply-add, and 32 x 4096 x 100000 ran
+ * at 19% of DGEMM where f64_dmma runs it at 66% (NVIDIA H100, 2026-11-26,
+ * `gemmcli bench --sizes 32x4096x100000 --dtype f64`). */
+template <typename E>
 static inline int thin_check(const char *name, const struct gemm_problem *p, char *why,
                              size_t n)
 {
@@ -396,6 +404,13 @@ static inline int thin_check(const char *name, const struct gemm_problem *p, cha
         snprintf(why, n, "%s computes products with M <= %d or N <= %d (the thin side's "
                  "sums are kept in registers); this product is %lld x %lld", name, THIN_MOST,
                  THIN_MOST, (long long)p->m, (long long)p->n);
+        return 0;
+    }
+    if (sizeof(typename E::acc) == 8 && p->n > THIN_MOST && p->m > THIN_MOST_F64_M) {
+        snprintf(why, n, "%s computes products with M <= %d or N <= %d (beyond %d rows a "
+                 "thread holds one column's sums, and the wide side is compute-bound); this "
+                 "product is %lld x %lld", name, THIN_MOST_F64_M, THIN_MOST, THIN_MOST_F64_M,
+                 (long long)p->m, (long long)p->n);
         return 0;
     }
     return 1;

@@ -20,7 +20,7 @@
 
 extern "C" int sgemm_thin_check(const struct gemm_problem *p, char *why, size_t n)
 {
-    return thin_check("thin", p, why, n);
+    return thin_check<gemv_f32>("thin", p, why, n);
 }
 
 extern "C" size_t sgemm_thin_workspace(const struct gemm_problem *p)

@@ -216,6 +216,7 @@ static int kernels_for(const struct gc_opts *o)
             json_number(&j, "ms", rows[i].e.ms);
             json_number(&j, "compute_ms", rows[i].e.compute_ms);
             json_number(&j, "memory_ms", rows[i].e.memory_ms);
+            json_number(&j, "store_ms", rows[i].e.store_ms);
             json_number(&j, "overhead_ms", rows[i].e.overhead_ms);
             json_number(&j, "util", rows[i].e.util);
             json_int(&j, "slices", rows[i].e.slices);
@@ -226,17 +227,17 @@ static int kernels_for(const struct gc_opts *o)
     } else {
         printf("%zu x %zu x %zu x %zu (%.4g GFLOP) on %s\n", batch, d[0], d[1], d[2], gflop, where);
         printf("rates: %s\n", rates_line);
-        printf("%-18s %-7s %11s %11s %11s %6s %6s\n", "KERNEL", "SIG", "EST. MS", "COMPUTE",
-               "MEMORY", "UTIL", "SLICES");
+        printf("%-18s %-7s %11s %11s %11s %11s %6s %6s\n", "KERNEL", "SIG", "EST. MS", "COMPUTE",
+               "MEMORY", "STORES", "UTIL", "SLICES");
         for (int i = 0; i < n; i++) {
             if (!isfinite(rows[i].e.ms)) {
                 printf("%-18s %-7s %11s  (no measured rate)\n", rows[i].k->name,
                        gemm_sigs[rows[i].sig].name, "-");
                 continue;
             }
-            printf("%-18s %-7s %11.4f %11.4f %11.4f %5.0f%% %6d%s\n", rows[i].k->name,
+            printf("%-18s %-7s %11.4f %11.4f %11.4f %11.4f %5.0f%% %6d%s\n", rows[i].k->name,
                    gemm_sigs[rows[i].sig].name, rows[i].e.ms, rows[i].e.compute_ms,
-                   rows[i].e.memory_ms, 100 * rows[i].e.util, rows[i].e.slices,
+                   rows[i].e.memory_ms, rows[i].e.store_ms, 100 * rows[i].e.util, rows[i].e.slices,
                    rows[i].k == pick && rows[i].sig == pick_sig ? "  <- auto" : "");
         }
         if (pick)

@@ -25,27 +25,32 @@
 #define POOL_ELEMS ((size_t)32 << 20)   /* the largest A or B of the shapes below */
 #define C_ELEMS ((size_t)64 << 20)      /* the largest C */
 #define COPY_BYTES ((size_t)256 << 20)
+#define SAMPLES_MOST 24         /* shapes a signature's list holds at most */
 
 /* Each signature's shapes (BATCHxMxNxK or MxNxK): the full rate, a short
- * K, a long K over few tiles, then the memory-bound kernels' thin and short
- * shapes, then rows of A and B that are not whole 16-byte units (RAGGED:
- * a tiled product, a thin one, a short K); each product's A, B and C
- * within the pools above. */
+ * K, a long K over few tiles, then the memory-bound kernels' thin and
+ * short shapes (THIN: a thin side of 32 too, where the thin stages are
+ * bound by their multiply-adds), a K of 16 bytes over a large C (a tiled
+ * kernel's stores of C), tiny products (each kernel's floor: its launches
+ * and first wave; src/plan/fit.c keeps them out of the rates), then rows
+ * of A and B that are not whole 16-byte units (RAGGED: a tiled product, a
+ * thin one, a short K); each product's A, B and C within the pools
+ * above. */
+#define COMMON "256x256x65536 1x8192x4096 8192x1x4096 32768x16x1024 16x8192x4096 " \
+               "32x8192x4096 32768x32x1024 8192x8192x8 4096x32x32x32 "
+#define TINY "64x64x64 64x64x8 1x64x64 "
 #define RAGGED "3001x2999x1003 13001x7x2003 8191x8193x5"
 static const struct {
     enum gemm_sig sig;
     const char *sizes;
 } lists[] = {
-    { GEMM_F32, "4096x4096x2048 8192x8192x32 256x256x65536 1x8192x4096 8192x1x4096 "
-                "32768x16x1024 16x8192x4096 8192x8192x8 4096x32x32x32 " RAGGED },
-    { GEMM_F16, "8192x8192x2048 8192x8192x32 256x256x65536 1x8192x4096 8192x1x4096 "
-                "32768x16x1024 16x8192x4096 8192x8192x8 4096x32x32x32 " RAGGED },
-    { GEMM_BF16, "8192x8192x2048 8192x8192x32 256x256x65536 3001x2999x1003" },
-    { GEMM_F64, "2048x2048x2048 8192x8192x32 256x256x65536 1x8192x4096 8192x1x4096 "
-                "32768x16x1024 16x8192x4096 8192x8192x8 4096x32x32x32 " RAGGED },
-    { GEMM_TF32, "4096x4096x4096 8192x8192x32 256x256x65536 3001x2999x1003" },
-    { GEMM_TF32X3, "4096x4096x2048 256x256x65536 3001x2999x1003" },
-    { GEMM_I64, "1024x1024x1024" },
+    { GEMM_F32, "4096x4096x2048 8192x8192x32 8192x8192x4 " COMMON TINY RAGGED },
+    { GEMM_F16, "8192x8192x2048 8192x8192x32 " COMMON TINY RAGGED },
+    { GEMM_BF16, "8192x8192x2048 8192x8192x32 256x256x65536 64x64x64 3001x2999x1003" },
+    { GEMM_F64, "2048x2048x2048 8192x8192x32 8192x8192x2 " COMMON TINY RAGGED },
+    { GEMM_TF32, "4096x4096x4096 8192x8192x32 256x256x65536 64x64x64 3001x2999x1003" },
+    { GEMM_TF32X3, "4096x4096x2048 256x256x65536 64x64x64 3001x2999x1003" },
+    { GEMM_I64, "1024x1024x1024 64x64x64" },
 };
 
 void calibrate_device_of(const struct gc_device *dev, struct rates_device *d)
@@ -158,7 +163,8 @@ static int time_kernel(struct gc_device *dev, const struct gemm_kernel *k, enum 
     struct clock_timer timer = device_timer_clock(&dev->timer);
     struct clock_plan plan = { 0, 1, CELL_BUDGET_MS, CELL_MOST_MS, 3, 12, 0 };
     *n = 0;
-    for (char *tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+    for (char *tok = strtok_r(buf, " ", &save); tok && *n < SAMPLES_MOST;
+         tok = strtok_r(NULL, " ", &save)) {
         struct cell c = { k, { 0 }, device_launch_env(dev) };
         if (parse_problem(tok, sig, dev->cc_major * 10 + dev->cc_minor, &c.p) != 0 ||
             (size_t)(c.p.batch * c.p.m * c.p.k) > POOL_ELEMS ||
@@ -194,7 +200,7 @@ static int measure_all(struct gc_device *dev, struct pools *pl, struct model_rat
             const struct gemm_kernel *k = &gemm_kernels[i];
             if (!k->geometry || !select_auto_candidate(k->flags) || !(k->sigs & (1u << sig)))
                 continue;
-            struct rate_sample s[16];
+            struct rate_sample s[SAMPLES_MOST];
             int n = 0, rc = pools_for(dev, pl, sig);
             if (!rc)
                 rc = time_kernel(dev, k, sig, lists[l].sizes, pl, s, &n);

@@ -12,6 +12,8 @@
 #define SLICE_EFF_MOST 16.0
 #define RAGGED_EFF_LEAST 0.5
 #define RAGGED_EFF_MOST 16.0
+#define TINY_FLOP 16e6            /* a sample at most this and TINY_BYTES: the floor's alone */
+#define TINY_BYTES 16777216.0
 
 static int cmp_double(const void *x, const void *y)
 {
@@ -23,6 +25,14 @@ static double median_of(double *v, int n)
 {
     qsort(v, (size_t)n, sizeof *v, cmp_double);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* A product too small to say anything of a rate: its time is the
+ * kernel's launches and first wave (the floor). */
+static int sample_tiny(const struct rate_sample *s)
+{
+    const struct gemm_problem *p = &s->p;
+    return 2.0 * p->batch * (double)p->m * p->n * p->k <= TINY_FLOP && model_bytes(p) <= TINY_BYTES;
 }
 
 static double sample_tflops(const struct rate_sample *s)
@@ -52,19 +62,47 @@ static int fit_memory(const struct rate_sample *s, int n, struct rate_entry *out
     return 0;
 }
 
-/* A tiled kernel's full rate; then, for a sliced one, how its sliced
- * runs compare with the model's time for them at that rate. */
-static int fit_tiled(const struct gemm_kernel *k, const struct rate_sample *s, int n,
-                     int sm_count, double copy_gbps, struct rate_entry *out)
+/* The bytes a second a tiled kernel stored C at, where its samples are
+ * bound by those stores at its fitted rate: C at least 4 times A's and B's
+ * bytes, one slice, and a time beyond 1.5 times the compute (a K of 8 over
+ * a large C); the stores are the time the compute and the reads do not
+ * take (src/plan/model.c adds them after).  The median of those, never
+ * above the copy's (a kernel that seems faster is bound by something the
+ * model has elsewhere); 0 (C at the copy's rate, under the compute) where
+ * none is. */
+static double fit_store(const struct gemm_kernel *k, const struct rate_sample *s, int n,
+                        int sm_count, double copy_gbps, const struct rate_entry *e)
 {
-    double v[64], ratio[64], best = 0, big = 0, big_work = 0;
-    int nv = 0, nr = 0;
-    const struct rate_entry any = { "", "", 1, 0, 1, 1 };
+    double v[64];
+    int nv = 0;
+    struct rate_entry no_store = *e;
+    no_store.gbps = 0;
+    for (int i = 0; i < n && nv < 64; i++) {
+        double out = model_out_bytes(&s[i].p), in = model_bytes(&s[i].p) - out;
+        struct model_estimate m = model_estimate_rate(k, &s[i].p, sm_count, &no_store, copy_gbps);
+        double busy = s[i].ms - m.overhead_ms - m.prepare_ms - m.reduce_ms;
+        double stores = busy - fmax(m.compute_ms, in / (copy_gbps * 1e9) * 1e3);
+        if (m.slices == 1 && out >= 4 * in && busy > 1.5 * m.compute_ms && stores > 0)
+            v[nv++] = out / (stores / 1e3) / 1e9;
+    }
+    return nv ? fmin(median_of(v, nv), copy_gbps) : 0;
+}
+
+/* A tiled kernel's full rate: each sample's TFLOP/s over the share of
+ * the rate the model gives its shape, its workspace's copies and its
+ * stores of C at `store_gbps` (0: none apart) taken out of its time. */
+static double fit_rate(const struct gemm_kernel *k, const struct rate_sample *s, int n,
+                       int sm_count, double copy_gbps, double store_gbps)
+{
+    double v[64], best = 0, big = 0, big_work = 0;
+    int nv = 0;
+    const struct rate_entry any = { "", "", 1, 0, 1, 1, 0 };
     for (int i = 0; i < n; i++) {
         /* (the workspace's copies are the model's apart from the rate) */
         double prepare = model_estimate_rate(k, &s[i].p, sm_count, &any, copy_gbps).prepare_ms;
+        double store = store_gbps > 0 ? model_out_bytes(&s[i].p) / (store_gbps * 1e9) * 1e3 : 0;
         struct rate_sample busy = s[i];
-        busy.ms = fmax(s[i].ms - prepare, s[i].ms / 2);
+        busy.ms = fmax(s[i].ms - prepare - store, s[i].ms / 2);
         double u = model_util(k, &s[i].p, sm_count), x = sample_tflops(&busy) / u;
         double w = (double)s[i].p.batch * s[i].p.m * s[i].p.n * s[i].p.k;
         if (u >= 0.5 && w > big_work) {
@@ -76,17 +114,34 @@ static int fit_tiled(const struct gemm_kernel *k, const struct rate_sample *s, i
         else if (nv < 64)
             v[nv++] = x;
     }
-    double rate = big > 0 ? big : nv ? median_of(v, nv) : best;
-    if (!(rate > 0))
-        return -1;
-    out->tflops = rate;
+    return big > 0 ? big : nv ? median_of(v, nv) : best;
+}
+
+/* A tiled kernel's full rate and its stores' bytes a second, each fitted
+ * with the other in hand (twice: the second pass moves them by a few
+ * percent at most); then, for a sliced one, how its sliced runs compare
+ * with the model's time for them at that rate. */
+static int fit_tiled(const struct gemm_kernel *k, const struct rate_sample *s, int n,
+                     int sm_count, double copy_gbps, struct rate_entry *out)
+{
+    double ratio[64];
+    int nr = 0;
     out->gbps = 0;
     out->slice_eff = out->ragged_eff = 1;
+    for (int pass = 0; pass < 2; pass++) {
+        out->tflops = fit_rate(k, s, n, sm_count, copy_gbps, out->gbps);
+        if (!(out->tflops > 0))
+            return -1;
+        out->gbps = fit_store(k, s, n, sm_count, copy_gbps, out);
+    }
+    out->tflops = fit_rate(k, s, n, sm_count, copy_gbps, out->gbps);
     for (int i = 0; i < n && nr < 64; i++) {
         struct model_estimate e = model_estimate_rate(k, &s[i].p, sm_count, out, copy_gbps);
         double sliced = e.compute_ms + e.reduce_ms;
-        if (e.slices > 1 && sliced > 0 && e.compute_ms >= e.memory_ms)
-            ratio[nr++] = (s[i].ms - e.overhead_ms - e.prepare_ms) / sliced;
+        double busy = s[i].ms - e.overhead_ms - e.prepare_ms - e.store_ms;
+        /* (a time the bytes explain says nothing of the slices) */
+        if (e.slices > 1 && sliced > 0 && busy > 1.2 * e.memory_ms)
+            ratio[nr++] = busy / sliced;
     }
     if (nr)
         out->slice_eff = fmin(SLICE_EFF_MOST, fmax(SLICE_EFF_LEAST, median_of(ratio, nr)));
@@ -108,9 +163,11 @@ static double fit_ragged(const struct gemm_kernel *k, const struct rate_sample *
         if (!model_ragged(&s[i].p))
             continue;
         struct model_estimate m = model_estimate_rate(k, &s[i].p, sm_count, &aligned, copy_gbps);
-        double busy = fmax(m.compute_ms, m.memory_ms) + m.reduce_ms;
+        /* (the factor scales compute and reads alone, as in the model) */
+        double busy = fmax(m.compute_ms, m.memory_ms);
         if (busy > 0)
-            ratio[nr++] = (s[i].ms - m.overhead_ms - m.prepare_ms) / busy;
+            ratio[nr++] =
+                (s[i].ms - m.overhead_ms - m.prepare_ms - m.store_ms - m.reduce_ms) / busy;
     }
     return nr ? fmin(RAGGED_EFF_MOST, fmax(RAGGED_EFF_LEAST, median_of(ratio, nr))) : 1;
 }
@@ -124,13 +181,19 @@ int rates_fit(const struct gemm_kernel *k, enum gemm_sig sig, const struct rate_
     out->slice_eff = out->ragged_eff = 1;
     struct rate_sample kept[64], ragged[64];
     int nk = 0, nr = 0;
+    double floor_ms = 0;
     for (int i = 0; i < n; i++) {
         if (!isfinite(s[i].ms) || s[i].ms <= 0)
             continue;
-        if (model_ragged(&s[i].p) && nr < 64)
-            ragged[nr++] = s[i];
-        else if (!model_ragged(&s[i].p) && nk < 64)
+        if (sample_tiny(&s[i])) {
+            if (floor_ms == 0 || s[i].ms < floor_ms)
+                floor_ms = s[i].ms;
+        } else if (model_ragged(&s[i].p)) {
+            if (nr < 64)
+                ragged[nr++] = s[i];
+        } else if (nk < 64) {
             kept[nk++] = s[i];
+        }
     }
     if (!nk || !k->geometry)
         return -1;
@@ -139,5 +202,7 @@ int rates_fit(const struct gemm_kernel *k, enum gemm_sig sig, const struct rate_
                  : fit_tiled(k, kept, nk, sm_count, copy_gbps, out);
     if (!rc)
         out->ragged_eff = fit_ragged(k, ragged, nr, sm_count, copy_gbps, out);
+    /* (last: the fits above compare samples with the model unfloored) */
+    out->floor_ms = floor_ms;
     return rc;
 }

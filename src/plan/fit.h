@@ -18,8 +18,10 @@ struct rate_sample {
  * largest shape where that share is at least a half (else the samples'
  * median); a memory-bound kernel's best bytes a second, and its TFLOP/s
  * where it was seen doing more than moving bytes; a sliced kernel's
- * slice_eff from its samples that the model slices.  0, or -1 when no
- * sample yields a rate. */
+ * slice_eff from its samples that the model slices; a tiled kernel's
+ * store rate from samples whose C outweighs A and B and whose time its
+ * compute does not explain (a K of 1); and any kernel's floor, the least
+ * time it took.  0, or -1 when no sample yields a rate. */
 int rates_fit(const struct gemm_kernel *k, enum gemm_sig sig, const struct rate_sample *s,
               int n, int sm_count, double copy_gbps, struct rate_entry *out);
 

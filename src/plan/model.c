@@ -13,8 +13,17 @@
  *     a short K runs at k / (k + k_fill).
  * memory: the operands read once and C written (read too when beta != 0)
  * at the device's copy bandwidth, or the kernel's own for memory-bound
- * kernels (the copy's until their own is measured).  The bench measures the rates at a few shapes and divides by
- * the same shares, so the model and the table stay in step. */
+ * kernels (the copy's until their own is measured).  A tiled kernel's
+ * stores of C, where a calibration measured their rate (a K of 8 over a
+ * large C), come after its tiles' compute instead:
+ *   time = ... + max(compute, reads) + C's bytes / its store rate
+ * (f64_dmma stored 1.6 TB/s where a copy moves 2.9, NVIDIA H100,
+ * 2026-11-26; a short K over a large C paid both in turn).  Then no
+ * estimate goes under the least time the kernel was measured to
+ * take (a calibration's floor: the launches, a reduce, the first wave's
+ * start), which a tiny product's FLOPs and bytes do not show.  The bench
+ * measures the rates at a few shapes and divides by the same shares, so
+ * the model and the table stay in step. */
 #include "src/plan/model.h"
 
 #include <math.h>
@@ -40,13 +49,19 @@ int model_ragged(const struct gemm_problem *p)
     return (p->lda * in) % 16 != 0 || (p->ldb * in) % 16 != 0;
 }
 
+double model_out_bytes(const struct gemm_problem *p)
+{
+    size_t out = gc_dtypes[gemm_sigs[p->sig].out].size;
+    return out * (double)p->batch * (double)p->m * (double)p->n * (p->beta != 0 ? 2 : 1);
+}
+
 double model_bytes(const struct gemm_problem *p)
 {
     double m = (double)p->m, n = (double)p->n, k = (double)p->k, batch = (double)p->batch;
-    size_t in = gc_dtypes[gemm_sigs[p->sig].in].size, out = gc_dtypes[gemm_sigs[p->sig].out].size;
+    size_t in = gc_dtypes[gemm_sigs[p->sig].in].size;
     return in * ((p->stride_a || batch == 1 ? batch : 1) * m * k +
                  (p->stride_b || batch == 1 ? batch : 1) * k * n) +
-           out * batch * m * n * (p->beta != 0 ? 2 : 1);
+           model_out_bytes(p);
 }
 
 /* How long a last wave of `rest` blocks takes, in full waves: the blocks
@@ -141,12 +156,12 @@ struct model_estimate model_estimate_rate(const struct gemm_kernel *k,
                                           const struct gemm_problem *p, int sm_count,
                                           const struct rate_entry *r, double copy_gbps)
 {
-    struct model_estimate e = { INFINITY, 0, 0, 0, 0, 0, 0, 1 };
+    struct model_estimate e = { INFINITY, 0, 0, 0, 0, 0, 0, 0, 1 };
     const struct gemm_geometry *g = k->geometry;
     /* A memory-bound kernel not measured yet is taken to move its bytes at
      * the device's copy rate, its compute unbounded, until a calibration
      * or `gemmcli bench --auto-table` measures it. */
-    static const struct rate_entry unmeasured = { "", "", 0, 0, 1, 1 };
+    static const struct rate_entry unmeasured = { "", "", 0, 0, 1, 1, 0 };
     if (g && g->spread == SPREAD_MEMORY && !r)
         r = &unmeasured;
     if (!g || !r || (g->spread != SPREAD_MEMORY && r->tflops <= 0 && r->gbps <= 0))
@@ -154,7 +169,7 @@ struct model_estimate model_estimate_rate(const struct gemm_kernel *k,
     double batch = (double)p->batch;
     double launches = (k->flags & KERNEL_BATCHED) ? 1 : batch;
     double flops = 2 * batch * (double)p->m * (double)p->n * (double)p->k;
-    double gbps = r->gbps > 0 ? r->gbps : copy_gbps;
+    double gbps = r->gbps > 0 && g->spread == SPREAD_MEMORY ? r->gbps : copy_gbps;
     e.memory_ms = model_bytes(p) / (gbps * 1e9) * 1e3;
     e.overhead_ms = launches * LAUNCH_MS;
     if (g->spread == SPREAD_MEMORY) {
@@ -173,12 +188,20 @@ struct model_estimate model_estimate_rate(const struct gemm_kernel *k,
             e.compute_ms *= r->ragged_eff;
             e.memory_ms *= r->ragged_eff;
         }
-        e.ms = e.overhead_ms + fmax(e.compute_ms, e.memory_ms);
+        e.ms = fmax(e.overhead_ms + fmax(e.compute_ms, e.memory_ms), r->floor_ms);
         return e;
     }
     if (r->tflops <= 0 || p->m == 0 || p->n == 0 || p->batch == 0) {
-        e.ms = e.overhead_ms + e.memory_ms;
+        e.ms = fmax(e.overhead_ms + e.memory_ms, r->floor_ms);
         return e;
+    }
+    /* C's bytes at the kernel's own store rate, where one was measured:
+     * after the tiles' compute, not under it (a tile stores its C once its
+     * K is done; a short K over a large C is bound by both in turn). */
+    if (r->gbps > 0) {
+        double out = model_out_bytes(p);
+        e.memory_ms = (model_bytes(p) - out) / (copy_gbps * 1e9) * 1e3;
+        e.store_ms = out / (r->gbps * 1e9) * 1e3;
     }
     e.util = tiled_util(k, g, p, sm_count, copy_gbps, &e.slices, &e.reduce_ms);
     e.compute_ms = flops / (r->tflops * 1e12 * e.util) * 1e3;
@@ -203,7 +226,9 @@ struct model_estimate model_estimate_rate(const struct gemm_kernel *k,
         if (ws > 0)
             e.prepare_ms = 2 * LAUNCH_MS + 2 * ws / (copy_gbps * 1e9) * 1e3;
     }
-    e.ms = e.overhead_ms + e.prepare_ms + fmax(e.compute_ms, e.memory_ms) + e.reduce_ms;
+    e.ms = fmax(e.overhead_ms + e.prepare_ms + fmax(e.compute_ms, e.memory_ms) + e.store_ms +
+                    e.reduce_ms,
+                r->floor_ms);
     return e;
 }
 

@@ -12,6 +12,8 @@ struct model_estimate {
     double compute_ms, memory_ms, overhead_ms;
     double reduce_ms;          /* SPREAD_SLICES: summing the slices */
     double prepare_ms;         /* the stage's workspace written and read before it runs */
+    double store_ms;           /* a tiled kernel's stores of C at its own measured rate,
+                                  after its tiles' compute (0: C is in memory_ms) */
     double util;               /* share of the kernel's full rate the shape allows */
     int slices;                /* SPREAD_SLICES: slices of K (1: none) */
 };
@@ -32,6 +34,9 @@ struct model_estimate model_estimate_rate(const struct gemm_kernel *k,
 /* Bytes the product moves at least: A and B read once (a broadcast operand
  * once for the stack), C written, and read too when beta != 0. */
 double model_bytes(const struct gemm_problem *p);
+
+/* The part of them that is C's: written, and read too when beta != 0. */
+double model_out_bytes(const struct gemm_problem *p);
 
 /* Whether the rows of p's A or B are not whole 16-byte units (the
  * stages' vector loads and tensor maps need them). */

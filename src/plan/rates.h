@@ -15,10 +15,10 @@
  *
  * The file is text:
  *
- *   # gemmcli rates 2
+ *   # gemmcli rates 3
  *   device NVIDIA_H100_80GB_HBM3 9.0 132 1980 3352 13000
  *   build 5d1c2e04a7b3f9e1 2026-11-25T10:31:05Z 3004.1 2.6
- *   rate f32 edge_peel 46.12 0.0 1.00 1.35
+ *   rate f32 edge_peel 46.12 0.0 1.00 1.35 13.8
  *   ...
  *
  *   device: name (blanks made '_'), compute capability, SMs, clock (MHz),
@@ -27,9 +27,12 @@
  *   build:  the fingerprint, when measured (UTC), the measured copy
  *           bandwidth (GB/s), the seconds the calibration took;
  *   rate:   signature, kernel, TFLOP/s with every SM busy, GB/s (the
- *           memory-bound kernels), the sliced runs' time over the
- *           model's for them (1: as modelled), and the same for products
- *           whose rows of A or B are not whole 16-byte units.
+ *           memory-bound kernels' over all they move; a tiled kernel's
+ *           stores of C, where a K of 1 makes them bind it; 0: the
+ *           copy's), the sliced runs' time over the model's for them (1:
+ *           as modelled), the same for products whose rows of A or B are
+ *           not whole 16-byte units, and the least time (us) the kernel
+ *           took at any shape, launches and all (0: none measured).
  *
  * Host code only; nothing printed. */
 #ifndef GC_RATES_H
@@ -40,7 +43,7 @@
 
 #include "kernels/registry.h"
 
-#define RATES_VERSION 2
+#define RATES_VERSION 3
 #define RATES_MAX 96
 #define RATES_STALE_DAYS 90
 
@@ -59,9 +62,11 @@ struct rate_entry {
     char type[16];             /* a signature's name */
     char kernel[48];
     double tflops;             /* with every SM busy; 0: not measured */
-    double gbps;               /* memory-bound kernels' bytes a second; 0: the copy's */
+    double gbps;               /* memory-bound kernels' bytes a second, a tiled kernel's
+                                  stores of C; 0: the copy's */
     double slice_eff;          /* sliced runs' measured time over the model's; 1: as modelled */
     double ragged_eff;         /* the same where A's or B's rows are not whole 16-byte units */
+    double floor_ms;           /* the least time it took at any shape; 0: none measured */
 };
 
 struct model_rates {

@@ -65,7 +65,7 @@ enum {
     SPLIT_MIN_K = 2048,     /* a slice's least length (tensor cores) */
     SPLIT_MIN_K_F64 = 256,  /* a slice's least length (DMMA: 1/16 the rate, so shorter) */
     SPLIT_MAX_K = 8192,     /* a slice's greatest length on the tensor cores' FP32 sums */
-    SPLIT_LEAST_F64 = 4,    /* slices an FP64 split makes at least (its slices are short) */
+    SPLIT_LEAST_F64 = 4,    /* FP64 slices shorter than SPLIT_MIN_K_F64 come 4 or more */
     SPLIT_MOST = 1024       /* slices at most */
 };
 
@@ -100,12 +100,16 @@ int64_t gemm_split_slice(const struct gemm_kernel *k, const struct gemm_problem 
         slices = p->k / min_k;
     if (slices > SPLIT_MOST)
         slices = SPLIT_MOST;
-    /* DMMA's slices may be 64 deep, where a split's extra launches (the
-     * leftover slab, the sum) cost more than 2 or 3 slices gain: 127 x 129
-     * x 255 in 3 took 0.045 ms where f64_naive takes 0.030, 72 x 37 x 585
-     * in 9 0.023 against 0.039 unsplit (NVIDIA H100, 2026-11-26, the
-     * sweep's runs before and after). */
-    if (slices < (p->sig == GEMM_F64 ? SPLIT_LEAST_F64 : 2))
+    /* DMMA's slices may be 64 deep where they are 4 or more; fewer are
+     * SPLIT_MIN_K_F64 deep at least, as a split's extra launches (the
+     * leftover slab, the sum) cost more than 2 or 3 short slices gain:
+     * 127 x 129 x 255 in 3 took 0.045 ms where f64_naive takes 0.030, 72 x
+     * 37 x 585 in 9 0.023 against 0.039 unsplit, 2603 x 188 x 20640 in 3
+     * 0.50 against 1.45 (NVIDIA H100, 2026-11-26, the sweep's runs before
+     * and after). */
+    if (p->sig == GEMM_F64 && slices < SPLIT_LEAST_F64 && slices > p->k / SPLIT_MIN_K_F64)
+        slices = p->k / SPLIT_MIN_K_F64;
+    if (slices < 2)
         return 0;
     /* Rounded down to a multiple of 8 elements (16 bytes: every slice's
      * columns of A start aligned), so that the last slab, run apart after

@@ -186,21 +186,26 @@ static void slices(void)
     }
     CHECK(seen >= 3, "only %d SPREAD_SLICES kernels with a rate in the table", seen);
 
-    /* FP64 (64-deep slices) splits in 4 slices or not at all: 44 tiles of
-     * f64_dmma over 132 SMs leave room for 3, and K = 1024 for 16; 33
-     * tiles for 4.  The model follows the dispatcher. */
+    /* FP64's slices are 64 deep where they are 4 or more, else 256 deep
+     * at least: 44 tiles of f64_dmma over 132 SMs leave room for 3 slices,
+     * which K = 500 cannot fill 256 deep and K = 20640 can; 33 tiles for 4,
+     * which K = 500 fills 120 deep.  The model follows the dispatcher. */
     const struct gemm_kernel *dm = gemm_kernel_find("f64_dmma");
     const struct gemm_geometry *g = dm ? dm->geometry : NULL;
     CHECK(g != NULL, "f64_dmma has a geometry");
     if (g) {
-        struct gemm_problem three = problem(GEMM_F64, 1, 4 * g->tile_m, 11 * g->tile_n, 1024);
-        struct gemm_problem four = problem(GEMM_F64, 1, 3 * g->tile_m, 11 * g->tile_n, 1024);
-        CHECK(gemm_split_slice(dm, &three, SMS) == 0 &&
-                  model_estimate(dm, &three, SMS).slices == 1,
-              "f64_dmma on 44 tiles: %lld-deep slices", (long long)gemm_split_slice(dm, &three, SMS));
-        CHECK(gemm_split_slice(dm, &four, SMS) == 256 && model_estimate(dm, &four, SMS).slices == 4,
-              "f64_dmma on 33 tiles: %lld-deep slices, the model's %d",
-              (long long)gemm_split_slice(dm, &four, SMS), model_estimate(dm, &four, SMS).slices);
+        struct gemm_problem three = problem(GEMM_F64, 1, 4 * g->tile_m, 11 * g->tile_n, 500);
+        struct gemm_problem deep = problem(GEMM_F64, 1, 4 * g->tile_m, 11 * g->tile_n, 20640);
+        struct gemm_problem four = problem(GEMM_F64, 1, 3 * g->tile_m, 11 * g->tile_n, 500);
+        int64_t s3 = gemm_split_slice(dm, &three, SMS), sd = gemm_split_slice(dm, &deep, SMS);
+        int64_t s4 = gemm_split_slice(dm, &four, SMS);
+        CHECK(s3 == 0 && model_estimate(dm, &three, SMS).slices == 1,
+              "f64_dmma, 44 tiles, K = 500: %lld-deep slices", (long long)s3);
+        CHECK(sd == 20640 / 3 / 8 * 8 && model_estimate(dm, &deep, SMS).slices == 3,
+              "f64_dmma, 44 tiles, K = 20640: %lld-deep slices", (long long)sd);
+        CHECK(s4 == 120 && model_estimate(dm, &four, SMS).slices == 4,
+              "f64_dmma, 33 tiles, K = 500: %lld-deep slices, the model's %d", (long long)s4,
+              model_estimate(dm, &four, SMS).slices);
     }
 }
 

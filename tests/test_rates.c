@@ -242,6 +242,17 @@ static void test_fit(void)
               fabs(big_fit - big_copy - stores) < 1e-9,
           "C's stores at 700 GB/s where the copy moves 3000: %.4f ms against %.4f + %.4f",
           big_fit, big_copy, stores);
+    /* Stores near the copy's rate are a kernel's that overlaps them with
+     * its tiles: C stays under the compute, no rate apart. */
+    struct rate_entry quick = truth, qfit;
+    quick.gbps = 2900;
+    struct rate_sample qs[6];
+    for (int i = 0; i < 6; i++) {
+        qs[i].p = s[i].p;
+        qs[i].ms = model_estimate_rate(k, &qs[i].p, sms, &quick, 3000).ms;
+    }
+    CHECK(rates_fit(k, GEMM_F16, qs, 6, sms, 3000, &qfit) == 0 && qfit.gbps == 0,
+          "stores at 2900 GB/s beside a 3000 GB/s copy: %.1f kept apart", qfit.gbps);
     CHECK(fabs(fit.slice_eff - 2.5) < 0.15, "the sliced runs' factor: %.2f", fit.slice_eff);
     CHECK(fabs(fit.ragged_eff - 3) < 0.15, "the ragged rows' factor: %.2f", fit.ragged_eff);
     CHECK(!strcmp(fit.type, "f16") && !strcmp(fit.kernel, "cluster_multicast"), "names");

@@ -73,8 +73,9 @@
  * kernels/gemm_dispatch.c hands a single product whose tiles are fewer
  * than the SMs over as a stack of slices of K, at least 64 deep (its
  * row's slice_k: a small product, 115 x 253 x 674, takes 10 slices on
- * its 2 tiles) and 4 slices or none, each into its own FP64 slab, and
- * sums the slabs in a fixed order (the README has what the split gains).
+ * its 2 tiles) where they are 4 or more, else 256 deep at least, each
+ * into its own FP64 slab, and sums the slabs in a fixed order (the README
+ * has what the split gains).
  *
  * ptxas (CUDA 13.0, sm_90): 224 registers (226 with 8-byte copies of B),
  * no spills, 165 KiB of dynamic shared memory (5 stages of 33 KiB), one

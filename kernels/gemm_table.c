@@ -37,6 +37,7 @@
 #define TC (KERNEL_BATCHED | KERNEL_SPLIT_K)
 #define SM90A (KERNEL_BATCHED | KERNEL_SPLIT_K | KERNEL_ARCH_EXACT)
 #define SM90A_F32 (KERNEL_BATCHED | KERNEL_ARCH_EXACT)
+#define PERSIST KERNEL_PERSISTENT
 
 #define GEO(tile_m, tile_n, per_sm, k_fill, spread, slice_k, block_us)                             \
     (&(const struct gemm_geometry){ tile_m, tile_n, per_sm, k_fill, SPREAD_##spread, slice_k,      \
@@ -182,11 +183,11 @@
       "kernels/hgemm/hgemm_05_warp_specialized.cu",                                                 \
       "a producer warpgroup feeds a 4-slot TMA ring; two consumers, setmaxnreg, 128x256",           \
       "Outperforming cuBLAS on H100: a Worklog, warp specialisation")                               \
-    X("persistent", hgemm, persistent, F16 | BF16, SM90A, 90, GEO(128, 256, 1, 256, SLICES, 2048, 0), WS, CHECK, \
+    X("persistent", hgemm, persistent, F16 | BF16, SM90A | PERSIST, 90, GEO(128, 256, 1, 256, SLICES, 2048, 0), WS, CHECK, \
       "kernels/hgemm/hgemm_06_persistent.cu",                                                       \
       "warp_specialized on a persistent grid in L2 bands; padded copies take any shape",            \
       "Outperforming cuBLAS on H100: a Worklog, persistent blocks")                                 \
-    X("cluster_multicast", hgemm, cluster_multicast, F16 | BF16, SM90A, 90, GEO(128, 256, 1, 256, SLICES, 2048, 0), WS, CHECK, \
+    X("cluster_multicast", hgemm, cluster_multicast, F16 | BF16, SM90A | PERSIST, 90, GEO(128, 256, 1, 256, SLICES, 2048, 0), WS, CHECK, \
       "kernels/hgemm/hgemm_07_cluster_multicast.cu",                                                \
       "persistent in clusters of 2 sharing B by TMA multicast; TMA-store epilogue",                 \
       "Outperforming cuBLAS on H100: a Worklog, clusters and TMA multicast")                        \
@@ -202,11 +203,11 @@
       "kernels/hgemm/hgemm_11_small_k.cu",                                                          \
       "small_k's kernels on f16/bf16 operands: K <= 32, C written as a copy, FP32 sums",            \
       "gemmcli's own, memory-bound shapes")                                                         \
-    X("tf32", sgemm, tf32, TF32, SM90A_F32, 90, GEO(128, 256, 1, 128, SLICES, 256, 0), WS, CHECK,   \
+    X("tf32", sgemm, tf32, TF32, SM90A_F32 | PERSIST, 90, GEO(128, 256, 1, 128, SLICES, 256, 0), WS, CHECK,   \
       "kernels/sgemm/sgemm_20_tf32.cu",                                                             \
       "float on the tensor cores, one TF32 pass (lossy): persistent's ring on packed TF32 copies",  \
       "gemmcli's own, persistent's kernel on TF32 wgmma")                                           \
-    X("tf32x3", sgemm, tf32x3, TF32X3, SM90A_F32, 90, GEO(128, 256, 1, 128, SLICES, 256, 0), WS, CHECK, \
+    X("tf32x3", sgemm, tf32x3, TF32X3, SM90A_F32 | PERSIST, 90, GEO(128, 256, 1, 128, SLICES, 256, 0), WS, CHECK, \
       "kernels/sgemm/sgemm_21_tf32x3.cu",                                                           \
       "3xTF32: high and low TF32 parts, three products, sums promoted to FP32 every 32 of k",       \
       "Recovering single precision accuracy from Tensor Cores while surpassing the FP32 "           \

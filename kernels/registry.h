@@ -60,6 +60,9 @@ enum kernel_flags {
     KERNEL_FLOAT_VALUES = 1 << 10, /* a transpose that moves elements as floating-point
                                   values (1*x): faithful to f32 and f64 data only, since
                                   an integer's bits may read as a NaN it rewrites */
+    KERNEL_PERSISTENT = 1 << 11, /* a persistent grid whose blocks store a tile's C while
+                                  their next tile loads: auto's model keeps C's bytes
+                                  under the compute (src/plan/model.c) */
 };
 
 /* ---- mul ---- */

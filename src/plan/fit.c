@@ -12,7 +12,6 @@
 #define SLICE_EFF_MOST 16.0
 #define RAGGED_EFF_LEAST 0.5
 #define RAGGED_EFF_MOST 16.0
-#define STORE_OF_COPY_MOST 0.9   /* a store rate kept apart is below this share of the copy's */
 #define TINY_FLOP 16e6            /* a sample at most this and TINY_BYTES: the floor's alone */
 #define TINY_BYTES 16777216.0
 
@@ -67,14 +66,18 @@ static int fit_memory(const struct rate_sample *s, int n, struct rate_entry *out
  * bound by those stores at its fitted rate: C at least 4 times A's and B's
  * bytes, one slice, and a time beyond 1.5 times the compute (a K of 8 over
  * a large C); the stores are the time the compute and the reads do not
- * take (src/plan/model.c adds them after).  The median of those where it
- * is below STORE_OF_COPY_MOST of the copy's; else 0 (C at the copy's
- * rate, under the compute). */
+ * take (src/plan/model.c adds them after).  The median of those, never
+ * above the copy's (a kernel that seems faster is bound by something the
+ * model has elsewhere); 0 (C at the copy's rate, under the compute) where
+ * none is, and for a persistent kernel, which stores a tile while its next
+ * one loads. */
 static double fit_store(const struct gemm_kernel *k, const struct rate_sample *s, int n,
                         int sm_count, double copy_gbps, const struct rate_entry *e)
 {
     double v[64];
     int nv = 0;
+    if (k->flags & KERNEL_PERSISTENT)
+        return 0;
     struct rate_entry no_store = *e;
     no_store.gbps = 0;
     for (int i = 0; i < n && nv < 64; i++) {
@@ -85,10 +88,7 @@ static double fit_store(const struct gemm_kernel *k, const struct rate_sample *s
         if (m.slices == 1 && out >= 4 * in && busy > 1.5 * m.compute_ms && stores > 0)
             v[nv++] = out / (stores / 1e3) / 1e9;
     }
-    /* (a rate near the copy's is stores the kernel overlaps with its
-     * tiles, as the TMA-store epilogues do: C stays under the compute) */
-    double g = nv ? median_of(v, nv) : 0;
-    return g < STORE_OF_COPY_MOST * copy_gbps ? g : 0;
+    return nv ? fmin(median_of(v, nv), copy_gbps) : 0;
 }
 
 /* A tiled kernel's full rate: each sample's TFLOP/s over the share of

@@ -18,7 +18,9 @@
  * large C), come after its tiles' compute instead:
  *   time = ... + max(compute, reads) + C's bytes / its store rate
  * (f64_dmma stored 1.6 TB/s where a copy moves 2.9, NVIDIA H100,
- * 2026-11-26; a short K over a large C paid both in turn).  Then no
+ * 2026-11-26; a short K over a large C paid both in turn), but for the
+ * persistent kernels (KERNEL_PERSISTENT), which store a tile while the
+ * next one loads.  Then no
  * estimate goes under the least time the kernel was measured to
  * take (a calibration's floor: the launches, a reduce, the first wave's
  * start), which a tiny product's FLOPs and bytes do not show.  The bench
@@ -197,8 +199,10 @@ struct model_estimate model_estimate_rate(const struct gemm_kernel *k,
     }
     /* C's bytes at the kernel's own store rate, where one was measured:
      * after the tiles' compute, not under it (a tile stores its C once its
-     * K is done; a short K over a large C is bound by both in turn). */
-    if (r->gbps > 0) {
+     * K is done; a short K over a large C is bound by both in turn).  A
+     * persistent kernel stores a tile while its next one loads: its C
+     * stays under the compute. */
+    if (r->gbps > 0 && !(k->flags & KERNEL_PERSISTENT)) {
         double out = model_out_bytes(p);
         e.memory_ms = (model_bytes(p) - out) / (copy_gbps * 1e9) * 1e3;
         e.store_ms = out / (r->gbps * 1e9) * 1e3;

@@ -118,25 +118,23 @@ static void test_text(void)
                   strstr(why, "build"), "another build: %s", why);
         fp[0] = rates_fingerprint()[0];
     }
+    /* Malformed rate lines, each after the good ones. */
+    static const struct {
+        const char *line, *what;
+    } bad_lines[] = {
+        { "rate f16 wgmma nan 0 1 1 0", "a NaN rate" },
+        { "rate f16 wgmma 1 0 0 1 0", "a slice_eff of 0" },
+        { "rate f16 wgmma 1 0 1 0 0", "a ragged_eff of 0" },
+        { "rate f16 wgmma 1 0 1 1 -2", "a negative floor" },
+        { "rate f16 wgmma 1 0 1 1", "a rate line of the second format (no floor)" },
+        { "rate f16 wgmma 1 0 1", "a rate line of the first format" },
+    };
     char bad[RATES_TEXT_MAX + 64];
-    snprintf(bad, sizeof bad, "%srate f16 wgmma nan 0 1 1 0\n", text);
-    CHECK(rates_parse(bad, &d, now, &back, why, sizeof why) == RATES_STALE,
-          "a NaN rate is malformed");
-    snprintf(bad, sizeof bad, "%srate f16 wgmma 1 0 0 1 0\n", text);
-    CHECK(rates_parse(bad, &d, now, &back, why, sizeof why) == RATES_STALE,
-          "a slice_eff of 0 is malformed");
-    snprintf(bad, sizeof bad, "%srate f16 wgmma 1 0 1 0 0\n", text);
-    CHECK(rates_parse(bad, &d, now, &back, why, sizeof why) == RATES_STALE,
-          "a ragged_eff of 0 is malformed");
-    snprintf(bad, sizeof bad, "%srate f16 wgmma 1 0 1 1 -2\n", text);
-    CHECK(rates_parse(bad, &d, now, &back, why, sizeof why) == RATES_STALE,
-          "a negative floor is malformed");
-    snprintf(bad, sizeof bad, "%srate f16 wgmma 1 0 1 1\n", text);
-    CHECK(rates_parse(bad, &d, now, &back, why, sizeof why) == RATES_STALE,
-          "a rate line of the second format (no floor) is malformed");
-    snprintf(bad, sizeof bad, "%srate f16 wgmma 1 0 1\n", text);
-    CHECK(rates_parse(bad, &d, now, &back, why, sizeof why) == RATES_STALE,
-          "a rate line of the first format is malformed");
+    for (size_t i = 0; i < sizeof bad_lines / sizeof bad_lines[0]; i++) {
+        snprintf(bad, sizeof bad, "%s%s\n", text, bad_lines[i].line);
+        CHECK(rates_parse(bad, &d, now, &back, why, sizeof why) == RATES_STALE,
+              "%s is malformed", bad_lines[i].what);
+    }
     CHECK(rates_parse("# gemmcli rates 999\n", &d, now, &back, why, sizeof why) == RATES_STALE,
           "another version");
 }

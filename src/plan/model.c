@@ -17,13 +17,14 @@
  * stores of C, where a calibration measured their rate (a K of 8 over a
  * large C), come after its tiles' compute instead:
  *   time = ... + max(compute, reads) + C's bytes / its store rate
- * (f64_dmma stored 1.6 TB/s where a copy moves 2.9, NVIDIA H100,
- * 2026-11-26; a short K over a large C paid both in turn), but for the
- * persistent kernels (KERNEL_PERSISTENT), which store a tile while the
- * next one loads.  Then no
- * estimate goes under the least time the kernel was measured to
- * take (a calibration's floor: the launches, a reduce, the first wave's
- * start), which a tiny product's FLOPs and bytes do not show.  The bench
+ * (f64_naive stored 1.9 TB/s where a copy moves 2.9, NVIDIA H100,
+ * 2026-11-26; f64_dmma's stores at the copy's rate follow its compute: a
+ * short K over a large C pays both in turn), but for the persistent
+ * kernels (KERNEL_PERSISTENT), which store a tile while the next one
+ * loads.  Then no estimate goes under the least time the kernel was
+ * measured to take at a tiny product (a calibration's floor: the
+ * launches, the first wave's start), which its FLOPs and bytes do not
+ * show.  The bench
  * measures the rates at a few shapes and divides by the same shares, so
  * the model and the table stay in step. */
 #include "src/plan/model.h"

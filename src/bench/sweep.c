@@ -8,7 +8,10 @@
  *
  * Each shape: auto chooses as `mul` would (src/plan/select.c; the choice is
  * timed on the host clock, it is part of every mul), then auto's kernel
- * and cuBLAS run on the same device inputs, each timed as the median of
+ * and cuBLAS run on the same device inputs (where auto's kernel takes
+ * another type than the data's, float16 data on a float32 kernel, it runs
+ * on copies converted from them each time, as in mul, and cuBLAS in the
+ * data's own type: GemmEx on float16), each timed as the median of
  * several runs after a warm-up, each run on the next of several input
  * sets so that L2 never holds the operands of the run before.  The figure
  * per shape is cuBLAS's time over auto's (100%: as fast).  Beside it,
@@ -29,6 +32,7 @@
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "kernels/convert.h"
 #include "src/bench/bench.h"
 #include "src/job/calibrate.h"
 #include "src/job/device.h"
@@ -172,6 +176,13 @@ struct sweep_run {
     struct gemm_problem p;
     int sets;
     void *a[SWEEP_SETS], *b[SWEEP_SETS];
+    /* Where auto's kernel takes another type than the data's (float16
+     * data on a float32 kernel): the data's sets, converted into a and b
+     * ahead of each run, as mul converts them. */
+    void *data_a[SWEEP_SETS], *data_b[SWEEP_SETS];
+    enum gc_dtype data_type, kern_type;
+    size_t a_n, b_n;
+    int convert;
 };
 
 static int run_one(void *arg, int i)
@@ -182,7 +193,16 @@ static int run_one(void *arg, int i)
     struct gemm_problem p = r->p;
     p.a = r->a[set];
     p.b = r->b[set];
-    cudaError_t err = gemm_run(r->kern, &p, &env, 0);
+    cudaError_t err = cudaSuccess;
+    if (r->convert) {
+        err = convert_operand_launch(r->data_a[set], r->data_type, 0, 0, 0, r->a_n, r->a[set],
+                                     r->kern_type, env.stream);
+        if (err == cudaSuccess)
+            err = convert_operand_launch(r->data_b[set], r->data_type, 0, 0, 0, r->b_n,
+                                         r->b[set], r->kern_type, env.stream);
+    }
+    if (err == cudaSuccess)
+        err = gemm_run(r->kern, &p, &env, 0);
     return err == cudaSuccess ? 0 : device_cuda_fail(err, r->kern->name, __FILE__, __LINE__);
 }
 
@@ -223,7 +243,9 @@ static int sweep_shape(struct gc_device *dev, enum gemm_sig want, struct sweep_s
     s->kernel = kern->name;
     const struct gemm_kernel *ref = gemm_kernel_find("cublas");
 
-    struct sweep_run r = { dev, kern, { 0 }, 0, { 0 }, { 0 } };
+    struct sweep_run r = { 0 };
+    r.dev = dev;
+    r.kern = kern;
     matmul_problem(&plan, sig, 1, 0, &r.p);
     r.p.cc = cc;
     /* The estimate auto weighed for this kernel: the same problem, the
@@ -234,7 +256,16 @@ static int sweep_shape(struct gc_device *dev, enum gemm_sig want, struct sweep_s
     size_t in_size = gc_dtypes[si->in].size, out_size = gc_dtypes[si->out].size;
     size_t a_n = s->batch * s->m * s->k, b_n = s->batch * s->k * s->n;
     size_t c_n = s->batch * s->m * s->n;
-    size_t set_bytes = (a_n + b_n) * in_size;
+    /* The data's type is the swept signature's; auto's kernel may take
+     * another (float16 data on a float32 kernel), and then runs on copies
+     * converted from the data each time, as in mul. */
+    r.data_type = gemm_sigs[want].in;
+    r.kern_type = si->in;
+    r.convert = r.data_type != r.kern_type;
+    r.a_n = a_n;
+    r.b_n = b_n;
+    size_t data_size = gc_dtypes[r.data_type].size;
+    size_t set_bytes = (a_n + b_n) * (in_size + (r.convert ? data_size : 0));
     size_t ws = gemm_workspace_bytes(kern, &r.p);
     r.sets = (int)(3 * dev->l2_bytes / (set_bytes ? set_bytes : 1)) + 2;
     if (r.sets > SWEEP_SETS)
@@ -248,16 +279,38 @@ static int sweep_shape(struct gc_device *dev, enum gemm_sig want, struct sweep_s
     for (int i = 0; i < r.sets && !rc; i++) {
         if (!(rc = device_random_operand(dev, a_n, 2 * i + 1, si->in, &r.a[i])))
             rc = device_random_operand(dev, b_n, 2 * i + 2, si->in, &r.b[i]);
+        if (!rc && r.convert &&
+            !(rc = device_random_operand(dev, a_n, 2 * i + 1, r.data_type, &r.data_a[i])))
+            rc = device_random_operand(dev, b_n, 2 * i + 2, r.data_type, &r.data_b[i]);
     }
     if (rc)
         goto out;
     r.p.c = c;
     if ((rc = time_kernel(&r, &s->auto_ms)))
         goto out;
-    /* cuBLAS in the signature's reference (tf32x3's: SGEMM, the accuracy
-     * it aims at). */
+    /* cuBLAS in the swept signature's reference (tf32x3's: SGEMM, the
+     * accuracy it aims at) on the data as it is: float16 data against
+     * GemmEx on float16 even where auto took a float32 kernel. */
     r.kern = ref;
-    r.p.sig = gemm_sigs[sig].reference;
+    r.p.sig = gemm_sigs[want].reference;
+    if (r.convert) {
+        r.convert = 0;
+        for (int i = 0; i < r.sets; i++) {
+            void *a = r.a[i], *b = r.b[i];
+            r.a[i] = r.data_a[i];
+            r.b[i] = r.data_b[i];
+            r.data_a[i] = a;
+            r.data_b[i] = b;
+        }
+        if (gc_dtypes[gemm_sigs[r.p.sig].out].size > out_size) {
+            cudaFree(c);
+            c = NULL;
+            if ((rc = CUDA_CALL(cudaMalloc(&c, c_n ? c_n * gc_dtypes[gemm_sigs[r.p.sig].out].size
+                                                    : 1))))
+                goto out;
+            r.p.c = c;
+        }
+    }
     char why[256];
     if (ref && gemm_can_implement(ref, &r.p, why, sizeof why))
         rc = time_kernel(&r, &s->cublas_ms);
@@ -265,6 +318,8 @@ out:
     for (int i = 0; i < r.sets; i++) {
         cudaFree(r.a[i]);
         cudaFree(r.b[i]);
+        cudaFree(r.data_a[i]);
+        cudaFree(r.data_b[i]);
     }
     cudaFree(c);
     return rc;

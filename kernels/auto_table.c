@@ -44,6 +44,9 @@ const struct auto_rate auto_rates[] = {
     { "f64", "f64_gemv", 0.00, 4377.5, 1.00, 1.00 },
     { "f64", "f64_thin", 6.19, 3763.0, 1.00, 1.00 },
     { "f64", "f64_small_k", 1.96, 2236.1, 1.00, 1.00 },
+    /* (measured by `gemmcli tune --calibrate` on an NVIDIA H200,
+     * 2026-11-26, where f64_dmma fitted 58.09) */
+    { "f64", "f64_dmma_small", 47.48, 0.0, 1.00, 1.00 },
     { "bf16", "mma_sync", 456.39, 0.0, 1.00, 1.00 },
     { "bf16", "wgmma", 525.96, 0.0, 1.00, 1.00 },
     { "bf16", "wgmma_tma", 650.51, 0.0, 1.00, 1.00 },

@@ -240,7 +240,7 @@
       "kernels/dgemm/dgemm_06_small_k.cu",                                                          \
       "small_k's kernels in FP64: K <= 32, C written as a copy, 2 columns a lane",                  \
       "gemmcli's own, memory-bound shapes")                                                         \
-    X("f64_dmma_small", dgemm, dmma_small, F64, TC | NA, 90, GEO(64, 64, 4, 80, SLICES, 64, 0), NO_WS, NO_CHECK, \
+    X("f64_dmma_small", dgemm, dmma_small, F64, TC, 90, GEO(64, 64, 4, 80, SLICES, 64, 0), NO_WS, NO_CHECK,  \
       "kernels/dgemm/dgemm_07_dmma_small.cu",                                                       \
       "f64_dmma on 64x64 tiles of 2 warps, a 3-stage ring, 4 blocks an SM",                          \
       "gemmcli's own, f64_dmma on a smaller tile")                                                  \

@@ -97,6 +97,22 @@ def start_until_temp(argv, d, pre=None):
     return proc, None
 
 
+def wait_locked(d, name, tries=2000):
+    """Waits until /proc/locks lists a lock on the file `name` in d."""
+    if name is None:
+        return
+    try:
+        ino = os.stat(os.path.join(d, name)).st_ino
+    except OSError:
+        return
+    for _ in range(tries):
+        with open("/proc/locks") as f:
+            if any(line.split()[5].split(":")[-1] == str(ino) for line in f
+                   if len(line.split()) > 5):
+                return
+        time.sleep(0.005)
+
+
 def test_named_fallback(d):
     # Where the temporary file must have a name, the fatal signals remove it;
     # what SIGKILL leaves, a later run in the directory removes, and nothing
@@ -141,6 +157,9 @@ def test_named_fallback(d):
         live_argv = argv[:argv.index("convert") + 1] + ["-q", x, "-o", "live.csv", "--precision",
                                                         "17"]
         proc_live, live = start_until_temp(live_argv, d)
+        # (stopped only once it holds the file's lock: the name shows a
+        # moment before the lock is taken)
+        wait_locked(d, live)
         proc_live.send_signal(signal.SIGSTOP)
         check("a live writer's temporary file shows", live is not None, temps(d))
     # Files with this program's names that must stay.

@@ -19,7 +19,10 @@
 
 #include "core/dtype.h"
 #include "kernels/registry.h"
+#include "core/tensor.h"
 #include "src/plan/model.h"
+#include "src/plan/rates.h"
+#include "src/plan/select.h"
 #include "tests/check.h"
 
 static int known;
@@ -478,6 +481,31 @@ static void launches(void)
           seen_single, seen_batched);
 }
 
+/* float16 data on a float32 kernel converts A and B first: auto weighs
+ * that with the kernel's time; float16 on float16 kernels converts only
+ * their FP32 result, as the float32 one does. */
+static void conversions(void)
+{
+    struct gc_tensor a = { 0 }, b = { 0 };
+    a.dtype = b.dtype = GC_F16;
+    gc_tensor_set_stack(&a, 1, 3000, 5000);
+    gc_tensor_set_stack(&b, 1, 5000, 7);
+    struct matmul_plan plan;
+    CHECK(matmul_plan(&a, &b, COMPUTE_AUTO, "A", "B", &plan) == 0, "plan");
+    double copy = rates_active()->copy_gbps * 1e9;
+    double c_ms = MODEL_LAUNCH_MS + 3000.0 * 7 * (4 + 2) / copy * 1e3;
+    double ab_ms = 2 * MODEL_LAUNCH_MS + (3000.0 * 5000 + 5000.0 * 7) * (2 + 4) / copy * 1e3;
+    double h = select_convert_ms(&plan, GEMM_F16, 1), f = select_convert_ms(&plan, GEMM_F32, 1);
+    CHECK(close_to(h, c_ms, 1e-9), "f16 on f16: C alone, %.5f ms (want %.5f)", h, c_ms);
+    CHECK(close_to(f, c_ms + ab_ms, 1e-9), "f16 on f32: A, B and C, %.5f ms (want %.5f)", f,
+          c_ms + ab_ms);
+    CHECK(close_to(select_convert_ms(&plan, GEMM_F32, 0), ab_ms, 1e-9),
+          "f16 on f32, the operands alone: %.5f ms", select_convert_ms(&plan, GEMM_F32, 0));
+    a.dtype = b.dtype = GC_F32;
+    CHECK(matmul_plan(&a, &b, COMPUTE_AUTO, "A", "B", &plan) == 0 &&
+              select_convert_ms(&plan, GEMM_F32, 1) == 0, "f32 on f32: nothing converted");
+}
+
 int main(void)
 {
     bytes();
@@ -488,6 +516,7 @@ int main(void)
     monotone();
     half_the_sms();
     launches();
+    conversions();
     printf("test_model: %d passed, %d failed; %d known lacks of the model (their shapes "
            "above)\n", passed, failed, known);
     return failed != 0;

@@ -240,19 +240,30 @@ static void test_fit(void)
               fabs(big_fit - big_copy - stores) < 1e-9,
           "C's stores at 700 GB/s where the copy moves 3000: %.4f ms against %.4f + %.4f",
           big_fit, big_copy, stores);
-    /* A persistent kernel stores a tile while its next one loads: the
-     * same times give it no store rate apart, and C's bytes stay under its
-     * compute. */
+    /* A persistent kernel stores a tile while its next one loads: its C
+     * stays under its compute, with the reads, at the store rate its
+     * samples show (timings made by the model at that rate again). */
     const struct gemm_kernel *pk = kernel("cluster_multicast");
-    struct rate_entry pfit;
+    struct rate_entry ptruth = { "f16", "cluster_multicast", 600, 2000, 1, 1, 0.02 }, pfit;
+    struct rate_sample ps[6];
     CHECK(pk && (pk->flags & KERNEL_PERSISTENT), "cluster_multicast is persistent");
     CHECK(!(k->flags & KERNEL_PERSISTENT), "%s is not", k->name);
-    CHECK(rates_fit(pk, GEMM_F16, s, 6, sms, 3000, &pfit) == 0 && pfit.gbps == 0,
-          "a persistent kernel's stores: %.1f GB/s kept apart", pfit.gbps);
-    struct rate_entry pstore = pfit;
-    pstore.gbps = 700;
-    CHECK(model_estimate_rate(pk, &s[4].p, sms, &pstore, 3000).store_ms == 0,
-          "and none added to its estimate");
+    for (int i = 0; i < 6; i++) {
+        ps[i].p = s[i].p;
+        ps[i].ms = model_estimate_rate(pk, &ps[i].p, sms, &ptruth, 3000).ms;
+    }
+    CHECK(rates_fit(pk, GEMM_F16, ps, 6, sms, 3000, &pfit) == 0 &&
+              fabs(pfit.gbps - 2000) < 2000 * 0.02 && fabs(pfit.tflops - 600) < 600 * 0.02,
+          "a persistent kernel's stores: %.1f GB/s, its full rate %.1f", pfit.gbps, pfit.tflops);
+    struct model_estimate pe = model_estimate_rate(pk, &s[4].p, sms, &pfit, 3000);
+    double pstores = model_out_bytes(&s[4].p) / (pfit.gbps * 1e9) * 1e3;
+    CHECK(pe.store_ms == 0 && pe.memory_ms > pstores && pe.ms > pstores,
+          "K = 8: bound by its stores, %.4f ms of C at %.0f GB/s (estimate %.4f)", pstores,
+          pfit.gbps, pe.ms);
+    pe = model_estimate_rate(pk, &s[0].p, sms, &pfit, 3000);
+    CHECK(pe.store_ms == 0 && pe.compute_ms > pe.memory_ms &&
+              fabs(pe.ms - pe.overhead_ms - pe.prepare_ms - pe.compute_ms - pe.reduce_ms) < 1e-9,
+          "K = 2048: the stores under the compute (%.4f ms of %.4f)", pe.memory_ms, pe.ms);
     CHECK(fabs(fit.slice_eff - 2.5) < 0.15, "the sliced runs' factor: %.2f", fit.slice_eff);
     CHECK(fabs(fit.ragged_eff - 3) < 0.15, "the ragged rows' factor: %.2f", fit.ragged_eff);
     CHECK(!strcmp(fit.type, "f16") && !strcmp(fit.kernel, "wgmma_pipeline"), "names");

@@ -244,19 +244,23 @@ static inline size_t persist_workspace(const struct gemm_problem *p)
  * src_ld apart and matrices src_stride apart, into rows ld apart (a
  * multiple of 8) and matrices stride apart, zeros past cols.  A thread
  * writes one 16-byte unit of a row from eight 2-byte loads (the source's
- * rows are not 16-byte units, or it would not be copied); a block row of
- * the grid walks rows, so that one division a row finds its matrix.  In
- * place of the copy engine's 2-D copy, it took float16 4097^3 from 211%
- * to 229% of GemmEx for persistent and from 248% to 264% for
- * cluster_multicast (gemmcli bench, cuBLAS in each run; NVIDIA H200,
- * 2026-11-26). */
+ * rows are not 16-byte units, or it would not be copied).  A block is
+ * blockDim.x units wide (as many as a row has, rounded up to a power of 2,
+ * at most 256) and blockDim.y rows tall, and walks rows in steps of the
+ * grid's, one division a row to find its matrix: a narrow A (K = 13, 2
+ * units a row) used to take a 256-thread block a row, 254 of them idle,
+ * and 10.4 us for 3691 rows (NVIDIA H200, 2026-11-26, ncu).  In place of
+ * the copy engine's 2-D copy, it took float16 4097^3 from 211% to 229% of
+ * GemmEx for persistent and from 248% to 264% for cluster_multicast
+ * (gemmcli bench, cuBLAS in each run; NVIDIA H200, 2026-11-26). */
 static __global__ void persist_pad_kernel(const uint16_t *__restrict__ src, long long src_ld,
                                           long long src_stride, uint16_t *__restrict__ dst,
                                           long long ld, long long stride, long long rows,
                                           long long cols, long long count)
 {
     long long units = ld / 8, all_rows = rows * count;
-    for (long long row = blockIdx.y; row < all_rows; row += gridDim.y) {
+    for (long long row = (long long)blockIdx.y * blockDim.y + threadIdx.y; row < all_rows;
+         row += (long long)gridDim.y * blockDim.y) {
         long long mat = row / rows, r = row - mat * rows;
         const uint16_t *s = src + mat * src_stride + r * src_ld;
         uint16_t *d = dst + mat * stride + r * ld;
@@ -281,14 +285,18 @@ static inline cudaError_t persist_copy(struct persist_operand *o, uint16_t *dst,
 {
     const int threads = 256;
     long long units = o->ld / 8, all_rows = o->rows * o->count;
-    long long gx = (units + threads - 1) / threads;
-    dim3 grid((unsigned)(gx < 64 ? gx : 64), (unsigned)(all_rows < 65535 ? all_rows : 65535));
     o->base = dst;
     if (units == 0 || all_rows == 0)
         return cudaSuccess;
-    persist_pad_kernel<<<grid, threads, 0, stream>>>(o->src, o->src_ld, o->src_stride, dst, o->ld,
-                                                     o->count > 1 ? o->stride : 0, o->rows,
-                                                     o->cols, o->count);
+    int tx = 1;
+    while (tx < threads && tx < units)
+        tx *= 2;
+    dim3 block((unsigned)tx, (unsigned)(threads / tx));
+    long long gx = (units + tx - 1) / tx, gy = (all_rows + block.y - 1) / block.y;
+    dim3 grid((unsigned)(gx < 64 ? gx : 64), (unsigned)(gy < 65535 ? gy : 65535));
+    persist_pad_kernel<<<grid, block, 0, stream>>>(o->src, o->src_ld, o->src_stride, dst, o->ld,
+                                                   o->count > 1 ? o->stride : 0, o->rows,
+                                                   o->cols, o->count);
     return cudaGetLastError();
 }
 

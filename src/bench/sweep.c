@@ -249,8 +249,10 @@ static int sweep_shape(struct gc_device *dev, enum gemm_sig want, struct sweep_s
     matmul_problem(&plan, sig, 1, 0, &r.p);
     r.p.cc = cc;
     /* The estimate auto weighed for this kernel: the same problem, the
-     * same SMs (src/plan/select.c). */
-    double model_ms = model_estimate(kern, &r.p, dev->sm_count).ms;
+     * same SMs (src/plan/select.c), and the operands' conversion where the
+     * kernel takes another type (timed below, as the result's is not). */
+    double model_ms = model_estimate(kern, &r.p, dev->sm_count).ms +
+                      select_convert_ms(&plan, sig, 0);
     s->model_ms = isfinite(model_ms) ? model_ms : NAN;
     const struct gemm_sig_info *si = &gemm_sigs[sig];
     size_t in_size = gc_dtypes[si->in].size, out_size = gc_dtypes[si->out].size;

@@ -126,6 +126,7 @@ struct estimate_row {
     const struct gemm_kernel *k;
     enum gemm_sig sig;
     struct model_estimate e;
+    double convert_ms;         /* in e.ms: the operands (and C) converted for this signature */
 };
 
 static int cmp_estimate(const void *x, const void *y)
@@ -182,8 +183,12 @@ static int kernels_for(const struct gc_opts *o)
         p.cc = cc;
         for (size_t j = 0; j < gemm_kernel_count && n < (int)(sizeof rows / sizeof rows[0]); j++) {
             const struct gemm_kernel *k = &gemm_kernels[j];
-            if (select_auto_candidate(k->flags) && gemm_can_implement(k, &p, why, sizeof why))
-                rows[n++] = (struct estimate_row){ k, plan.sigs[i], model_estimate(k, &p, sms) };
+            if (select_auto_candidate(k->flags) && gemm_can_implement(k, &p, why, sizeof why)) {
+                double conv = select_convert_ms(&plan, plan.sigs[i], 1);
+                rows[n] = (struct estimate_row){ k, plan.sigs[i], model_estimate(k, &p, sms),
+                                                 conv };
+                rows[n++].e.ms += conv;
+            }
         }
     }
     qsort(rows, (size_t)n, sizeof rows[0], cmp_estimate);
@@ -217,6 +222,7 @@ static int kernels_for(const struct gc_opts *o)
             json_number(&j, "compute_ms", rows[i].e.compute_ms);
             json_number(&j, "memory_ms", rows[i].e.memory_ms);
             json_number(&j, "store_ms", rows[i].e.store_ms);
+            json_number(&j, "convert_ms", rows[i].convert_ms);
             json_number(&j, "overhead_ms", rows[i].e.overhead_ms);
             json_number(&j, "util", rows[i].e.util);
             json_int(&j, "slices", rows[i].e.slices);
@@ -239,6 +245,21 @@ static int kernels_for(const struct gc_opts *o)
                    gemm_sigs[rows[i].sig].name, rows[i].e.ms, rows[i].e.compute_ms,
                    rows[i].e.memory_ms, rows[i].e.store_ms, 100 * rows[i].e.util, rows[i].e.slices,
                    rows[i].k == pick && rows[i].sig == pick_sig ? "  <- auto" : "");
+        }
+        for (int i = 0; i < plan.n_sigs; i++) {
+            const struct gemm_sig_info *si = &gemm_sigs[plan.sigs[i]];
+            double conv = select_convert_ms(&plan, plan.sigs[i], 1);
+            int ops = (plan.a_dtype != si->in) + (plan.b_dtype != si->in);
+            if (conv <= 0)
+                continue;
+            printf("%s: EST. MS includes %.4f ms converting", si->name, conv);
+            if (ops)
+                printf(" %s to %s", ops == 2 ? "A and B" : plan.a_dtype != si->in ? "A" : "B",
+                       gc_dtypes[si->in].name);
+            if (plan.result != si->out)
+                printf("%s C from %s to %s", ops ? " and" : "", gc_dtypes[si->out].name,
+                       gc_dtypes[plan.result].name);
+            putchar('\n');
         }
         if (pick)
             printf("auto: %s (%s)\n", pick->name, gemm_sigs[pick_sig].name);

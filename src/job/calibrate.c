@@ -172,8 +172,10 @@ static int time_kernel(struct gc_device *dev, const struct gemm_kernel *k, enum 
             (size_t)(c.p.batch * c.p.m * c.p.n) > C_ELEMS ||
             !gemm_can_implement(k, &c.p, why, sizeof why))
             continue;
-        /* (the rates in hand say how slow a cell would be) */
-        if (model_estimate(k, &c.p, dev->sm_count).ms > CELL_MOST_MS)
+        /* (the rates in hand say how slow a cell would be; a kernel they
+         * lack is measured at every shape) */
+        double guess = model_estimate(k, &c.p, dev->sm_count).ms;
+        if (isfinite(guess) && guess > CELL_MOST_MS)
             continue;
         c.p.a = pl->a;
         c.p.b = pl->b;

@@ -66,25 +66,25 @@ static int fit_memory(const struct rate_sample *s, int n, struct rate_entry *out
  * bound by those stores at its fitted rate: C at least 4 times A's and B's
  * bytes, one slice, and a time beyond 1.5 times the compute (a K of 8 over
  * a large C); the stores are the time the compute and the reads do not
- * take (src/plan/model.c adds them after).  The median of those, never
- * above the copy's (a kernel that seems faster is bound by something the
- * model has elsewhere); 0 (C at the copy's rate, under the compute) where
- * none is, and for a persistent kernel, which stores a tile while its next
- * one loads. */
+ * take (src/plan/model.c adds them after), or for a persistent kernel,
+ * which stores a tile while its next one loads, the time the reads do not
+ * take.  The median of those, never above the copy's (a kernel that seems
+ * faster is bound by something the model has elsewhere); 0 (C at the
+ * copy's rate, under the compute) where none is. */
 static double fit_store(const struct gemm_kernel *k, const struct rate_sample *s, int n,
                         int sm_count, double copy_gbps, const struct rate_entry *e)
 {
     double v[64];
     int nv = 0;
-    if (k->flags & KERNEL_PERSISTENT)
-        return 0;
+    int persistent = (k->flags & KERNEL_PERSISTENT) != 0;
     struct rate_entry no_store = *e;
     no_store.gbps = 0;
     for (int i = 0; i < n && nv < 64; i++) {
         double out = model_out_bytes(&s[i].p), in = model_bytes(&s[i].p) - out;
         struct model_estimate m = model_estimate_rate(k, &s[i].p, sm_count, &no_store, copy_gbps);
         double busy = s[i].ms - m.overhead_ms - m.prepare_ms - m.reduce_ms;
-        double stores = busy - fmax(m.compute_ms, in / (copy_gbps * 1e9) * 1e3);
+        double reads = in / (copy_gbps * 1e9) * 1e3;
+        double stores = busy - (persistent ? reads : fmax(m.compute_ms, reads));
         if (m.slices == 1 && out >= 4 * in && busy > 1.5 * m.compute_ms && stores > 0)
             v[nv++] = out / (stores / 1e3) / 1e9;
     }
@@ -122,22 +122,24 @@ static double fit_rate(const struct gemm_kernel *k, const struct rate_sample *s,
 
 /* A tiled kernel's full rate and its stores' bytes a second, each fitted
  * with the other in hand (twice: the second pass moves them by a few
- * percent at most); then, for a sliced one, how its sliced runs compare
- * with the model's time for them at that rate. */
+ * percent at most; a persistent kernel's stores, under its compute, take
+ * nothing out of its full rate); then, for a sliced one, how its sliced
+ * runs compare with the model's time for them at that rate. */
 static int fit_tiled(const struct gemm_kernel *k, const struct rate_sample *s, int n,
                      int sm_count, double copy_gbps, struct rate_entry *out)
 {
     double ratio[64];
     int nr = 0;
+    int apart = !(k->flags & KERNEL_PERSISTENT);
     out->gbps = 0;
     out->slice_eff = out->ragged_eff = 1;
     for (int pass = 0; pass < 2; pass++) {
-        out->tflops = fit_rate(k, s, n, sm_count, copy_gbps, out->gbps);
+        out->tflops = fit_rate(k, s, n, sm_count, copy_gbps, apart ? out->gbps : 0);
         if (!(out->tflops > 0))
             return -1;
         out->gbps = fit_store(k, s, n, sm_count, copy_gbps, out);
     }
-    out->tflops = fit_rate(k, s, n, sm_count, copy_gbps, out->gbps);
+    out->tflops = fit_rate(k, s, n, sm_count, copy_gbps, apart ? out->gbps : 0);
     for (int i = 0; i < n && nr < 64; i++) {
         struct model_estimate e = model_estimate_rate(k, &s[i].p, sm_count, out, copy_gbps);
         double sliced = e.compute_ms + e.reduce_ms;

@@ -146,6 +146,10 @@ int matmul_plan(const struct gc_tensor *a, const struct gc_tensor *b, int comput
     plan->m = (int64_t)va.rows;
     plan->k = (int64_t)va.cols;
     plan->n = (int64_t)vb.cols;
+    plan->a_dtype = a->dtype;
+    plan->b_dtype = b->dtype;
+    plan->a_count = gc_tensor_count(a);
+    plan->b_count = gc_tensor_count(b);
 
     /* Broadcast the stacks, right-aligned. */
     int nbatch = va.nbatch > vb.nbatch ? va.nbatch : vb.nbatch;

@@ -34,6 +34,8 @@ int matmul_compute_parse(const char *s);
 
 struct matmul_plan {
     enum gc_dtype result;          /* np.result_type(A, B) */
+    enum gc_dtype a_dtype, b_dtype; /* the operands' own */
+    size_t a_count, b_count;       /* their elements */
     int out_ndim;
     size_t out_shape[GC_MAX_DIMS]; /* NumPy's shape of A @ B */
     int64_t m, n, k;

@@ -4,8 +4,30 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/dtype.h"
 #include "core/error.h"
 #include "src/plan/model.h"
+#include "src/plan/rates.h"
+
+double select_convert_ms(const struct matmul_plan *plan, enum gemm_sig sig, int result)
+{
+    const struct gemm_sig_info *si = &gemm_sigs[sig];
+    double bytes = 0, launches = 0;
+    if (plan->a_dtype != si->in) {
+        bytes += (double)plan->a_count * (gc_dtypes[plan->a_dtype].size + gc_dtypes[si->in].size);
+        launches++;
+    }
+    if (plan->b_dtype != si->in) {
+        bytes += (double)plan->b_count * (gc_dtypes[plan->b_dtype].size + gc_dtypes[si->in].size);
+        launches++;
+    }
+    if (result && plan->result != si->out) {
+        bytes += (double)plan->batch * (double)plan->m * (double)plan->n *
+                 (gc_dtypes[plan->result].size + gc_dtypes[si->out].size);
+        launches++;
+    }
+    return launches * MODEL_LAUNCH_MS + bytes / (rates_active()->copy_gbps * 1e9) * 1e3;
+}
 
 int select_auto_candidate(unsigned flags)
 {
@@ -87,7 +109,8 @@ int select_gemm_kernel(const char *name, const struct matmul_plan *plan, int cc,
     }
     /* The model's fastest among the kernels auto may pick that can
      * compute this product, in any of its signatures (a float16 product
-     * may run faster on float operands, say).  A vector times a matrix or
+     * may run faster on float operands, say, converted first: the
+     * conversion is part of that signature's time).  A vector times a matrix or
      * a matrix times a vector goes to a row made for them (KERNEL_VECTOR)
      * where one can take it: the tiles stream such a product well below
      * the copy rate the model grants them (float16 1x65536x4096:
@@ -102,11 +125,12 @@ int select_gemm_kernel(const char *name, const struct matmul_plan *plan, int cc,
             continue;
         matmul_problem(plan, s, 1, 0, &p);
         p.cc = cc;
+        double convert_ms = select_convert_ms(plan, s, 1);
         for (size_t j = 0; j < gemm_kernel_count; j++) {
             const struct gemm_kernel *k = &gemm_kernels[j];
             if (!select_auto_candidate(k->flags) || !gemm_can_implement(k, &p, why, sizeof why))
                 continue;
-            double ms = model_estimate(k, &p, sm_count).ms;
+            double ms = model_estimate(k, &p, sm_count).ms + convert_ms;
             if (ms < pick_ms) {
                 pick = k;
                 pick_ms = ms;

@@ -31,6 +31,12 @@ int select_transpose_takes(const struct transpose_kernel *kern, enum gc_dtype dt
  * 2^53 bound (`f64_exact`). */
 int select_sig_usable(const struct matmul_plan *plan, enum gemm_sig sig, int f64_exact);
 
+/* What running the plan in `sig` costs beyond its kernel, by the active
+ * rates' copy bandwidth: the operands converted to the signature's input
+ * type where theirs differs (float16 data on a float32 kernel), and, with
+ * `result`, its output to the result's type where that differs. */
+double select_convert_ms(const struct matmul_plan *plan, enum gemm_sig sig, int result);
+
 /* Whether auto may pick rows with these flags. */
 int select_auto_candidate(unsigned flags);
 

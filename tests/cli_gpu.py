@@ -148,8 +148,10 @@ def verify_like_with_like(p):
               theirs >= floor / 2, (theirs, floor))
         check(label + " and the result's within 4x of each other",
               theirs / 4 <= ours <= 4 * theirs, (ours, theirs))
-        check(label + " the FP32 accumulator's error is smaller", acc < theirs / 4 and
-              v["timed_accumulator_max_rel_error"] <= v["timed_max_rel_error"], (acc, theirs))
+        # (the Frobenius error: the largest relative error is an element's
+        # near 0, which the rounding can bring nearer or farther either way)
+        check(label + " the FP32 accumulator's error is smaller", acc < theirs / 4,
+              (acc, theirs, v["timed_accumulator_max_rel_error"], v["timed_max_rel_error"]))
         r = run("mul", *ins, "--verify")
         text = r.stderr.decode()
         check(label + " summary labels both", r.returncode == 0 and

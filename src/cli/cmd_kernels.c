@@ -127,6 +127,7 @@ struct estimate_row {
     enum gemm_sig sig;
     struct model_estimate e;
     double convert_ms;         /* in e.ms: the operands (and C) converted for this signature */
+    double result_ms;          /* the part of it that is C's */
 };
 
 static int cmp_estimate(const void *x, const void *y)
@@ -186,7 +187,8 @@ static int kernels_for(const struct gc_opts *o)
             if (select_auto_candidate(k->flags) && gemm_can_implement(k, &p, why, sizeof why)) {
                 double conv = select_convert_ms(&plan, plan.sigs[i], 1);
                 rows[n] = (struct estimate_row){ k, plan.sigs[i], model_estimate(k, &p, sms),
-                                                 conv };
+                                                 conv,
+                                                 conv - select_convert_ms(&plan, plan.sigs[i], 0) };
                 rows[n++].e.ms += conv;
             }
         }
@@ -223,6 +225,7 @@ static int kernels_for(const struct gc_opts *o)
             json_number(&j, "memory_ms", rows[i].e.memory_ms);
             json_number(&j, "store_ms", rows[i].e.store_ms);
             json_number(&j, "convert_ms", rows[i].convert_ms);
+            json_number(&j, "result_convert_ms", rows[i].result_ms);
             json_number(&j, "overhead_ms", rows[i].e.overhead_ms);
             json_number(&j, "util", rows[i].e.util);
             json_int(&j, "slices", rows[i].e.slices);

@@ -99,7 +99,7 @@ static double fit_rate(const struct gemm_kernel *k, const struct rate_sample *s,
 {
     double v[64], best = 0, big = 0, big_work = 0;
     int nv = 0;
-    const struct rate_entry any = { "", "", 1, 0, 1, 1, 0 };
+    const struct rate_entry any = { "", "", 1, 0, 1, 1, 0, 0 };
     for (int i = 0; i < n; i++) {
         /* (the workspace's copies are the model's apart from the rate) */
         double prepare = model_estimate_rate(k, &s[i].p, sm_count, &any, copy_gbps).prepare_ms;
@@ -156,7 +156,8 @@ static int fit_tiled(const struct gemm_kernel *k, const struct rate_sample *s, i
 /* How much slower than modelled a kernel ran where the rows of A or B are
  * not whole 16-byte units (the loads a stage takes there are narrower, or
  * a copy comes first): the median over those samples of the measured time
- * over the model's at the fitted rate. */
+ * over the model's at the fitted rate.  Called apart for the samples with
+ * odd 16-bit rows (odd_eff) and the others (ragged_eff). */
 static double fit_ragged(const struct gemm_kernel *k, const struct rate_sample *s, int n,
                          int sm_count, double copy_gbps, const struct rate_entry *e)
 {
@@ -164,6 +165,7 @@ static double fit_ragged(const struct gemm_kernel *k, const struct rate_sample *
     int nr = 0;
     struct rate_entry aligned = *e;
     aligned.ragged_eff = 1;
+    aligned.odd_eff = 0;
     for (int i = 0; i < n && nr < 64; i++) {
         if (!model_ragged(&s[i].p))
             continue;
@@ -184,8 +186,8 @@ int rates_fit(const struct gemm_kernel *k, enum gemm_sig sig, const struct rate_
     snprintf(out->type, sizeof out->type, "%s", gemm_sigs[sig].name);
     snprintf(out->kernel, sizeof out->kernel, "%s", k->name);
     out->slice_eff = out->ragged_eff = 1;
-    struct rate_sample kept[64], ragged[64];
-    int nk = 0, nr = 0;
+    struct rate_sample kept[64], ragged[64], odd[64];
+    int nk = 0, nr = 0, no = 0;
     double floor_ms = 0;
     for (int i = 0; i < n; i++) {
         if (!isfinite(s[i].ms) || s[i].ms <= 0)
@@ -193,6 +195,9 @@ int rates_fit(const struct gemm_kernel *k, enum gemm_sig sig, const struct rate_
         if (sample_tiny(&s[i])) {
             if (floor_ms == 0 || s[i].ms < floor_ms)
                 floor_ms = s[i].ms;
+        } else if (model_odd(&s[i].p) && model_ragged(&s[i].p)) {
+            if (no < 64)
+                odd[no++] = s[i];
         } else if (model_ragged(&s[i].p)) {
             if (nr < 64)
                 ragged[nr++] = s[i];
@@ -205,8 +210,13 @@ int rates_fit(const struct gemm_kernel *k, enum gemm_sig sig, const struct rate_
     int rc = k->geometry->spread == SPREAD_MEMORY
                  ? fit_memory(kept, nk, out)
                  : fit_tiled(k, kept, nk, sm_count, copy_gbps, out);
-    if (!rc)
+    /* (rows of odd 16-bit values alone: their factor stands for both) */
+    if (!rc && no) {
+        out->odd_eff = fit_ragged(k, odd, no, sm_count, copy_gbps, out);
+        out->ragged_eff = nr ? fit_ragged(k, ragged, nr, sm_count, copy_gbps, out) : out->odd_eff;
+    } else if (!rc) {
         out->ragged_eff = fit_ragged(k, ragged, nr, sm_count, copy_gbps, out);
+    }
     /* (last: the fits above compare samples with the model unfloored) */
     out->floor_ms = floor_ms;
     return rc;

@@ -54,6 +54,19 @@ int model_ragged(const struct gemm_problem *p)
     return (p->lda * in) % 16 != 0 || (p->ldb * in) % 16 != 0;
 }
 
+int model_odd(const struct gemm_problem *p)
+{
+    return gc_dtypes[gemm_sigs[p->sig].in].size == 2 && (p->lda % 2 != 0 || p->ldb % 2 != 0);
+}
+
+double model_ragged_factor(const struct gemm_problem *p, const struct rate_entry *r)
+{
+    if (!model_ragged(p))
+        return 1;
+    double f = model_odd(p) && r->odd_eff > 0 ? r->odd_eff : r->ragged_eff;
+    return f > 0 ? f : 1;
+}
+
 double model_out_bytes(const struct gemm_problem *p)
 {
     size_t out = gc_dtypes[gemm_sigs[p->sig].out].size;
@@ -166,7 +179,7 @@ struct model_estimate model_estimate_rate(const struct gemm_kernel *k,
     /* A memory-bound kernel not measured yet is taken to move its bytes at
      * the device's copy rate, its compute unbounded, until a calibration
      * or `gemmcli bench --auto-table` measures it. */
-    static const struct rate_entry unmeasured = { "", "", 0, 0, 1, 1, 0 };
+    static const struct rate_entry unmeasured = { "", "", 0, 0, 1, 1, 0, 0 };
     if (g && g->spread == SPREAD_MEMORY && !r)
         r = &unmeasured;
     if (!g || !r || (g->spread != SPREAD_MEMORY && r->tflops <= 0 && r->gbps <= 0))
@@ -189,10 +202,9 @@ struct model_estimate model_estimate_rate(const struct gemm_kernel *k,
         if (g->block_us > 0)
             e.memory_ms = fmax(e.memory_ms, ceil_div(batch, (double)sm_count * g->per_sm) *
                                                 g->block_us / 1e3);
-        if (model_ragged(p) && r->ragged_eff > 0) {
-            e.compute_ms *= r->ragged_eff;
-            e.memory_ms *= r->ragged_eff;
-        }
+        double f = model_ragged_factor(p, r);
+        e.compute_ms *= f;
+        e.memory_ms *= f;
         e.ms = fmax(e.overhead_ms + fmax(e.compute_ms, e.memory_ms), r->floor_ms);
         return e;
     }
@@ -223,15 +235,16 @@ struct model_estimate model_estimate_rate(const struct gemm_kernel *k,
         e.reduce_ms *= r->slice_eff;
     }
     /* Rows of A or B that are not whole 16-byte units take the stage's
-     * narrower loads (or a copy first), as measured (ragged_eff). */
-    if (model_ragged(p) && r->ragged_eff > 0) {
-        e.compute_ms *= r->ragged_eff;
-        e.memory_ms *= r->ragged_eff;
-        /* (a persistent kernel's stores too where C's rows are not whole
-         * 8-byte units: single values then, not pairs) */
-        if ((p->ldc * gc_dtypes[gemm_sigs[p->sig].out].size) % 8 != 0)
-            under_ms *= r->ragged_eff;
-    }
+     * narrower loads (or a copy first), as measured (ragged_eff; odd_eff
+     * where 16-bit rows are an odd number of values and not even 4-byte
+     * loads are left). */
+    double f = model_ragged_factor(p, r);
+    e.compute_ms *= f;
+    e.memory_ms *= f;
+    /* (a persistent kernel's stores too where C's rows are not whole
+     * 8-byte units: single values then, not pairs) */
+    if ((p->ldc * gc_dtypes[gemm_sigs[p->sig].out].size) % 8 != 0)
+        under_ms *= f;
     e.memory_ms += under_ms;
     /* A stage's own workspace is written and read once before it runs:
      * the padded copies of operands a tensor map cannot take (persistent,

@@ -42,6 +42,14 @@ double model_out_bytes(const struct gemm_problem *p);
  * stages' vector loads and tensor maps need them). */
 int model_ragged(const struct gemm_problem *p);
 
+/* Whether, beyond that, 16-bit rows of A or B are an odd number of values:
+ * no 4-byte loads either. */
+int model_odd(const struct gemm_problem *p);
+
+/* The factor of rate r that p's rows call for: odd_eff (where measured)
+ * for odd 16-bit rows, ragged_eff for other ragged rows, else 1. */
+double model_ragged_factor(const struct gemm_problem *p, const struct rate_entry *r);
+
 /* The share of kernel k's full rate that p allows (1 for memory-bound
  * kernels and kernels without a geometry). */
 double model_util(const struct gemm_kernel *k, const struct gemm_problem *p, int sm_count);

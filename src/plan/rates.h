@@ -15,10 +15,10 @@
  *
  * The file is text:
  *
- *   # gemmcli rates 3
+ *   # gemmcli rates 4
  *   device NVIDIA_H100_80GB_HBM3 9.0 132 1980 3352 13000
  *   build 5d1c2e04a7b3f9e1 2026-11-25T10:31:05Z 3004.1 2.6
- *   rate f32 edge_peel 46.12 0.0 1.00 1.35 13.8
+ *   rate f32 edge_peel 46.12 0.0 1.00 1.35 13.8 0.000
  *   ...
  *
  *   device: name (blanks made '_'), compute capability, SMs, clock (MHz),
@@ -31,8 +31,10 @@
  *           stores of C, where a K of 1 makes them bind it; 0: the
  *           copy's), the sliced runs' time over the model's for them (1:
  *           as modelled), the same for products whose rows of A or B are
- *           not whole 16-byte units, and the least time (us) the kernel
- *           took at any shape, launches and all (0: none measured).
+ *           not whole 16-byte units, the least time (us) the kernel took
+ *           at any shape, launches and all (0: none measured), and the
+ *           ragged factor for 16-bit rows of an odd number of values (0:
+ *           the ragged one).
  *
  * Host code only; nothing printed. */
 #ifndef GC_RATES_H
@@ -43,7 +45,7 @@
 
 #include "kernels/registry.h"
 
-#define RATES_VERSION 3
+#define RATES_VERSION 4
 #define RATES_MAX 96
 #define RATES_STALE_DAYS 90
 
@@ -67,6 +69,8 @@ struct rate_entry {
     double slice_eff;          /* sliced runs' measured time over the model's; 1: as modelled */
     double ragged_eff;         /* the same where A's or B's rows are not whole 16-byte units */
     double floor_ms;           /* the least time it took at any shape; 0: none measured */
+    double odd_eff;            /* ragged_eff where 16-bit rows are an odd number of values
+                                  (single 2-byte loads, not pairs); 0: ragged_eff's */
 };
 
 struct model_rates {

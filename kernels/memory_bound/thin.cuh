@@ -79,7 +79,7 @@ struct thin_shape {
 /* Q, the M path's columns per thread and values of k per step, for a
  * bound of M: 16 bytes of accumulators, 8 beyond 24 rows (32 x 2 doubles
  * of sums, with the loads ptxas issues ahead, spilled; 32 x 4 floats took
- * all 255 registers and ran 29 x 18832 x 4275 at 4.1 TFLOP/s where 24 rows
+ * all 255 registers and ran 29 x 18832 x 4275 at 4.0 TFLOP/s where 24 rows
  * ran at 11.3, NVIDIA H200, 2026-11-26). */
 template <typename E>
 static __host__ __device__ constexpr int thin_cols(int bound)

@@ -182,13 +182,13 @@ static int kernels_for(const struct gc_opts *o)
         struct gemm_problem p;
         matmul_problem(&plan, plan.sigs[i], 1, 0, &p);
         p.cc = cc;
+        double conv = select_convert_ms(&plan, plan.sigs[i], 1);
+        double result = conv - select_convert_ms(&plan, plan.sigs[i], 0);
         for (size_t j = 0; j < gemm_kernel_count && n < (int)(sizeof rows / sizeof rows[0]); j++) {
             const struct gemm_kernel *k = &gemm_kernels[j];
             if (select_auto_candidate(k->flags) && gemm_can_implement(k, &p, why, sizeof why)) {
-                double conv = select_convert_ms(&plan, plan.sigs[i], 1);
                 rows[n] = (struct estimate_row){ k, plan.sigs[i], model_estimate(k, &p, sms),
-                                                 conv,
-                                                 conv - select_convert_ms(&plan, plan.sigs[i], 0) };
+                                                 conv, result };
                 rows[n++].e.ms += conv;
             }
         }

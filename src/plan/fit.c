@@ -195,7 +195,7 @@ int rates_fit(const struct gemm_kernel *k, enum gemm_sig sig, const struct rate_
         if (sample_tiny(&s[i])) {
             if (floor_ms == 0 || s[i].ms < floor_ms)
                 floor_ms = s[i].ms;
-        } else if (model_odd(&s[i].p) && model_ragged(&s[i].p)) {
+        } else if (model_odd(&s[i].p)) {   /* (odd 16-bit rows are ragged too) */
             if (no < 64)
                 odd[no++] = s[i];
         } else if (model_ragged(&s[i].p)) {

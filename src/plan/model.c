@@ -23,12 +23,12 @@
  * kernels (KERNEL_PERSISTENT), which store a tile while the next one
  * loads: their stores at their rate join the reads, under the compute
  * (float16 3691 x 4697 x 13: persistent 0.149 ms where the copy's rate
- * said 0.051, mma_sync 0.120, NVIDIA H200, 2026-11-26).  Then no estimate goes under the least time the kernel was
- * measured to take at a tiny product (a calibration's floor: the
- * launches, the first wave's start), which its FLOPs and bytes do not
- * show.  The bench
- * measures the rates at a few shapes and divides by the same shares, so
- * the model and the table stay in step. */
+ * said 0.051, NVIDIA H200, 2026-11-26).  Then no estimate goes under the
+ * least time the kernel was measured to take at a tiny product (a
+ * calibration's floor: the launches, the first wave's start), which its
+ * FLOPs and bytes do not show.  The bench measures the rates at a few
+ * shapes and divides by the same shares, so the model and the table stay
+ * in step. */
 #include "src/plan/model.h"
 
 #include <math.h>

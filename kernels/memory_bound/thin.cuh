@@ -12,9 +12,11 @@
  * and N = 1 only.  Q below is 16 bytes of accumulators:
  * 4 for float and for the 16-bit types (which accumulate in float), 2 for
  * double, and half that beyond 24 rows (thin_cols).
- *   - M <= 32: a thread owns Q adjacent columns of B (one load of Q
- *     values along B's rows: 16 bytes, 8 for the 16-bit types; single
- *     values when N % Q, K % Q or the alignment forbid) and keeps M x Q
+ *   - M <= 32: a thread owns Q columns of B (Q adjacent ones, read by
+ *     one load along B's rows: 16 bytes, 8 for the 16-bit types; where
+ *     N % Q, K % Q or the alignment forbid that, pairs of columns when N
+ *     and K are even, else single ones, a thread's pieces tx pieces
+ *     apart, so a warp's load still covers adjacent values) and keeps M x Q
  *     sums in registers, the kernel templated on a bound of M (4, 8, 16,
  *     24, 32; the smallest that fits is launched).  Q values of k at a
  *     time, A is read as broadcasts through L1: the lanes of a warp that
@@ -26,28 +28,39 @@
  *     of loads along K, which a small grid waits on, gets shorter.
  *   - N <= 32 (and M > 32): a thread owns one row of A and N sums (bound
  *     4 ... 32); 256 rows x KC values of k of A (KC = 32, 16 for double)
- *     are staged in shared memory, widened, by loads of 4 values along
- *     A's rows (rows padded by one value, so both the stores and the
- *     per-row reads are free of bank conflicts), the matching KC x N piece
- *     of B beside them, read as broadcasts; the next chunk is fetched into
+ *     are staged in shared memory, widened, the lanes of a warp reading
+ *     adjacent pieces of a row's chunk (4 values a lane where K and the
+ *     alignment allow, pairs where K is even, single values where it is
+ *     odd: the warp's load covers the same whole chunks of rows either
+ *     way; rows padded by one value, so both the stores and the per-row
+ *     reads are free of bank conflicts), the matching KC x N piece of B
+ *     beside them, read as broadcasts; the next chunk is fetched into
  *     registers while this one is multiplied.
  *   - Both paths cut K into S slices over blockIdx.y, S chosen so the
  *     grid fills the blocks the device holds at once (the kernel's
  *     occupancy) without a part-filled second wave, each slice at least
- *     64 values of k deep (and 16 per k-lane); the slices write their own M x N slabs of a workspace and
- *     gemv_reduce adds them in a fixed order and applies alpha and beta,
- *     so the result does not depend on scheduling.  With S = 1 the kernel
- *     writes C itself.
+ *     64 values of k deep (and 16 per k-lane); the slices write their
+ *     own M x N slabs of a workspace and gemv_reduce adds them in a
+ *     fixed order and applies alpha and beta, so the result does not
+ *     depend on scheduling.  With S = 1 the kernel writes C itself.
  * A stack is one launch per 65535 products (blockIdx.z), with per-operand
  * strides; a stride of 0 shares an operand.  Both sides above 32 are
  * refused: M x Q or N sums per thread would spill.  Rows are dense (lda =
  * K, ldb = N).
  *
- * Registers.  The M path may take all 255 (__launch_bounds__(256, 1));
- * the N path's wide-load kernels are held to 128, two blocks an SM, which
+ * Registers.  The M path's kernels for up to 8 rows are held to 128
+ * registers (two blocks an SM), the wider ones may take all 255; the N
+ * path's wide-load kernels come out near 128, two blocks an SM, which
  * measured faster (README, "Measurements behind the stages"), and its
- * single-value kernels, which spill at 128, may take more.  No kernel
- * spills (tests/sass_check.sh).
+ * pair and single-value kernels up to 16 columns are held to 128 (beyond,
+ * they spill at 128 and take more).  No kernel spills
+ * (tests/sass_check.sh).
+ *
+ * Raw loads ahead.  The next chunk of the N path (and, for the 16-bit
+ * types, the next step of B on the M path) is held in registers as read
+ * and widened only when used: converting a 16-bit value right after its
+ * load would stall the warp there, before the multiply-adds that should
+ * hide the load.
  *
  * gemmcli's own, for the memory-bound shapes.  Run through its stages
  * (one side at most 32), e.g.:
@@ -99,18 +112,24 @@ struct thin_args {
     typename E::acc alpha, beta;
 };
 
-/* N values at p, widened: one load of N when `vec` (p aligned to it),
- * else single values, those at or past `valid` read as 0. */
-template <typename E, int N, bool VEC>
+/* N values at p, widened, W at a time (p aligned to W values): one load
+ * of N when W == N, pairs when W == 2, single values when W == 1; values
+ * at or past `valid` read as 0 (`valid` is a multiple of W: the host takes
+ * loads of W only where every row and slice starts and ends on one). */
+template <typename E, int N, int W>
 static __device__ __forceinline__ void thin_load(const typename E::elem *p, int valid,
                                                  typename E::acc *out)
 {
-    if (VEC) {
-        E::template widen<N>(gemv_load<E, N>(p).w, out);
-    } else {
+    static_assert(N % W == 0, "whole loads");
 #pragma unroll
-        for (int i = 0; i < N; i++)
-            out[i] = i < valid ? gemv_load1<E>(p + i) : typename E::acc(0);
+    for (int i = 0; i < N; i += W) {
+        if (i < valid) {
+            E::template widen<W>(gemv_load<E, W>(p + i).w, out + i);
+        } else {
+#pragma unroll
+            for (int e = 0; e < W; e++)
+                out[i + e] = typename E::acc(0);
+        }
     }
 }
 
@@ -129,18 +148,20 @@ static __device__ __forceinline__ void thin_store(const thin_args<E> &p, size_t 
     }
 }
 
-/* M <= MB: thread (x, y) of a block sums columns j..j+Q-1 over the
- * k-steps y, y + ty, ... of the slice; the ty k-lanes are joined at the
- * end. */
-template <typename E, int MB, bool VEC>
-static __global__ void __launch_bounds__(THIN_THREADS, 1)
+/* M <= MB: thread (x, y) of a block sums Q columns over the k-steps y,
+ * y + ty, ... of the slice; the ty k-lanes are joined at the end.  The Q
+ * columns are Q / W groups of W adjacent ones, group g at (g tx + x) W
+ * from the block's first column: adjacent lanes read adjacent pieces of
+ * B's rows whatever W is (W = Q: the thread's columns are adjacent). */
+template <typename E, int MB, int W>
+static __global__ void __launch_bounds__(THIN_THREADS, MB <= 8 ? 2 : 1)
 thin_m_kernel(thin_args<E> p)
 {
     typedef typename E::acc T;
     constexpr int Q = thin_cols<E>(MB);
     const int tx = p.tx, ty = THIN_THREADS / tx;
     const int x = threadIdx.x % tx, y = threadIdx.x / tx;
-    const int j = (blockIdx.x * tx + x) * Q;
+    const int cols = Q * tx, j0 = blockIdx.x * cols;
     const typename E::elem *a = p.a + (long long)blockIdx.z * p.sa;
     const typename E::elem *b = p.b + (long long)blockIdx.z * p.sb;
     const int k0 = blockIdx.y * p.slice, k1 = min(p.k, k0 + p.slice);
@@ -150,18 +171,52 @@ thin_m_kernel(thin_args<E> p)
 #pragma unroll
         for (int c = 0; c < Q; c++)
             acc[i][c] = T(0);
-    if (j < p.n) {
-        for (int kk = k0 + Q * y; kk < k1; kk += Q * ty) {
+    /* For the 16-bit types, B's next step waits in registers as it was
+     * read (raw: widening it would wait for the load) while this step's
+     * multiply-adds run: with a block an SM, a step's loads are all there
+     * is in flight otherwise.  float and double load each step at its top,
+     * which measured faster for them (26 x 505 x 1936 float: 72% of cuBLAS
+     * against 64% ahead, NVIDIA H200, 2026-11-26). */
+    typedef gemv_unit<E, W> unit_b;
+    unit_b braw[Q][Q / W];
+    auto fetch_b = [&](int kk) {
+#pragma unroll
+        for (int t = 0; t < Q; t++) {
+            const typename E::elem *row = b + (size_t)(kk + t) * p.n;
+#pragma unroll
+            for (int g = 0; g < Q / W; g++) {
+                int j = j0 + (g * tx + x) * W;
+                if (kk + t < k1 && j < p.n) {
+                    braw[t][g] = gemv_load<E, W>(row + j);
+                } else {
+#pragma unroll
+                    for (int i = 0; i < (int)(sizeof(braw[t][g].w) / 4); i++)
+                        braw[t][g].w[i] = 0u;   /* 0 in every type */
+                }
+            }
+        }
+    };
+    constexpr bool ahead = sizeof(typename E::elem) < sizeof(T);   /* the 16-bit types */
+    if (j0 + x * W < p.n) {
+        int kk = k0 + Q * y;
+        if (ahead && kk < k1)
+            fetch_b(kk);
+        for (; kk < k1; kk += Q * ty) {
+            if (!ahead)
+                fetch_b(kk);
             T bv[Q][Q];
 #pragma unroll
             for (int t = 0; t < Q; t++)
-                thin_load<E, Q, VEC>(b + (size_t)(kk + t) * p.n + j,
-                                     kk + t < k1 ? p.n - j : 0, bv[t]);
+#pragma unroll
+                for (int g = 0; g < Q / W; g++)
+                    E::template widen<W>(braw[t][g].w, &bv[t][g * W]);
+            if (ahead && kk + Q * ty < k1)
+                fetch_b(kk + Q * ty);
 #pragma unroll
             for (int i = 0; i < MB; i++) {
                 /* Rows past M repeat the last one; their sums are dropped. */
                 T av[Q];
-                thin_load<E, Q, VEC>(a + (size_t)min(i, p.m - 1) * p.k + kk, k1 - kk, av);
+                thin_load<E, Q, W>(a + (size_t)min(i, p.m - 1) * p.k + kk, k1 - kk, av);
 #pragma unroll
                 for (int t = 0; t < Q; t++)
 #pragma unroll
@@ -171,11 +226,13 @@ thin_m_kernel(thin_args<E> p)
         }
     }
     /* Join the k-lanes, R rows at a time, each result summed over y in
-     * order (with one k-lane, this is the store). */
+     * order (with one k-lane, this is the store): the lanes that had a
+     * step of the slice, the others' sums being 0 (a K of 1 over 256
+     * k-lanes would otherwise read 256 values for each result). */
+    const int busy = min(ty, (k1 - k0 + Q - 1) / Q);
     constexpr int R = MB < 8 ? MB : 8;
     static_assert(MB % R == 0, "the rows are joined R at a time");
     __shared__ __align__(16) T joined[R][THIN_THREADS * Q];
-    const int cols = Q * tx;
 #pragma unroll
     for (int r0 = 0; r0 < MB; r0 += R) {
         if (r0 >= p.m)
@@ -184,14 +241,14 @@ thin_m_kernel(thin_args<E> p)
         for (int ii = 0; ii < R; ii++)
 #pragma unroll
             for (int c = 0; c < Q; c++)
-                joined[ii][threadIdx.x * Q + c] = acc[r0 + ii][c];
+                joined[ii][y * cols + ((c / W) * tx + x) * W + c % W] = acc[r0 + ii][c];
         __syncthreads();
         for (int e = threadIdx.x; e < R * cols; e += THIN_THREADS) {
             int ii = e / cols, col = e % cols;
             int row = r0 + ii, jj = blockIdx.x * cols + col;
             const T *lane = joined[ii] + col;
             T sum = T(0);
-            for (int yy = 0; yy < ty; yy++)
+            for (int yy = 0; yy < busy; yy++)
                 sum += lane[yy * cols];
             if (row < p.m && jj < p.n)
                 thin_store(p, (size_t)row * p.n + jj, sum);
@@ -201,19 +258,24 @@ thin_m_kernel(thin_args<E> p)
 }
 
 /* N <= NB: a thread per row of A, its N sums in registers; A and B come
- * through shared memory KC values of k at a time. */
-template <typename E, int NB, bool VEC>
-static __global__ void __launch_bounds__(THIN_THREADS, VEC ? 0 : 1)
+ * through shared memory KC values of k at a time.  A chunk's row is read
+ * by KC / V adjacent lanes, V values each (4 with whole loads, else W), so
+ * a warp's load covers whole pieces of rows (64 bytes for the 16-bit
+ * types, 128 for float and double) whatever W is. */
+template <typename E, int NB, int W>
+static __global__ void __launch_bounds__(THIN_THREADS, W == thin_shape<E>::U ? 0 : NB > 16 ? 1 : 2)
 thin_n_kernel(thin_args<E> p)
 {
     typedef typename E::acc T;
-    constexpr int KC = thin_shape<E>::KC, U = thin_shape<E>::U;
-    constexpr int LQ = KC / 4;                    /* threads per row of a chunk, 4 values each */
+    constexpr int KC = thin_shape<E>::KC;
+    constexpr int V = W == thin_shape<E>::U ? 4 : W; /* values per lane and row */
+    constexpr int LQ = KC / V;                    /* threads per row of a chunk, V values each */
     constexpr int RPP = THIN_THREADS / LQ;        /* rows per pass */
     constexpr int PASSES = THIN_ROWS / RPP;
     constexpr int BN = (NB * KC + THIN_THREADS - 1) / THIN_THREADS;
-    static_assert(THIN_ROWS == THIN_THREADS && NB % 4 == 0 && 4 % U == 0,
-                  "a thread per row; 4 values of A per thread and pass");
+    static_assert(THIN_ROWS == THIN_THREADS && NB % 4 == 0 && KC % V == 0 && V % W == 0 &&
+                      THIN_THREADS % LQ == 0,
+                  "a thread per row; whole loads of W values");
     __shared__ T as[THIN_ROWS][KC + 1];
     __shared__ __align__(16) T bs[KC][NB];
     const typename E::elem *a = p.a + (long long)blockIdx.z * p.sa;
@@ -221,31 +283,39 @@ thin_n_kernel(thin_args<E> p)
     const int r0 = blockIdx.x * THIN_ROWS;
     const int k0 = blockIdx.y * p.slice, k1 = min(p.k, k0 + p.slice);
     const int lq = threadIdx.x % LQ, lr = threadIdx.x / LQ;
-    T na[PASSES][4];
-    T nb[BN];
+    /* The next chunk waits in registers as it was read, widened only as
+     * it goes to shared memory: a conversion right after the load would
+     * wait for it there, before this chunk's multiply-adds. */
+    typedef gemv_unit<E, W> unit_a;
+    typedef gemv_unit<E, 1> unit_b;
+    unit_a na[PASSES][V / W];
+    unit_b nb[BN];
     auto fetch = [&](int c) {
-        int kk = c + 4 * lq;
+        int kk = c + V * lq;
 #pragma unroll
         for (int u = 0; u < PASSES; u++) {
             int row = r0 + lr + RPP * u;
             const typename E::elem *ar = a + (size_t)(row < p.m ? row : 0) * p.k + kk;
 #pragma unroll
-            for (int h = 0; h < 4; h += U) {
-                int valid = row < p.m ? k1 - (kk + h) : 0;
-                if (VEC && valid <= 0) {
-#pragma unroll
-                    for (int i = 0; i < U; i++)
-                        na[u][h + i] = T(0);
+            for (int h = 0; h < V / W; h++) {
+                if (row < p.m && kk + h * W < k1) {
+                    na[u][h] = gemv_load<E, W>(ar + h * W);
                 } else {
-                    thin_load<E, U, VEC>(ar + h, valid, &na[u][h]);
+#pragma unroll
+                    for (int i = 0; i < (int)(sizeof(unit_a::w) / 4); i++)
+                        na[u][h].w[i] = 0u;   /* 0 in every type */
                 }
             }
         }
 #pragma unroll
         for (int v = 0; v < BN; v++) {
             int e = threadIdx.x + v * THIN_THREADS, q = e / NB, jj = e % NB;
-            nb[v] = e < NB * KC && c + q < k1 && jj < p.n
-                        ? gemv_load1<E>(b + (size_t)(c + q) * p.n + jj) : T(0);
+            if (e < NB * KC && c + q < k1 && jj < p.n)
+                nb[v] = gemv_load<E, 1>(b + (size_t)(c + q) * p.n + jj);
+            else
+#pragma unroll
+                for (int i = 0; i < (int)(sizeof(unit_b::w) / 4); i++)
+                    nb[v].w[i] = 0u;
         }
     };
     T acc[NB];
@@ -259,13 +329,21 @@ thin_n_kernel(thin_args<E> p)
 #pragma unroll
         for (int u = 0; u < PASSES; u++)
 #pragma unroll
-            for (int i = 0; i < 4; i++)
-                as[lr + RPP * u][4 * lq + i] = na[u][i];
+            for (int h = 0; h < V / W; h++) {
+                T wide[W];
+                E::template widen<W>(na[u][h].w, wide);
+#pragma unroll
+                for (int i = 0; i < W; i++)
+                    as[lr + RPP * u][V * lq + h * W + i] = wide[i];
+            }
 #pragma unroll
         for (int v = 0; v < BN; v++) {
             int e = threadIdx.x + v * THIN_THREADS;
-            if (e < NB * KC)
-                bs[e / NB][e % NB] = nb[v];
+            if (e < NB * KC) {
+                T wide;
+                E::template widen<1>(nb[v].w, &wide);
+                bs[e / NB][e % NB] = wide;
+            }
         }
         __syncthreads();
         if (c + KC < k1)
@@ -355,26 +433,33 @@ static struct thin_plan thin_plan_for(int m, int n, int k, int batch, int sm_cou
     return pl;
 }
 
+/* How a launch loads its operands: whole units (THIN_WHOLE: Q values for
+ * the M path, U of A for the N path), pairs of values, or single ones. */
+enum thin_width { THIN_SINGLE, THIN_PAIRS, THIN_WHOLE };
+
 /* The kernel for a path, a bound and a width. */
 template <typename E, int NB>
-static const void *thin_kernel_bound(bool by_rows, bool vec)
+static const void *thin_kernel_bound(bool by_rows, enum thin_width w)
 {
+    constexpr int Q = thin_cols<E>(NB), U = thin_shape<E>::U;
     if (by_rows)
-        return vec ? (const void *)thin_n_kernel<E, NB, true>
-                   : (const void *)thin_n_kernel<E, NB, false>;
-    return vec ? (const void *)thin_m_kernel<E, NB, true>
-               : (const void *)thin_m_kernel<E, NB, false>;
+        return w == THIN_WHOLE   ? (const void *)thin_n_kernel<E, NB, U>
+               : w == THIN_PAIRS ? (const void *)thin_n_kernel<E, NB, (U > 2 ? 2 : U)>
+                                 : (const void *)thin_n_kernel<E, NB, 1>;
+    return w == THIN_WHOLE   ? (const void *)thin_m_kernel<E, NB, Q>
+           : w == THIN_PAIRS ? (const void *)thin_m_kernel<E, NB, (Q > 2 ? 2 : Q)>
+                             : (const void *)thin_m_kernel<E, NB, 1>;
 }
 
 template <typename E>
-static const void *thin_kernel(bool by_rows, int bound, bool vec)
+static const void *thin_kernel(bool by_rows, int bound, enum thin_width w)
 {
     switch (bound) {
-    case 4: return thin_kernel_bound<E, 4>(by_rows, vec);
-    case 8: return thin_kernel_bound<E, 8>(by_rows, vec);
-    case 16: return thin_kernel_bound<E, 16>(by_rows, vec);
-    case 24: return thin_kernel_bound<E, 24>(by_rows, vec);
-    default: return thin_kernel_bound<E, 32>(by_rows, vec);
+    case 4: return thin_kernel_bound<E, 4>(by_rows, w);
+    case 8: return thin_kernel_bound<E, 8>(by_rows, w);
+    case 16: return thin_kernel_bound<E, 16>(by_rows, w);
+    case 24: return thin_kernel_bound<E, 24>(by_rows, w);
+    default: return thin_kernel_bound<E, 32>(by_rows, w);
     }
 }
 
@@ -382,10 +467,10 @@ static const void *thin_kernel(bool by_rows, int bound, bool vec)
  * (registers and shared memory decide it: 2 blocks an SM for the widest
  * bounds, more for the narrow ones) times the SMs. */
 template <typename E>
-static long thin_slots(bool by_rows, int bound, bool vec, int sm_count)
+static long thin_slots(bool by_rows, int bound, enum thin_width w, int sm_count)
 {
     int per_sm = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, thin_kernel<E>(by_rows, bound, vec),
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, thin_kernel<E>(by_rows, bound, w),
                                                       THIN_THREADS, 0) != cudaSuccess ||
         per_sm < 1)
         per_sm = 2;
@@ -466,18 +551,26 @@ static cudaError_t thin_run_problem(const P *p, const struct launch_env *env)
         int bound = thin_bound(by_rows ? p->n : p->m);
         const int Q = thin_cols<E>(bound);
         /* Wide loads: rows of whole units from aligned starts in every
-         * product (Q values for the M path, U of A for the N path). */
+         * product (Q values for the M path, U of A for the N path), else
+         * pairs of values where every row holds whole pairs (16-bit rows
+         * of an even length: 4-byte loads, not 2-byte ones), else single
+         * values. */
         size_t es = sizeof(typename E::elem);
         bool stack = batch > 1;
-        int w = by_rows ? U : Q;
         const typename E::elem *a = p->a + (long long)b0 * p->stride_a;
         const typename E::elem *b = p->b + (long long)b0 * p->stride_b;
-        bool vec = p->k % w == 0 && thin_aligned(a, w * es) && (!stack || p->stride_a % w == 0);
-        if (!by_rows)
-            vec = vec && p->n % Q == 0 && thin_aligned(b, Q * es) &&
-                  (!stack || p->stride_b % Q == 0);
+        auto fits = [&](int w) {
+            bool ok = p->k % w == 0 && thin_aligned(a, w * es) && (!stack || p->stride_a % w == 0);
+            if (!by_rows)
+                ok = ok && p->n % w == 0 && thin_aligned(b, w * es) &&
+                     (!stack || p->stride_b % w == 0);
+            return ok;
+        };
+        enum thin_width width = fits(by_rows ? U : Q) ? THIN_WHOLE
+                                : fits(2)            ? THIN_PAIRS
+                                                     : THIN_SINGLE;
         struct thin_plan pl = thin_plan_for<E>(p->m, p->n, p->k, batch, sm_count,
-                                               thin_slots<E>(by_rows, bound, vec, sm_count));
+                                               thin_slots<E>(by_rows, bound, width, sm_count));
         thin_args<E> args;
         args.m = p->m;
         args.n = p->n;
@@ -504,7 +597,7 @@ static cudaError_t thin_run_problem(const P *p, const struct launch_env *env)
             args.out = c;
         }
         void *params[] = { &args };
-        err = cudaLaunchKernel(thin_kernel<E>(pl.by_rows, pl.bound, vec), grid, THIN_THREADS,
+        err = cudaLaunchKernel(thin_kernel<E>(pl.by_rows, pl.bound, width), grid, THIN_THREADS,
                                params, 0, env->stream);
         cudaError_t last = launch_result();   /* and clears it */
         if (err == cudaSuccess)
@@ -527,7 +620,7 @@ static cudaError_t thin_run_problem(const P *p, const struct launch_env *env)
 template <typename E>
 static cudaError_t thin_attr(struct kernel_attr *out)
 {
-    return kernel_attr_of(thin_m_kernel<E, 32, true>, THIN_THREADS, 0, out);
+    return kernel_attr_of(thin_m_kernel<E, 32, thin_cols<E>(32)>, THIN_THREADS, 0, out);
 }
 
 #endif

@@ -174,18 +174,23 @@ thin_m_kernel(thin_args<E> p)
     /* For the 16-bit types, B's next step waits in registers as it was
      * read (raw: widening it would wait for the load) while this step's
      * multiply-adds run: with a block an SM, a step's loads are all there
-     * is in flight otherwise.  float and double load each step at its top,
-     * which measured faster for them (26 x 505 x 1936 float: 72% of cuBLAS
-     * against 64% ahead, NVIDIA H200, 2026-11-26). */
+     * is in flight otherwise.  float and double load each step at its top. */
     typedef gemv_unit<E, W> unit_b;
     unit_b braw[Q][Q / W];
+    constexpr bool ahead = sizeof(typename E::elem) < sizeof(T);   /* the 16-bit types */
+    /* The thread's columns: groups of GW adjacent ones, tx groups apart
+     * (GW = W for the 16-bit types, so that a warp's single 2-byte loads
+     * cover adjacent values; float and double keep their Q columns
+     * adjacent). */
+    constexpr int GW = ahead ? W : Q;
+    auto col = [&](int c) { return j0 + ((c / GW) * tx + x) * GW + c % GW; };
     auto fetch_b = [&](int kk) {
 #pragma unroll
         for (int t = 0; t < Q; t++) {
             const typename E::elem *row = b + (size_t)(kk + t) * p.n;
 #pragma unroll
             for (int g = 0; g < Q / W; g++) {
-                int j = j0 + (g * tx + x) * W;
+                int j = col(g * W);
                 if (kk + t < k1 && j < p.n) {
                     braw[t][g] = gemv_load<E, W>(row + j);
                 } else {
@@ -196,7 +201,6 @@ thin_m_kernel(thin_args<E> p)
             }
         }
     };
-    constexpr bool ahead = sizeof(typename E::elem) < sizeof(T);   /* the 16-bit types */
     if (j0 + x * W < p.n) {
         int kk = k0 + Q * y;
         if (ahead && kk < k1)
@@ -228,8 +232,10 @@ thin_m_kernel(thin_args<E> p)
     /* Join the k-lanes, R rows at a time, each result summed over y in
      * order (with one k-lane, this is the store): the lanes that had a
      * step of the slice, the others' sums being 0 (a K of 1 over 256
-     * k-lanes would otherwise read 256 values for each result). */
-    const int busy = min(ty, (k1 - k0 + Q - 1) / Q);
+     * k-lanes would otherwise read 256 values for each result), for the
+     * 16-bit types; float and double read them all (with the bound known,
+     * ptxas schedules their loop over K as before). */
+    const int busy = ahead ? min(ty, (k1 - k0 + Q - 1) / Q) : ty;
     constexpr int R = MB < 8 ? MB : 8;
     static_assert(MB % R == 0, "the rows are joined R at a time");
     __shared__ __align__(16) T joined[R][THIN_THREADS * Q];
@@ -241,7 +247,7 @@ thin_m_kernel(thin_args<E> p)
         for (int ii = 0; ii < R; ii++)
 #pragma unroll
             for (int c = 0; c < Q; c++)
-                joined[ii][y * cols + ((c / W) * tx + x) * W + c % W] = acc[r0 + ii][c];
+                joined[ii][y * cols + col(c) - j0] = acc[r0 + ii][c];
         __syncthreads();
         for (int e = threadIdx.x; e < R * cols; e += THIN_THREADS) {
             int ii = e / cols, col = e % cols;

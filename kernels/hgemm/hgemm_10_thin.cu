@@ -2,8 +2,10 @@
  * bfloat16 operands, FP32 accumulation and float C: the wide operand
  * streamed once at 2 bytes a value, K cut into slices when the blocks are
  * few.  The kernels are kernels/memory_bound/thin.cuh's templates, shared
- * with thin (float) and f64_thin; each value is widened to float where it
- * is read, and a product of two 16-bit values is exact in float.
+ * with thin (float) and f64_thin; each value is widened to float before
+ * it is multiplied (held as read until then, so that the conversion does
+ * not wait for the load), and a product of two 16-bit values is exact in
+ * float.
  *
  * Against the tensor-core stages, whose tiles of 128 or more rows and
  * columns are mostly empty on these shapes, and against thin on float

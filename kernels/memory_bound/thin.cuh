@@ -194,9 +194,7 @@ thin_m_kernel(thin_args<E> p)
                 if (kk + t < k1 && j < p.n) {
                     braw[t][g] = gemv_load<E, W>(row + j);
                 } else {
-#pragma unroll
-                    for (int i = 0; i < (int)(sizeof(braw[t][g].w) / 4); i++)
-                        braw[t][g].w[i] = 0u;   /* 0 in every type */
+                    braw[t][g] = unit_b();   /* 0 bits: 0 in every type */
                 }
             }
         }
@@ -307,21 +305,15 @@ thin_n_kernel(thin_args<E> p)
                 if (row < p.m && kk + h * W < k1) {
                     na[u][h] = gemv_load<E, W>(ar + h * W);
                 } else {
-#pragma unroll
-                    for (int i = 0; i < (int)(sizeof(unit_a::w) / 4); i++)
-                        na[u][h].w[i] = 0u;   /* 0 in every type */
+                    na[u][h] = unit_a();   /* 0 bits: 0 in every type */
                 }
             }
         }
 #pragma unroll
         for (int v = 0; v < BN; v++) {
             int e = threadIdx.x + v * THIN_THREADS, q = e / NB, jj = e % NB;
-            if (e < NB * KC && c + q < k1 && jj < p.n)
-                nb[v] = gemv_load<E, 1>(b + (size_t)(c + q) * p.n + jj);
-            else
-#pragma unroll
-                for (int i = 0; i < (int)(sizeof(unit_b::w) / 4); i++)
-                    nb[v].w[i] = 0u;
+            nb[v] = e < NB * KC && c + q < k1 && jj < p.n
+                        ? gemv_load<E, 1>(b + (size_t)(c + q) * p.n + jj) : unit_b();
         }
     };
     T acc[NB];

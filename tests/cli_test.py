@@ -551,10 +551,10 @@ def test_tune(d):
     # stale where another build measured them, or not a rates file at all.
     rates = os.path.join(cache, "gemmcli", "rates-NVIDIA_H100_80GB_HBM3-90-132.txt")
     with open(rates, "w") as f:
-        f.write("# gemmcli rates 4\ndevice NVIDIA_H100_80GB_HBM3 9.0 132 1980 3352 13000\n"
+        f.write("# gemmcli rates 5\ndevice NVIDIA_H100_80GB_HBM3 9.0 132 1980 3352 13000\n"
                 "build 0000000000000000 2026-11-26T00:31:16Z 2932.0 1.8\n"
-                "rate f32 edge_peel 46.1 0.0 1.0 1.3 20.3 0.0\n"
-                "rate f16 mma_sync 496.6 2512.2 0.96 1.2 9.4 3.8\n")
+                "rate f32 edge_peel 46.1 0.0 1.0 1.3 20.3 0.0 0.0\n"
+                "rate f16 mma_sync 496.6 2512.2 0.96 1.2 9.4 3.8 2.1\n")
     junk = os.path.join(cache, "gemmcli", "rates-X-90-1.txt")
     with open(junk, "w") as f:
         f.write("junk\n")

@@ -73,8 +73,8 @@ static void measured(const struct rates_device *d, struct model_rates *r, time_t
     r->compute_scale = r->memory_scale = 1;
     r->count = 2;
     r->e[0] = (struct rate_entry){ "f16", "cluster_multicast", 612.25, 1700, 3.5, 2.25, 0.0135,
-                                   4.5 };
-    r->e[1] = (struct rate_entry){ "f32", "gemv", 0.5, 2950.0, 1, 1, 0, 0 };
+                                   4.5, 6.25 };
+    r->e[1] = (struct rate_entry){ "f32", "gemv", 0.5, 2950.0, 1, 1, 0, 0, 0 };
 }
 
 static void test_text(void)
@@ -90,10 +90,12 @@ static void test_text(void)
     const struct rate_entry *e = rates_find(&back, "f16", "cluster_multicast");
     CHECK(e && fabs(e->tflops - 612.25) < 0.01 && fabs(e->slice_eff - 3.5) < 0.01 &&
               fabs(e->ragged_eff - 2.25) < 0.01 && fabs(e->gbps - 1700) < 0.1 &&
-              fabs(e->floor_ms - 0.0135) < 1e-6 && fabs(e->odd_eff - 4.5) < 0.01,
+              fabs(e->floor_ms - 0.0135) < 1e-6 && fabs(e->odd_eff - 4.5) < 0.01 &&
+              fabs(e->few_eff - 6.25) < 0.01,
           "f16 cluster_multicast read back");
     e = rates_find(&back, "f32", "gemv");
-    CHECK(e && fabs(e->gbps - 2950) < 0.1 && e->floor_ms == 0 && e->odd_eff == 0,
+    CHECK(e && fabs(e->gbps - 2950) < 0.1 && e->floor_ms == 0 && e->odd_eff == 0 &&
+              e->few_eff == 0,
           "f32 gemv's bandwidth read back");
     CHECK(fabs(back.copy_gbps - 3004.5) < 0.1, "copy %.1f", back.copy_gbps);
     CHECK(!rates_find(&back, "f16", "gemv"), "no rate for an entry not kept");
@@ -125,12 +127,15 @@ static void test_text(void)
     static const struct {
         const char *line, *what;
     } bad_lines[] = {
-        { "rate f16 wgmma nan 0 1 1 0 0", "a NaN rate" },
-        { "rate f16 wgmma 1 0 0 1 0 0", "a slice_eff of 0" },
-        { "rate f16 wgmma 1 0 1 0 0 0", "a ragged_eff of 0" },
-        { "rate f16 wgmma 1 0 1 1 -2 0", "a negative floor" },
-        { "rate f16 wgmma 1 0 1 1 0 -1", "a negative odd_eff" },
-        { "rate f16 wgmma 1 0 1 1 0 inf", "an infinite odd_eff" },
+        { "rate f16 wgmma nan 0 1 1 0 0 0", "a NaN rate" },
+        { "rate f16 wgmma 1 0 0 1 0 0 0", "a slice_eff of 0" },
+        { "rate f16 wgmma 1 0 1 0 0 0 0", "a ragged_eff of 0" },
+        { "rate f16 wgmma 1 0 1 1 -2 0 0", "a negative floor" },
+        { "rate f16 wgmma 1 0 1 1 0 -1 0", "a negative odd_eff" },
+        { "rate f16 wgmma 1 0 1 1 0 inf 0", "an infinite odd_eff" },
+        { "rate f16 wgmma 1 0 1 1 0 0 -1", "a negative few_eff" },
+        { "rate f16 wgmma 1 0 1 1 0 0 nan", "a NaN few_eff" },
+        { "rate f16 wgmma 1 0 1 1 0 0", "a rate line of the fourth format (no few_eff)" },
         { "rate f16 wgmma 1 0 1 1 0", "a rate line of the third format (no odd_eff)" },
         { "rate f16 wgmma 1 0 1 1", "a rate line of the second format (no floor)" },
         { "rate f16 wgmma 1 0 1", "a rate line of the first format" },
@@ -216,12 +221,12 @@ static void test_fit(void)
     rates_use(&t);
     const int sms = 132;
     const struct gemm_kernel *k = kernel("wgmma_pipeline");
-    struct rate_entry truth = { "f16", "wgmma_pipeline", 500, 700, 2.5, 3, 0.02, 5 }, fit;
+    struct rate_entry truth = { "f16", "wgmma_pipeline", 500, 700, 2.5, 3, 0.02, 5, 4 }, fit;
     int64_t shapes[][3] = { { 8192, 8192, 2048 }, { 8192, 8192, 32 }, { 256, 256, 65536 },
                             { 3002, 2998, 1002 }, { 8192, 8192, 8 }, { 64, 64, 64 },
-                            { 3001, 2999, 1003 } };
-    struct rate_sample s[7];
-    for (int i = 0; i < 7; i++) {
+                            { 3001, 2999, 1003 }, { 7, 13001, 2003 } };
+    struct rate_sample s[8];
+    for (int i = 0; i < 8; i++) {
         s[i].p = problem(GEMM_F16, 1, shapes[i][0], shapes[i][1], shapes[i][2]);
         s[i].ms = model_estimate_rate(k, &s[i].p, sms, &truth, 3000).ms;
     }
@@ -230,7 +235,16 @@ static void test_fit(void)
     CHECK(model_ragged(&s[3].p) && !model_ragged(&s[0].p) && !model_odd(&s[3].p),
           "3002x2998x1002's rows are ragged, of an even number of values");
     CHECK(model_ragged(&s[6].p) && model_odd(&s[6].p), "3001x2999x1003's are odd");
-    CHECK(rates_fit(k, GEMM_F16, s, 7, sms, 3000, &fit) == 0, "fit");
+    CHECK(model_few(&s[7].p) && model_odd(&s[7].p) && !model_few(&s[6].p) &&
+              !model_few(&s[5].p),
+          "7x13001x2003 is ragged with a few rows (and odd); 3001x2999x1003 and an aligned "
+          "64x64x64 are not");
+    CHECK(model_ragged_factor(&s[7].p, &truth) == 4 && model_ragged_factor(&s[6].p, &truth) == 5,
+          "a few rows take few_eff before odd_eff");
+    struct rate_entry no_few = truth;
+    no_few.few_eff = 0;
+    CHECK(model_ragged_factor(&s[7].p, &no_few) == 5, "without few_eff, odd_eff");
+    CHECK(rates_fit(k, GEMM_F16, s, 8, sms, 3000, &fit) == 0, "fit");
     CHECK(fabs(fit.tflops - 500) < 500 * 0.02, "the full rate: %.1f", fit.tflops);
     CHECK(fabs(fit.gbps - 700) < 700 * 0.02, "the stores of C: %.1f GB/s", fit.gbps);
     CHECK(fabs(fit.floor_ms - 0.02) < 1e-9, "the floor: %.4f ms", fit.floor_ms);
@@ -253,7 +267,7 @@ static void test_fit(void)
      * stays under its compute, with the reads, at the store rate its
      * samples show (timings made by the model at that rate again). */
     const struct gemm_kernel *pk = kernel("cluster_multicast");
-    struct rate_entry ptruth = { "f16", "cluster_multicast", 600, 2000, 1, 1, 0.02, 0 }, pfit;
+    struct rate_entry ptruth = { "f16", "cluster_multicast", 600, 2000, 1, 1, 0.02, 0, 0 }, pfit;
     struct rate_sample ps[6];
     CHECK(pk && (pk->flags & KERNEL_PERSISTENT), "cluster_multicast is persistent");
     CHECK(!(k->flags & KERNEL_PERSISTENT), "%s is not", k->name);
@@ -276,6 +290,9 @@ static void test_fit(void)
     CHECK(fabs(fit.slice_eff - 2.5) < 0.15, "the sliced runs' factor: %.2f", fit.slice_eff);
     CHECK(fabs(fit.ragged_eff - 3) < 0.15, "the ragged rows' factor: %.2f", fit.ragged_eff);
     CHECK(fabs(fit.odd_eff - 5) < 0.25, "the odd rows' factor: %.2f", fit.odd_eff);
+    CHECK(fabs(fit.few_eff - 4) < 0.2, "the few rows' factor: %.2f", fit.few_eff);
+    CHECK(rates_fit(k, GEMM_F16, s, 7, sms, 3000, &no_few) == 0 && no_few.few_eff == 0,
+          "no sample of a few rows, no few rows' factor (%.2f)", no_few.few_eff);
     struct gemm_problem fp32 = problem(GEMM_F32, 1, 3001, 2999, 1003);
     CHECK(!model_odd(&fp32) && model_ragged_factor(&fp32, &fit) == fit.ragged_eff,
           "float rows are never odd: 4-byte values");
@@ -283,7 +300,7 @@ static void test_fit(void)
 
     /* A memory-bound kernel: its bandwidth. */
     const struct gemm_kernel *g = kernel("gemv");
-    struct rate_entry gtruth = { "f32", "gemv", 0, 2000, 1, 1, 0, 0 };
+    struct rate_entry gtruth = { "f32", "gemv", 0, 2000, 1, 1, 0, 0, 0 };
     struct rate_sample gs[2];
     gs[0].p = problem(GEMM_F32, 1, 1, 8192, 4096);
     gs[1].p = problem(GEMM_F32, 1, 8192, 1, 4096);

@@ -34,14 +34,15 @@
  * kernel's stores of C), tiny products (each kernel's floor: its launches
  * and first wave; src/plan/fit.c keeps them out of the rates), then rows
  * of A and B that are not whole 16-byte units (RAGGED: a tiled product, a
- * thin one, a short K); each product's A, B and C within the pools
+ * tall thin one, a short K, a few rows over a wide B: the thin stages'
+ * two paths load otherwise); each product's A, B and C within the pools
  * above. */
 #define COMMON "256x256x65536 1x8192x4096 8192x1x4096 32768x16x1024 16x8192x4096 " \
                "32x8192x4096 32768x32x1024 8192x8192x8 4096x32x32x32 "
 #define TINY "64x64x64 64x64x8 1x64x64 "
-#define RAGGED "3001x2999x1003 13001x7x2003 8191x8193x5"
+#define RAGGED "3001x2999x1003 13001x7x2003 8191x8193x5 7x13001x2003"
 /* (16-bit rows of an even number of values: 4-byte loads, not 2-byte ones) */
-#define EVEN " 3002x2998x1002 13002x6x2002 8190x8194x6"
+#define EVEN " 3002x2998x1002 13002x6x2002 8190x8194x6 6x13002x2002"
 static const struct {
     enum gemm_sig sig;
     const char *sizes;

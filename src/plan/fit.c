@@ -99,7 +99,7 @@ static double fit_rate(const struct gemm_kernel *k, const struct rate_sample *s,
 {
     double v[64], best = 0, big = 0, big_work = 0;
     int nv = 0;
-    const struct rate_entry any = { "", "", 1, 0, 1, 1, 0, 0 };
+    const struct rate_entry any = { "", "", 1, 0, 1, 1, 0, 0, 0 };
     for (int i = 0; i < n; i++) {
         /* (the workspace's copies are the model's apart from the rate) */
         double prepare = model_estimate_rate(k, &s[i].p, sm_count, &any, copy_gbps).prepare_ms;
@@ -156,8 +156,9 @@ static int fit_tiled(const struct gemm_kernel *k, const struct rate_sample *s, i
 /* How much slower than modelled a kernel ran where the rows of A or B are
  * not whole 16-byte units (the loads a stage takes there are narrower, or
  * a copy comes first): the median over those samples of the measured time
- * over the model's at the fitted rate.  Called apart for the samples with
- * odd 16-bit rows (odd_eff) and the others (ragged_eff). */
+ * over the model's at the fitted rate.  Called apart for the samples of a
+ * few rows (few_eff), with odd 16-bit rows (odd_eff) and the others
+ * (ragged_eff). */
 static double fit_ragged(const struct gemm_kernel *k, const struct rate_sample *s, int n,
                          int sm_count, double copy_gbps, const struct rate_entry *e)
 {
@@ -165,7 +166,7 @@ static double fit_ragged(const struct gemm_kernel *k, const struct rate_sample *
     int nr = 0;
     struct rate_entry aligned = *e;
     aligned.ragged_eff = 1;
-    aligned.odd_eff = 0;
+    aligned.odd_eff = aligned.few_eff = 0;
     for (int i = 0; i < n && nr < 64; i++) {
         if (!model_ragged(&s[i].p))
             continue;
@@ -186,8 +187,8 @@ int rates_fit(const struct gemm_kernel *k, enum gemm_sig sig, const struct rate_
     snprintf(out->type, sizeof out->type, "%s", gemm_sigs[sig].name);
     snprintf(out->kernel, sizeof out->kernel, "%s", k->name);
     out->slice_eff = out->ragged_eff = 1;
-    struct rate_sample kept[64], ragged[64], odd[64];
-    int nk = 0, nr = 0, no = 0;
+    struct rate_sample kept[64], ragged[64], odd[64], few[64];
+    int nk = 0, nr = 0, no = 0, nf = 0;
     double floor_ms = 0;
     for (int i = 0; i < n; i++) {
         if (!isfinite(s[i].ms) || s[i].ms <= 0)
@@ -195,6 +196,9 @@ int rates_fit(const struct gemm_kernel *k, enum gemm_sig sig, const struct rate_
         if (sample_tiny(&s[i])) {
             if (floor_ms == 0 || s[i].ms < floor_ms)
                 floor_ms = s[i].ms;
+        } else if (model_few(&s[i].p)) {
+            if (nf < 64)
+                few[nf++] = s[i];
         } else if (model_odd(&s[i].p)) {   /* (odd 16-bit rows are ragged too) */
             if (no < 64)
                 odd[no++] = s[i];
@@ -217,6 +221,9 @@ int rates_fit(const struct gemm_kernel *k, enum gemm_sig sig, const struct rate_
     } else if (!rc) {
         out->ragged_eff = fit_ragged(k, ragged, nr, sm_count, copy_gbps, out);
     }
+    /* (a few rows' factor apart where measured; 0 leaves the others) */
+    if (!rc && nf)
+        out->few_eff = fit_ragged(k, few, nf, sm_count, copy_gbps, out);
     /* (last: the fits above compare samples with the model unfloored) */
     out->floor_ms = floor_ms;
     return rc;

@@ -59,11 +59,18 @@ int model_odd(const struct gemm_problem *p)
     return gc_dtypes[gemm_sigs[p->sig].in].size == 2 && (p->lda % 2 != 0 || p->ldb % 2 != 0);
 }
 
+int model_few(const struct gemm_problem *p)
+{
+    return model_ragged(p) && p->m <= MODEL_FEW_ROWS;
+}
+
 double model_ragged_factor(const struct gemm_problem *p, const struct rate_entry *r)
 {
     if (!model_ragged(p))
         return 1;
-    double f = model_odd(p) && r->odd_eff > 0 ? r->odd_eff : r->ragged_eff;
+    double f = model_few(p) && r->few_eff > 0  ? r->few_eff
+               : model_odd(p) && r->odd_eff > 0 ? r->odd_eff
+                                                : r->ragged_eff;
     return f > 0 ? f : 1;
 }
 
@@ -179,7 +186,7 @@ struct model_estimate model_estimate_rate(const struct gemm_kernel *k,
     /* A memory-bound kernel not measured yet is taken to move its bytes at
      * the device's copy rate, its compute unbounded, until a calibration
      * or `gemmcli bench --auto-table` measures it. */
-    static const struct rate_entry unmeasured = { "", "", 0, 0, 1, 1, 0, 0 };
+    static const struct rate_entry unmeasured = { "", "", 0, 0, 1, 1, 0, 0, 0 };
     if (g && g->spread == SPREAD_MEMORY && !r)
         r = &unmeasured;
     if (!g || !r || (g->spread != SPREAD_MEMORY && r->tflops <= 0 && r->gbps <= 0))
@@ -237,7 +244,7 @@ struct model_estimate model_estimate_rate(const struct gemm_kernel *k,
     /* Rows of A or B that are not whole 16-byte units take the stage's
      * narrower loads (or a copy first), as measured (ragged_eff; odd_eff
      * where 16-bit rows are an odd number of values and not even 4-byte
-     * loads are left). */
+     * loads are left; few_eff where A has a few rows). */
     double f = model_ragged_factor(p, r);
     e.compute_ms *= f;
     e.memory_ms *= f;

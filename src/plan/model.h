@@ -46,8 +46,15 @@ int model_ragged(const struct gemm_problem *p);
  * no 4-byte loads either. */
 int model_odd(const struct gemm_problem *p);
 
-/* The factor of rate r that p's rows call for: odd_eff (where measured)
- * for odd 16-bit rows, ragged_eff for other ragged rows, else 1. */
+/* Whether p is ragged with A of at most MODEL_FEW_ROWS rows: the thin
+ * stages take such a product on their M path (B's rows across the
+ * lanes), whose narrow loads cost otherwise than the N path's. */
+#define MODEL_FEW_ROWS 32
+int model_few(const struct gemm_problem *p);
+
+/* The factor of rate r that p's rows call for: few_eff (where measured)
+ * for a ragged product of few rows, odd_eff (where measured) for odd
+ * 16-bit rows, ragged_eff for other ragged rows, else 1. */
 double model_ragged_factor(const struct gemm_problem *p, const struct rate_entry *r);
 
 /* The share of kernel k's full rate that p allows (1 for memory-bound

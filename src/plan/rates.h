@@ -34,7 +34,8 @@
  *           not whole 16-byte units, the least time (us) the kernel took
  *           at any shape, launches and all (0: none measured), and the
  *           ragged factor for 16-bit rows of an odd number of values (0:
- *           the ragged one).
+ *           the ragged one), and the ragged factor for products of at
+ *           most 32 rows (the thin stages' M path; 0: the one above).
  *
  * Host code only; nothing printed. */
 #ifndef GC_RATES_H
@@ -45,7 +46,7 @@
 
 #include "kernels/registry.h"
 
-#define RATES_VERSION 4
+#define RATES_VERSION 5
 #define RATES_MAX 96
 #define RATES_STALE_DAYS 90
 
@@ -71,6 +72,9 @@ struct rate_entry {
     double floor_ms;           /* the least time it took at any shape; 0: none measured */
     double odd_eff;            /* ragged_eff where 16-bit rows are an odd number of values
                                   (single 2-byte loads, not pairs); 0: ragged_eff's */
+    double few_eff;            /* ragged_eff where A has at most MODEL_FEW_ROWS rows (the
+                                  thin stages' M path, which loads otherwise than the N
+                                  path); 0: odd_eff's or ragged_eff's */
 };
 
 struct model_rates {

@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 import numpy as np
 
@@ -567,6 +568,68 @@ def test_tune(d):
     check("tune --show says a file is not rates", "not a rates file" in line, out)
     os.remove(rates)
     os.remove(junk)
+
+    # kernels --for --rates FILE: the plan for the GPU whose rates the file
+    # holds, with those rates, on this machine (no GPU here); the file's
+    # rates decide auto's choice, its SMs the estimates.
+    build = json.loads(run("kernels", "--for", "64x64x64", "--json").stdout)["rates"]["build"]
+    when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 86400))
+    other = tmp(d, "rates-other.txt")
+
+    def rates_file(stamp, fast, slow, sms=66):
+        with open(other, "w") as f:
+            f.write(f"# gemmcli rates 5\ndevice Test_GPU_X 9.0 {sms} 1500 2000 13000\n"
+                    f"build {build} {stamp} 1800.0 1.0\n"
+                    f"rate f32 {fast} 40.0 0.0 1.0 1.0 9.0 0.0 0.0\n"
+                    f"rate f32 {slow} 10.0 0.0 1.0 1.0 9.0 0.0 0.0\n")
+
+    picks = {}
+    for fast, slow in (("stream_k", "edge_peel"), ("edge_peel", "stream_k")):
+        rates_file(when, fast, slow)
+        p = run("kernels", "--for", "4096x4096x4096", "--rates", other, "--json")
+        expect_status(f"kernels --for --rates ({fast} the faster)", p, 0)
+        out = json.loads(p.stdout or b"{}")
+        r = out.get("rates", {})
+        picks[fast] = out.get("auto")
+        check(f"kernels --for --rates ({fast}): the file's GPU and rates",
+              "Test_GPU_X" in (out.get("device") or "") and "66 SMs" in out.get("device", "") and
+              r.get("source") == "measured" and r.get("measured_on") == "Test_GPU_X" and
+              r.get("file") == other and r.get("date") == when, out)
+    check("kernels --for --rates: the file's rates pick the kernel",
+          picks == {"stream_k": "stream_k", "edge_peel": "edge_peel"}, picks)
+    # (100 tiles of 128 x 128, two a slot: one wave of 132 slots on 66 SMs,
+    # 38% of one on 132, at the same rate for the whole GPU)
+    est = {}
+    for sms in (66, 132):
+        rates_file(when, "cp_async", "edge_peel", sms)
+        out = json.loads(run("kernels", "--for", "1280x1280x4096", "--rates", other,
+                             "--json").stdout or b"{}")
+        est[sms] = next((c["ms"] for c in out.get("candidates", [])
+                         if c["kernel"] == "cp_async"), None)
+    check("kernels --for --rates: the estimate is for the file's SMs",
+          est[66] and est[132] and est[132] > 1.3 * est[66], est)
+    p = run("kernels", "--for", "4096x4096x4096", "--rates", other)
+    check("kernels --for --rates names the file and its GPU",
+          p.returncode == 0 and b"read from " + other.encode() in p.stdout and
+          b"Test_GPU_X (132 SMs" in p.stdout, p.stdout[:400])
+    rates_file("2020-01-01T00:00:00Z", "stream_k", "edge_peel")
+    p = run("kernels", "--for", "4096x4096x4096", "--rates", other)
+    expect_status("kernels --for --rates, rates of long ago", p, 3, [other, "days ago"])
+    with open(other, "w") as f:
+        f.write("# gemmcli rates 5\ndevice Test_GPU_X 9.0 66 1500 2000 13000\n"
+                f"build 0000000000000000 {when} 1800.0 1.0\n"
+                "rate f32 stream_k 40.0 0.0 1.0 1.0 9.0 0.0 0.0\n")
+    p = run("kernels", "--for", "4096x4096x4096", "--rates", other)
+    expect_status("kernels --for --rates, another build's", p, 3, [other, "another build"])
+    with open(other, "w") as f:
+        f.write("junk\n")
+    p = run("kernels", "--for", "4096x4096x4096", "--rates", other)
+    expect_status("kernels --for --rates, not a rates file", p, 3, [other, "not a rates file"])
+    p = run("kernels", "--for", "4096x4096x4096", "--rates", tmp(d, "no-such-rates.txt"))
+    expect_status("kernels --for --rates, no such file", p, 3, ["no-such-rates.txt"])
+    p = run("kernels", "--rates", other)
+    expect_status("kernels --rates without --for", p, 2, ["--for"])
+    check("kernels --rates without --for prints nothing", p.stdout == b"", p.stdout)
     with open(path, "w") as f:
         f.write("# gemmcli tune cache 999\n")
     p = run("tune", "--show", env=env)

@@ -127,6 +127,22 @@ def calibration(d):
           "measured on this GPU" in src.get("words", ""), r.stdout[:800])
     r = run("kernels", "--for", "4096x4096x4096", "--dtype", "f16", env=env)
     check("and says so", b"rates: measured on this GPU" in r.stdout, r.stdout[:400])
+    # The kept file, copied and read by --rates without the cache, plans
+    # the same products the same way (estimates and choice).
+    copy = os.path.join(d, "copied-rates.txt")
+    with open(copy, "w") as f:
+        f.write(text)
+    bare = dict(os.environ, XDG_CACHE_HOME=os.path.join(d, "xdg-empty"))
+    for shape in ("4096x4096x4096", "644x117x14028", "9768x4x37373"):
+        kept = json.loads(run("kernels", "--for", shape, "--dtype", "f16", "--json",
+                              env=env).stdout or b"{}")
+        read = json.loads(run("kernels", "--for", shape, "--dtype", "f16", "--json", "--rates",
+                              copy, env=bare).stdout or b"{}")
+        est = lambda o: {(c["kernel"], c["sig"]): c["ms"] for c in o.get("candidates", [])}
+        check(f"kernels --for {shape} --rates (the kept file, copied) plans as the cache does",
+              kept.get("auto") and kept.get("auto") == read.get("auto") and
+              est(kept) == est(read) and read.get("rates", {}).get("file") == copy,
+              (kept.get("auto"), read.get("auto")))
 
     # Another driver's rates are stale: measured again, and replaced.
     device = next(x for x in lines if x.startswith("device "))

@@ -138,7 +138,8 @@ static int cmp_estimate(const void *x, const void *y)
 
 /* kernels --for SHAPE: every kernel auto may pick that can compute the
  * product, fastest first by the model, and auto's choice.  On the device
- * when there is one, else on the one the model's rates come from. */
+ * when there is one, else on the one the model's rates come from; with
+ * --rates FILE, on the GPU the file's rates were measured on. */
 static int kernels_for(const struct gc_opts *o)
 {
     const struct gc_shape_opt *sh = &o->kernels_for;
@@ -156,10 +157,18 @@ static int kernels_for(const struct gc_opts *o)
      * --dry-run prints it: within the FP64 bound for integers; none for an
      * empty product. */
     struct device_facts facts;
-    facts_of_device(o, &facts);
+    if (o->rates_file) {
+        if ((rc = facts_of_rates_file(o->rates_file, &facts)))
+            return rc;
+    } else {
+        facts_of_device(o, &facts);
+    }
     int cc = facts.cc, sms = facts.sm_count;
-    char where[300];
-    if (facts.present)
+    char where[600];
+    if (o->rates_file)
+        snprintf(where, sizeof where, "%s (%d SMs, compute capability %d.%d), as %s says",
+                 facts.name, sms, cc / 10, cc % 10, o->rates_file);
+    else if (facts.present)
         snprintf(where, sizeof where, "%s (%d SMs)", facts.name, sms);
     else
         snprintf(where, sizeof where, "the model's device (%d SMs, compute capability %d.%d)",
@@ -196,8 +205,13 @@ static int kernels_for(const struct gc_opts *o)
     qsort(rows, (size_t)n, sizeof rows[0], cmp_estimate);
     double gflop = 2.0 * (double)plan.batch * (double)plan.m * (double)plan.n * (double)plan.k / 1e9;
     const struct model_rates *rates = rates_active();
-    char rates_line[512];
-    rates_describe(rates, rates_line, sizeof rates_line);
+    char rates_line[1024];
+    if (o->rates_file)
+        snprintf(rates_line, sizeof rates_line, "measured on %s (driver %d.%d, %s), read from %s",
+                 rates->measured_on, rates->device.driver / 1000,
+                 rates->device.driver % 1000 / 10, rates->date, o->rates_file);
+    else
+        rates_describe(rates, rates_line, sizeof rates_line);
     if (o->json) {
         size_t shape[4] = { batch, d[0], d[1], d[2] };
         struct json j;
@@ -214,6 +228,8 @@ static int kernels_for(const struct gc_opts *o)
         json_number(&j, "compute_scale", rates->compute_scale);
         json_number(&j, "memory_scale", rates->memory_scale);
         json_string(&j, "words", rates_line);
+        json_string(&j, "file", o->rates_file);
+        json_string(&j, "build", rates_fingerprint());
         json_end(&j);
         json_list(&j, "candidates", 1);
         for (int i = 0; i < n; i++) {
@@ -278,6 +294,9 @@ int kernels_check_usage(const struct gc_opts *o)
 {
     if (o->n_operands)
         return gc_fail(GC_EXIT_USAGE, "kernels takes no operands");
+    if (o->rates_file && !o->kernels_for_given)
+        return gc_fail(GC_EXIT_USAGE, "--rates goes with --for: it plans a product for the GPU "
+                       "the file's rates were measured on");
     return 0;
 }
 

@@ -19,4 +19,11 @@ int facts_of_job(struct job *j, const struct gc_opts *o, size_t held, struct dev
  * model's device (product_facts_model).  Always 0. */
 int facts_of_device(const struct gc_opts *o, struct device_facts *f);
 
+/* For a plan that is printed for another GPU (kernels --for --rates): the
+ * rates in the file at `path`, as `tune --calibrate` writes them, made the
+ * model's (rates_use), and the facts of the GPU they were measured on
+ * (its compute capability and SMs; nothing of this machine's).  0, or
+ * GC_EXIT_INPUT after saying what is wrong with the file. */
+int facts_of_rates_file(const char *path, struct device_facts *f);
+
 #endif

@@ -19,7 +19,7 @@ enum {
     OPT_ORDER, OPT_DELIMITER, OPT_HEADER, OPT_PRECISION, OPT_LEVEL,
     OPT_OP, OPT_SIZES, OPT_BENCH_OUT, OPT_AUTO_TABLE, OPT_COMPUTE, OPT_SWEEP, OPT_SEED, OPT_FOR,
     OPT_TUNE, OPT_SHOW, OPT_CLEAR, OPT_DEVICE_MEMORY, OPT_DEVICES, OPT_HOST_MEMORY,
-    OPT_FORCE, OPT_DRY_RUN, OPT_NO_CALIBRATE, OPT_CALIBRATE,
+    OPT_FORCE, OPT_DRY_RUN, OPT_NO_CALIBRATE, OPT_CALIBRATE, OPT_RATES,
 };
 
 struct opt_def {
@@ -64,6 +64,7 @@ static const struct opt_def opt_defs[] = {
     { "devices", 0, OPT_DEVICES, "LIST", OPTS_MUL, "share the product's tiles among these GPUs: 0,1 or all" },
     { "host-memory", 0, OPT_HOST_MEMORY, "SIZE", OPTS_MUL, "under an MPI launcher: host memory each rank may use for its parts of A and B and its block of C (default: 3/4 of the host's, shared among its ranks); parts that need more are read in panels along K, each read once and broadcast" },
     { "for", 0, OPT_FOR, "SHAPE", OPTS_KERNELS, "the kernels that can compute MxNxK (or BxMxNxK), by auto's estimate, and auto's choice" },
+    { "rates", 0, OPT_RATES, "FILE", OPTS_KERNELS, "with --for: plan for the GPU whose kernel rates FILE holds, as 'tune --calibrate' keeps them (rates-NAME-CC-SMS.txt beside the tune cache), whatever GPU this machine has or lacks" },
     { "details", 0, OPT_DETAILS, NULL, OPTS_KERNELS, "add registers, shared memory and occupancy on this device" },
     { "op", 0, OPT_OP, "OP", OPTS_BENCH, "bench mul, transpose or all (default all)" },
     { "sizes", 0, OPT_SIZES, "LIST", OPTS_BENCH, "comma-separated sizes: N (square) or MxNxK / RxC" },
@@ -325,6 +326,7 @@ static int apply(struct gc_opts *o, const struct opt_def *d, const char *arg)
     case OPT_DRY_RUN: o->dry_run = 1; break;
     case OPT_NO_CALIBRATE: o->no_calibrate = 1; break;
     case OPT_CALIBRATE: o->calibrate = 1; break;
+    case OPT_RATES: o->rates_file = arg; break;
     case OPT_SHOW: o->tune_show = 1; break;
     case OPT_CLEAR: o->tune_clear = 1; break;
     }

@@ -78,6 +78,7 @@ struct gc_opts {
     const char *auto_table;         /* bench: where to write auto's table */
     struct gc_shape_opt kernels_for;   /* kernels --for: a product's shape */
     int kernels_for_given;
+    const char *rates_file;         /* kernels --for: --rates FILE; NULL: none */
     int sweep;                      /* bench --sweep: random shapes; 0: no sweep */
     int seed;                       /* bench --seed: the sweep's random shapes */
 

@@ -627,6 +627,8 @@ def test_tune(d):
     expect_status("kernels --for --rates, not a rates file", p, 3, [other, "not a rates file"])
     p = run("kernels", "--for", "4096x4096x4096", "--rates", tmp(d, "no-such-rates.txt"))
     expect_status("kernels --for --rates, no such file", p, 3, ["no-such-rates.txt"])
+    p = run("kernels", "--for", "4096x4096x4096", "--rates", d)
+    expect_status("kernels --for --rates, a directory", p, 3, [d, "directory"])
     p = run("kernels", "--rates", other)
     expect_status("kernels --rates without --for", p, 2, ["--for"])
     check("kernels --rates without --for prints nothing", p.stdout == b"", p.stdout)

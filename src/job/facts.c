@@ -103,11 +103,12 @@ int facts_of_rates_file(const char *path, struct device_facts *f)
     FILE *in = fopen(path, "rb");
     if (!in)
         return gc_fail(GC_EXIT_INPUT, "%s: %s", path, strerror(errno));
+    errno = 0;
     size_t len = fread(text, 1, sizeof text - 1, in);
-    int bad = ferror(in), more = !bad && fgetc(in) != EOF;
+    int bad = ferror(in) ? (errno ? errno : EIO) : 0, more = !bad && fgetc(in) != EOF;
     fclose(in);
     if (bad)
-        return gc_fail(GC_EXIT_INPUT, "%s: read error", path);
+        return gc_fail(GC_EXIT_INPUT, "%s: %s", path, strerror(bad));
     if (more)
         return gc_fail(GC_EXIT_INPUT, "%s: too large for a rates file (over %d bytes)", path,
                        RATES_TEXT_MAX);

@@ -2,12 +2,15 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "core/error.h"
 #include "src/job/calibrate.h"
 #include "src/plan/rates.h"
+#include "src/plan/tune_cache.h"
 
 /* The GPUs that share the tiles, as --devices names them (all: the first
  * TILED_MAX_DEVICES there are; none: the job's own), each asked its
@@ -97,40 +100,46 @@ int facts_of_device(const struct gc_opts *o, struct device_facts *f)
 
 int facts_of_rates_file(const char *path, struct device_facts *f)
 {
-    /* (a file of RATES_MAX rate lines fits RATES_TEXT_MAX bytes) */
-    static char text[RATES_TEXT_MAX + 1];
     static struct model_rates rates;
-    FILE *in = fopen(path, "rb");
-    if (!in)
-        return gc_fail(GC_EXIT_INPUT, "%s: %s", path, strerror(errno));
-    errno = 0;
-    size_t len = fread(text, 1, sizeof text - 1, in);
-    int bad = ferror(in) ? (errno ? errno : EIO) : 0, more = !bad && fgetc(in) != EOF;
-    fclose(in);
-    if (bad)
-        return gc_fail(GC_EXIT_INPUT, "%s: %s", path, strerror(bad));
-    if (more)
-        return gc_fail(GC_EXIT_INPUT, "%s: too large for a rates file (over %d bytes)", path,
-                       RATES_TEXT_MAX);
-    text[len] = '\0';
-    if (memchr(text, '\0', len))
-        return gc_fail(GC_EXIT_INPUT, "%s: not a rates file (it holds a NUL byte)", path);
+    /* Read as the kept rates are (a regular text file within the cache's
+     * bound: a FIFO or a device is refused, not waited on). */
+    char *text = NULL;
+    size_t len = 0;
+    int st = tune_cache_read_text(path, &text, &len);
+    if (st == -1)
+        return gc_fail(GC_EXIT_INPUT, "%s: out of host memory", path);
+    if (st == TUNE_CACHE_MISSING)
+        return gc_fail(GC_EXIT_INPUT, "%s: %s", path, strerror(ENOENT));
+    if (st != TUNE_CACHE_OK) {
+        struct stat sb;
+        int dir = stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+        return gc_fail(GC_EXIT_INPUT, "%s: %s", path,
+                       dir ? "is a directory, not a rates file"
+                           : "not a rates file (not a readable regular text file of at most "
+                             "the tune cache's size)");
+    }
     /* The file names its GPU; its rates are checked against that GPU and
      * this build, as the ones kept for this machine's GPU are. */
     struct rates_head h;
     const char *body;
+    int rc = 0;
     if (rates_read_head(text, &h, &body) != 0)
-        return gc_fail(GC_EXIT_INPUT, "%s: not a rates file (no header, device and build "
-                       "lines as 'gemmcli tune --calibrate' writes them)", path);
-    struct rates_device d = { .cc = h.cc, .sm_count = h.sm_count, .clock_mhz = h.clock_mhz,
-                              .mem_gbps = h.mem_gbps, .driver = h.driver };
-    snprintf(d.name, sizeof d.name, "%s", h.name);
-    if (!(h.sm_count > 0 && h.sm_count <= 4096 && h.cc >= 10 && h.cc < 1000))
-        return gc_fail(GC_EXIT_INPUT, "%s: its device line gives %d SMs and compute "
-                       "capability %d.%d", path, h.sm_count, h.cc / 10, h.cc % 10);
-    char why[512] = "";
-    if (rates_parse(text, &d, time(NULL), &rates, why, sizeof why) != RATES_LOADED)
-        return gc_fail(GC_EXIT_INPUT, "%s: rates this build cannot use: %s", path, why);
+        rc = gc_fail(GC_EXIT_INPUT, "%s: not a rates file (no header, device and build "
+                     "lines as 'gemmcli tune --calibrate' writes them)", path);
+    else if (!(h.sm_count > 0 && h.sm_count <= 4096 && h.cc >= 10 && h.cc < 1000))
+        rc = gc_fail(GC_EXIT_INPUT, "%s: its device line gives %d SMs and compute "
+                     "capability %d.%d", path, h.sm_count, h.cc / 10, h.cc % 10);
+    if (!rc) {
+        struct rates_device d = { .cc = h.cc, .sm_count = h.sm_count, .clock_mhz = h.clock_mhz,
+                                  .mem_gbps = h.mem_gbps, .driver = h.driver };
+        snprintf(d.name, sizeof d.name, "%s", h.name);
+        char why[512] = "";
+        if (rates_parse(text, &d, time(NULL), &rates, why, sizeof why) != RATES_LOADED)
+            rc = gc_fail(GC_EXIT_INPUT, "%s: rates this build cannot use: %s", path, why);
+    }
+    free(text);
+    if (rc)
+        return rc;
     rates_use(&rates);
     product_facts_model(f);
     snprintf(f->name, sizeof f->name, "%s", h.name);

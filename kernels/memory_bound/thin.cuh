@@ -26,23 +26,29 @@
  *     threads are laid out as columns x k-lanes, and the k-lanes' sums
  *     are joined in shared memory in a fixed order: each thread's chain
  *     of loads along K, which a small grid waits on, gets shorter.
- *   - N <= 32 (and M > 32): a thread owns one row of A and N sums (bound
- *     4 ... 32); 256 rows x KC values of k of A (KC = 32, 16 for double)
- *     are staged in shared memory, widened, the lanes of a warp reading
+ *   - N <= 32 (and M > 32): a thread owns one row of A and its N sums
+ *     (bound 4 ... 32), two rows from 16 columns on (thin_rows_per: a
+ *     block of 128 threads); 256 rows x KC values of k of A (KC = 32, 16
+ *     for double, halved for two rows a thread) are staged in shared
+ *     memory, widened, the lanes of a warp reading
  *     adjacent pieces of a row's chunk (4 values a lane where K and the
  *     alignment allow, pairs where K is even, single values where it is
  *     odd: the warp's load covers the same whole chunks of rows either
- *     way; rows padded by one value, so both the stores and the per-row
- *     reads are free of bank conflicts), the matching KC x N piece of B
+ *     way; rows padded by one value, so the per-row reads are free of
+ *     bank conflicts, and the stores too with one row a thread: with two,
+ *     a chunk of 16 values leaves two lanes a bank where a warp's load
+ *     spans more than one row), the matching KC x N piece of B
  *     beside them, read as broadcasts; the next chunk is fetched into
  *     registers while this one is multiplied.
  *   - Both paths cut K into S slices over blockIdx.y, S chosen so the
  *     grid fills the blocks the device holds at once (the kernel's
  *     occupancy) without a part-filled second wave, each slice at least
- *     64 values of k deep (and 16 per k-lane); the slices write their
- *     own M x N slabs of a workspace and gemv_reduce adds them in a
- *     fixed order and applies alpha and beta, so the result does not
- *     depend on scheduling.  With S = 1 the kernel writes C itself.
+ *     64 values of k deep (and 16 per k-lane; the N path goes down to
+ *     one chunk a slice where 64 would leave the GPU short).  The
+ *     slices write their own M x N slabs of a workspace and gemv_reduce
+ *     adds them in a fixed order and applies alpha and beta, so the
+ *     result does not depend on scheduling.  With S = 1 the kernel
+ *     writes C itself.
  * A stack is one launch per 65535 products (blockIdx.z), with per-operand
  * strides; a stride of 0 shares an operand.  Both sides above 32 are
  * refused: M x Q or N sums per thread would spill.  Rows are dense (lda =
@@ -88,6 +94,33 @@ struct thin_shape {
     static constexpr int KC = sizeof(T) == 8 ? 16 : 32; /* k per staged chunk (N <= 32) */
     static constexpr int U = E::vec < 4 ? E::vec : 4;   /* values per load of A (N <= 32) */
 };
+
+/* The N path's rows of A a thread owns for a bound of N: two from 16
+ * columns on, so that each value of B read from shared memory feeds two
+ * multiply-adds (one row a thread reads a value of B for each: 33918 x 24
+ * x 274 float, 192 broadcast LDS.128 to 768 FFMA a warp and chunk, L1/TEX
+ * busy about 88% of the SMs' active cycles, NVIDIA H100, 2026-11-26, ncu);
+ * not for 32 columns of double, whose 64 sums a thread spill.
+ * The block keeps THIN_ROWS rows with THIN_ROWS / rows threads, and its
+ * chunks of k are as much shorter, so that a thread holds as many values
+ * of the next chunk. */
+template <typename E>
+static __host__ __device__ constexpr int thin_rows_per(int bound)
+{
+    return bound >= 16 && bound * sizeof(typename E::acc) <= 192 ? 2 : 1;
+}
+
+template <typename E>
+static __host__ __device__ constexpr int thin_n_threads(int bound)
+{
+    return THIN_ROWS / thin_rows_per<E>(bound);
+}
+
+template <typename E>
+static __host__ __device__ constexpr int thin_n_kc(int bound)
+{
+    return thin_shape<E>::KC / thin_rows_per<E>(bound);
+}
 
 /* Q, the M path's columns per thread and values of k per step, for a
  * bound of M: 16 bytes of accumulators, 8 beyond 24 rows (32 x 2 doubles
@@ -267,19 +300,25 @@ thin_m_kernel(thin_args<E> p)
  * a warp's load covers whole pieces of rows (64 bytes for the 16-bit
  * types, 128 for float and double) whatever W is. */
 template <typename E, int NB, int W>
-static __global__ void __launch_bounds__(THIN_THREADS, W == thin_shape<E>::U ? 0 : NB > 16 ? 1 : 2)
+static __global__ void __launch_bounds__(thin_n_threads<E>(NB),
+                                         thin_rows_per<E>(NB) > 1           ? 2
+                                         : W == thin_shape<E>::U ? 0
+                                         : NB > 16               ? 1
+                                                                 : 2)
 thin_n_kernel(thin_args<E> p)
 {
     typedef typename E::acc T;
-    constexpr int KC = thin_shape<E>::KC;
+    constexpr int TR = thin_rows_per<E>(NB);      /* rows a thread: threadIdx.x + TH i */
+    constexpr int TH = thin_n_threads<E>(NB);
+    constexpr int KC = thin_n_kc<E>(NB);
     constexpr int V = W == thin_shape<E>::U ? 4 : W; /* values per lane and row */
     constexpr int LQ = KC / V;                    /* threads per row of a chunk, V values each */
-    constexpr int RPP = THIN_THREADS / LQ;        /* rows per pass */
+    constexpr int RPP = TH / LQ;                  /* rows per pass */
     constexpr int PASSES = THIN_ROWS / RPP;
-    constexpr int BN = (NB * KC + THIN_THREADS - 1) / THIN_THREADS;
-    static_assert(THIN_ROWS == THIN_THREADS && NB % 4 == 0 && KC % V == 0 && V % W == 0 &&
-                      THIN_THREADS % LQ == 0,
-                  "a thread per row; whole loads of W values");
+    constexpr int BN = (NB * KC + TH - 1) / TH;
+    static_assert(THIN_ROWS == TH * TR && NB % 4 == 0 && KC % V == 0 && V % W == 0 &&
+                      TH % LQ == 0 && TH % 32 == 0,
+                  "TR rows a thread; whole loads of W values");
     __shared__ T as[THIN_ROWS][KC + 1];
     __shared__ __align__(16) T bs[KC][NB];
     const typename E::elem *a = p.a + (long long)blockIdx.z * p.sa;
@@ -311,15 +350,17 @@ thin_n_kernel(thin_args<E> p)
         }
 #pragma unroll
         for (int v = 0; v < BN; v++) {
-            int e = threadIdx.x + v * THIN_THREADS, q = e / NB, jj = e % NB;
+            int e = threadIdx.x + v * TH, q = e / NB, jj = e % NB;
             nb[v] = e < NB * KC && c + q < k1 && jj < p.n
                         ? gemv_load<E, 1>(b + (size_t)(c + q) * p.n + jj) : unit_b();
         }
     };
-    T acc[NB];
+    T acc[TR][NB];
 #pragma unroll
-    for (int jj = 0; jj < NB; jj++)
-        acc[jj] = T(0);
+    for (int i = 0; i < TR; i++)
+#pragma unroll
+        for (int jj = 0; jj < NB; jj++)
+            acc[i][jj] = T(0);
     if (k0 < k1)
         fetch(k0);
     for (int c = k0; c < k1; c += KC) {
@@ -336,7 +377,7 @@ thin_n_kernel(thin_args<E> p)
             }
 #pragma unroll
         for (int v = 0; v < BN; v++) {
-            int e = threadIdx.x + v * THIN_THREADS;
+            int e = threadIdx.x + v * TH;
             if (e < NB * KC) {
                 T wide;
                 E::template widen<1>(nb[v].w, &wide);
@@ -348,19 +389,29 @@ thin_n_kernel(thin_args<E> p)
             fetch(c + KC);
 #pragma unroll
         for (int q = 0; q < KC; q++) {
-            T s = as[threadIdx.x][q];
+            T s[TR];
 #pragma unroll
-            for (int jj = 0; jj < NB; jj++)
-                acc[jj] = gemv_fma(s, bs[q][jj], acc[jj]);
+            for (int i = 0; i < TR; i++)
+                s[i] = as[threadIdx.x + TH * i][q];
+#pragma unroll
+            for (int jj = 0; jj < NB; jj++) {
+                T bq = bs[q][jj];
+#pragma unroll
+                for (int i = 0; i < TR; i++)
+                    acc[i][jj] = gemv_fma(s[i], bq, acc[i][jj]);
+            }
         }
     }
-    int row = r0 + threadIdx.x;
-    if (row >= p.m)
-        return;
 #pragma unroll
-    for (int jj = 0; jj < NB; jj++)
-        if (jj < p.n)
-            thin_store(p, (size_t)row * p.n + jj, acc[jj]);
+    for (int i = 0; i < TR; i++) {
+        int row = r0 + threadIdx.x + TH * i;
+        if (row >= p.m)
+            break;
+#pragma unroll
+        for (int jj = 0; jj < NB; jj++)
+            if (jj < p.n)
+                thin_store(p, (size_t)row * p.n + jj, acc[i][jj]);
+    }
 }
 
 /* ---- the host ---- */
@@ -393,7 +444,7 @@ static struct thin_plan thin_plan_for(int m, int n, int k, int batch, int sm_cou
         pl.tx = 0;
         pl.blocks = ceil_div(m, THIN_ROWS);
         min_k = THIN_MIN_K;
-        grain = thin_shape<E>::KC;
+        grain = thin_n_kc<E>(pl.bound);
     } else {
         int groups = ceil_div(n, Q);
         pl.tx = 1;
@@ -418,6 +469,16 @@ static struct thin_plan thin_plan_for(int m, int n, int k, int batch, int sm_cou
     long blocks = (long)pl.blocks * batch;
     long want = slots / blocks;
     long most = k / min_k;
+    /* N path, a grid that slices of THIN_MIN_K values would leave short
+     * of the GPU: slices down to one chunk.  Such a grid waits on each
+     * thread's row, K x N multiply-adds in a row, and its workspace is
+     * small (188 x 32 x 2971 float, one block of rows: 31 slices of 96
+     * values took 22 us, NVIDIA H100, 2026-11-26, ncu).  Not below
+     * THIN_MIN_K: a K that short is over before the reduction's launch
+     * would pay (14135 x 12 x 39 float in 2 slices: 66% of cuBLAS where
+     * one slice ran 86%, NVIDIA H200, 2026-11-26). */
+    if (pl.by_rows && blocks * most < slots && k >= THIN_MIN_K)
+        most = (k + grain - 1) / grain;
     if (want > most)
         want = most;
     if (want > THIN_MOST_SLICES)
@@ -461,6 +522,13 @@ static const void *thin_kernel(bool by_rows, int bound, enum thin_width w)
     }
 }
 
+/* The threads of a block of that kernel. */
+template <typename E>
+static int thin_threads(bool by_rows, int bound)
+{
+    return by_rows ? thin_n_threads<E>(bound) : THIN_THREADS;
+}
+
 /* The blocks of that kernel the device holds at once: its occupancy
  * (registers and shared memory decide it: 2 blocks an SM for the widest
  * bounds, more for the narrow ones) times the SMs. */
@@ -469,7 +537,8 @@ static long thin_slots(bool by_rows, int bound, enum thin_width w, int sm_count)
 {
     int per_sm = 0;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, thin_kernel<E>(by_rows, bound, w),
-                                                      THIN_THREADS, 0) != cudaSuccess ||
+                                                      thin_threads<E>(by_rows, bound),
+                                                      0) != cudaSuccess ||
         per_sm < 1)
         per_sm = 2;
     return (long)per_sm * sm_count;
@@ -595,8 +664,8 @@ static cudaError_t thin_run_problem(const P *p, const struct launch_env *env)
             args.out = c;
         }
         void *params[] = { &args };
-        err = cudaLaunchKernel(thin_kernel<E>(pl.by_rows, pl.bound, width), grid, THIN_THREADS,
-                               params, 0, env->stream);
+        err = cudaLaunchKernel(thin_kernel<E>(pl.by_rows, pl.bound, width), grid,
+                               thin_threads<E>(pl.by_rows, pl.bound), params, 0, env->stream);
         cudaError_t last = launch_result();   /* and clears it */
         if (err == cudaSuccess)
             err = last;

@@ -163,7 +163,7 @@
       "kernels/hgemm/hgemm_09_small.cu",                                                            \
       "small's stacks on f16 and bf16 operands, widened to FP32 where they are read",               \
       "gemmcli's own, memory-bound shapes")                                                         \
-    X("mma_sync", hgemm, mma_sync, F16 | BF16, TC, 80, GEO(128, 256, 1, 128, SLICES, 2048, 0), NO_WS, NO_CHECK, \
+    X("mma_sync", hgemm, mma_sync, F16 | BF16, TC, 80, GEO(128, 256, 1, 128, SLICES, 512, 0), NO_WS, NO_CHECK, \
       "kernels/hgemm/hgemm_01_mma_sync.cu",                                                         \
       "tensor cores by warp: mma.sync m16n8k16, ldmatrix from a 4-stage cp.async ring",             \
       "Efficient GEMM in CUDA (CUTLASS), warp-level mma.sync")                                      \

@@ -13,8 +13,8 @@
  * accumulators per lane and k), and for each row of its band reads the
  * row's K values of A (one address per warp: a broadcast; 16 bytes a load
  * where the rows are whole, aligned units) and writes Q sums per lane.  R
- * is chosen so the grid holds about 32 warps per SM; B, K x N, is read R
- * times fewer than C is written.  The stack runs in one launch (the product
+ * is chosen so the grid is one wave of the warps an SM holds (8 to 32, as
+ * K's registers allow); B, K x N, is read R times fewer than C is written.  The stack runs in one launch (the product
  * is a grid index); broadcast operands have stride 0.
  *
  * gemmcli's own, for the memory-bound shapes.  Run through its stages
@@ -120,6 +120,45 @@ static inline int small_k_check(const char *name, const struct gemm_problem *p, 
     return 1;
 }
 
+/* The warps of the kernel for KMAX an SM holds at once (its registers
+ * decide: K x Q values of B a lane), asked of the runtime once per
+ * kernel; 8 where it cannot say. */
+template <typename E, int KMAX, bool VEC>
+static int small_k_warps_per_sm()
+{
+    static const int warps = [] {
+        int blocks = 0;
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, small_k_kernel<E, KMAX, VEC>,
+                                                          SMALL_K_THREADS, 0) != cudaSuccess ||
+            blocks < 1)
+            blocks = 1;
+        return blocks * (SMALL_K_THREADS / 32);
+    }();
+    return warps;
+}
+
+template <typename E, int KMAX>
+static int small_k_warps_k(bool vec)
+{
+    return vec ? small_k_warps_per_sm<E, KMAX, true>() : small_k_warps_per_sm<E, KMAX, false>();
+}
+
+static inline int small_k_kmax(long long k)
+{
+    return k <= 4 ? 4 : k <= 8 ? 8 : k <= 16 ? 16 : SMALL_K_MAX;
+}
+
+template <typename E>
+static int small_k_warps(long long k, bool vec)
+{
+    switch (small_k_kmax(k)) {
+    case 4: return small_k_warps_k<E, 4>(vec);
+    case 8: return small_k_warps_k<E, 8>(vec);
+    case 16: return small_k_warps_k<E, 16>(vec);
+    default: return small_k_warps_k<E, SMALL_K_MAX>(vec);
+    }
+}
+
 template <typename E, int KMAX>
 static void small_k_launch_k(const small_k_args<E> &g, bool vec, unsigned blocks,
                              cudaStream_t stream)
@@ -140,9 +179,17 @@ static cudaError_t small_k_run_problem(const P *p, const struct launch_env *env)
     if (p->m < 1 || p->n < 1 || p->batch < 1)
         return cudaSuccess;
     long long col_strips = (p->n + COLS - 1) / COLS;
-    /* Rows per warp: as many as keep about 32 warps per SM busy. */
+    /* A's rows as 16-byte units: K whole units, every row and product
+     * starting on one. */
+    bool vec = p->k % E::vec == 0 && (uintptr_t)p->a % 16 == 0 &&
+               (p->batch == 1 || p->stride_a % E::vec == 0);
+    /* Rows per warp: as many as give one wave of the warps the SMs hold
+     * (8 an SM for K > 16, whose B takes 195-209 registers a lane; more
+     * waves of fewer rows each load their strip of B again: 166 x 4444 x
+     * 30 float16 on rows of 2, 3.6 waves at 12% occupancy, 33 us where
+     * mma_sync took 12, NVIDIA H200, 2026-11-26, ncu). */
     int sms = env->sm_count > 0 ? env->sm_count : 132;
-    long long want_warps = 32LL * sms;
+    long long want_warps = (long long)small_k_warps<E>(p->k, vec) * sms;
     long long bands = (want_warps + col_strips * p->batch - 1) / (col_strips * p->batch);
     long long rows = (p->m + bands - 1) / bands;
     if (rows < 1)
@@ -169,19 +216,13 @@ static cudaError_t small_k_run_problem(const P *p, const struct launch_env *env)
     g.stride_c = p->stride_c;
     g.rows_per_warp = (int)rows;
     g.strips_per_product = strips;
-    /* A's rows as 16-byte units: K whole units, every row and product
-     * starting on one. */
-    bool vec = p->k % E::vec == 0 && (uintptr_t)p->a % 16 == 0 &&
-               (p->batch == 1 || p->stride_a % E::vec == 0);
     unsigned nb = (unsigned)blocks;
-    if (p->k <= 4)
-        small_k_launch_k<E, 4>(g, vec, nb, env->stream);
-    else if (p->k <= 8)
-        small_k_launch_k<E, 8>(g, vec, nb, env->stream);
-    else if (p->k <= 16)
-        small_k_launch_k<E, 16>(g, vec, nb, env->stream);
-    else
-        small_k_launch_k<E, SMALL_K_MAX>(g, vec, nb, env->stream);
+    switch (small_k_kmax(p->k)) {
+    case 4: small_k_launch_k<E, 4>(g, vec, nb, env->stream); break;
+    case 8: small_k_launch_k<E, 8>(g, vec, nb, env->stream); break;
+    case 16: small_k_launch_k<E, 16>(g, vec, nb, env->stream); break;
+    default: small_k_launch_k<E, SMALL_K_MAX>(g, vec, nb, env->stream); break;
+    }
     return launch_result();
 }
 

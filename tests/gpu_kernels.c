@@ -120,9 +120,11 @@ static const struct mul_case mul_cases[] = {
     { 5, 200, 260, 72, 1.0f, 0.0f, 0, 1 },
     { 1, 300, 522, 200, 1.0f, 0.0f, 0, 1 },
     /* A short K (small_k): outer products and short sums, N unaligned,
-     * with C0, on a stack with B shared. */
+     * with C0, on a stack with B shared; an odd K over 16 and an odd
+     * number of rows (rows two at a time, the last pass one short). */
     { 1, 1952, 1255, 1, 1.0f, 0.0f, 0, 1 },
     { 1, 301, 539, 24, 0.5f, -1.0f, 0, 1 },
+    { 1, 777, 1000, 29, 1.0f, 0.5f, 0, 1 },
     { 3, 100, 301, 32, 1.0f, 0.5f, 2, 1 },
     { 1, 3010, 5389, 32, 1.0f, 0.0f, 0, 0 },
 };

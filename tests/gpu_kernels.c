@@ -151,8 +151,10 @@ static const struct mul_case vector_cases[] = {
  * (31945x18x7638, 23260x15x9240, 44312x30x864, 16x8558x16516,
  * 8x2392x32328, 32x4096x100000, 8x8x4000000, 5x7x598, 14x147x49623);
  * ragged N and K (odd, and even but no multiple of 4: loads of pairs),
- * a few rows with a short K (slices of one chunk) and a grid of one
- * wave and a part (slices that shorten the last wave),
+ * a few rows with a short K (slices of one chunk), a grid of one wave
+ * and a part (slices that shorten the last wave), and a tall A over a
+ * short K with beta (C through shared memory, the last block's rows
+ * part full),
  * M or N of 2, 17 and 32, beta, K = 0, stacks with an
  * operand shared, and 33 x 33, which the thin stages must refuse (and K =
  * 33, which the small_k stages must; f64_thin also 25 rows over a wide
@@ -174,6 +176,7 @@ static const struct mul_case thin_cases[] = {
     { 1, 8, 8, 40000, 1.0f, 0.0f, 0, 1 },
     { 1, 257, 15, 103, 1.0f, 0.0f, 0, 1 },
     { 1, 33918, 24, 274, 1.0f, 0.5f, 0, 1 },
+    { 1, 5001, 27, 14, 0.5f, 1.0f, 0, 1 },
     { 1, 17, 33, 0, 1.0f, 0.5f, 0, 1, "thin", 0 },
     { 1, 40, 9, 0, 1.0f, 0.0f, 0, 1, "thin", 0 },
     { 3, 17, 130, 257, 1.0f, 0.0f, 1, 1 },

@@ -39,7 +39,9 @@
  *     a chunk of 16 values leaves two lanes a bank where a warp's load
  *     spans more than one row), the matching KC x N piece of B
  *     beside them, read as broadcasts; the next chunk is fetched into
- *     registers while this one is multiplied.
+ *     registers while this one is multiplied.  The block's rows of C
+ *     are one run of memory: the sums go out through shared memory, each
+ *     thread storing adjacent values of it.
  *   - Both paths cut K into S slices over blockIdx.y, S chosen so the
  *     grid fills the blocks the device holds at once (the kernel's
  *     occupancy) without a part-filled second wave, each slice at least

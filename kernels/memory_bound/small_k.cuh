@@ -50,6 +50,23 @@ struct small_k_args {
     long long strips_per_product;
 };
 
+/* A row of C's strip, its Q sums a lane: alpha and beta applied, the
+ * columns past N left alone. */
+template <typename E>
+static __device__ __forceinline__ void small_k_store(const small_k_args<E> &p,
+                                                     typename E::acc *cr,
+                                                     const typename E::acc (&sum)[small_k_shape<E>::Q],
+                                                     int j0, int lane)
+{
+    typedef typename E::acc T;
+#pragma unroll
+    for (int q = 0; q < small_k_shape<E>::Q; q++) {
+        int j = j0 + lane + 32 * q;
+        if (j < p.n)
+            cr[j] = p.beta != T(0) ? p.alpha * sum[q] + p.beta * cr[j] : p.alpha * sum[q];
+    }
+}
+
 /* One row of C's strip from its row of A (ar), the strip's B in bv:
  * loads and multiply-adds in turn, as the registers of a K over 16 or
  * of double allow. */
@@ -81,12 +98,7 @@ static __device__ __forceinline__ void small_k_row(const small_k_args<E> &p,
                     sum[q] = gemv_fma(x[t], bv[k0 + t][q], sum[q]);
         }
     }
-#pragma unroll
-    for (int q = 0; q < Q; q++) {
-        int j = j0 + lane + 32 * q;
-        if (j < p.n)
-            cr[j] = p.beta != T(0) ? p.alpha * sum[q] + p.beta * cr[j] : p.alpha * sum[q];
-    }
+    small_k_store<E>(p, cr, sum, j0, lane);
 }
 
 /* C[rows r0.., cols j0..] for one product; KMAX bounds k for the register
@@ -160,13 +172,7 @@ small_k_kernel(small_k_args<E> p)
                             sum[q] = gemv_fma(x[i][kk], bv[kk][q], sum[q]);
                 if (r + i >= r1)
                     break;
-                T *cr = c + (size_t)(r + i) * p.n;
-#pragma unroll
-                for (int q = 0; q < Q; q++) {
-                    int j = j0 + lane + 32 * q;
-                    if (j < p.n)
-                        cr[j] = p.beta != T(0) ? p.alpha * sum[q] + p.beta * cr[j] : p.alpha * sum[q];
-                }
+                small_k_store<E>(p, c + (size_t)(r + i) * p.n, sum, j0, lane);
             }
         }
     }
@@ -249,8 +255,8 @@ static cudaError_t small_k_run_problem(const P *p, const struct launch_env *env)
     /* Rows per warp: as many as give one wave of the warps the SMs hold
      * (8 an SM for K > 16, whose B takes 195-209 registers a lane; more
      * waves of fewer rows each load their strip of B again: 166 x 4444 x
-     * 30 float16 on rows of 2, 3.6 waves at 12% occupancy, 33 us where
-     * mma_sync took 12, NVIDIA H200, 2026-11-26, ncu). */
+     * 30 float16 on rows of 2, 2.8 waves at 12.5% occupancy (ncu), 34 us
+     * where mma_sync took 12 (bench), NVIDIA H200, 2026-11-26). */
     int sms = env->sm_count > 0 ? env->sm_count : 132;
     long long want_warps = (long long)small_k_warps<E>(p->k, vec) * sms;
     long long bands = (want_warps + col_strips * p->batch - 1) / (col_strips * p->batch);

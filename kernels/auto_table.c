@@ -47,6 +47,13 @@ const struct auto_rate auto_rates[] = {
     /* (measured by `gemmcli tune --calibrate` on an NVIDIA H200,
      * 2026-11-26, where f64_dmma fitted 58.09) */
     { "f64", "f64_dmma_small", 47.48, 0.0, 1.00, 1.00 },
+    /* (f64_dmma_tiny: measured by `gemmcli tune --calibrate` on an NVIDIA
+     * H200, 2026-11-26, where f64_dmma_small fitted 48.50) */
+    { "f64", "f64_dmma_tiny", 22.38, 0.0, 1.00, 1.00 },
+    /* (mma_tiny: measured by `gemmcli tune --calibrate` on an NVIDIA H200,
+     * 2026-11-26, where mma_sync fitted 552.6 and 561.5) */
+    { "f16", "mma_tiny", 54.78, 0.0, 1.00, 1.00 },
+    { "bf16", "mma_tiny", 53.17, 0.0, 1.00, 1.00 },
     { "bf16", "mma_sync", 456.39, 0.0, 1.00, 1.00 },
     { "bf16", "wgmma", 525.96, 0.0, 1.00, 1.00 },
     { "bf16", "wgmma_tma", 650.51, 0.0, 1.00, 1.00 },

@@ -203,6 +203,10 @@
       "kernels/hgemm/hgemm_11_small_k.cu",                                                          \
       "small_k's kernels on f16/bf16 operands: K <= 32, C written as a copy, FP32 sums",            \
       "gemmcli's own, memory-bound shapes")                                                         \
+    X("mma_tiny", hgemm, mma_tiny, F16 | BF16, TC, 80, GEO(32, 32, 2, 128, SLICES, 512, 0), NO_WS, NO_CHECK, \
+      "kernels/hgemm/hgemm_12_mma_tiny.cu",                                                         \
+      "tiny products: 32x32 tiles, K split over a block's 8 warps, fragments straight from global", \
+      "gemmcli's own, mma.sync m16n8k16")                                                           \
     X("tf32", sgemm, tf32, TF32, SM90A_F32 | PERSIST, 90, GEO(128, 256, 1, 128, SLICES, 256, 0), WS, CHECK,   \
       "kernels/sgemm/sgemm_20_tf32.cu",                                                             \
       "float on the tensor cores, one TF32 pass (lossy): persistent's ring on packed TF32 copies",  \
@@ -244,6 +248,10 @@
       "kernels/dgemm/dgemm_07_dmma_small.cu",                                                       \
       "f64_dmma on 64x64 tiles of 2 warps, a 3-stage ring, 4 blocks an SM",                          \
       "gemmcli's own, f64_dmma on a smaller tile")                                                  \
+    X("f64_dmma_tiny", dgemm, dmma_tiny, F64, TC, 80, GEO(32, 32, 3, 32, SLICES, 128, 0), NO_WS, NO_CHECK, \
+      "kernels/dgemm/dgemm_08_dmma_tiny.cu",                                                        \
+      "tiny FP64 products: 32x32 tiles, K split over a block's 4 warps, DMMA fragments from global", \
+      "gemmcli's own, mma.sync m8n8k4 on doubles")                                                  \
     X("i64_tiled", igemm, tiled, I64, B, 0, GEO(64, 64, 4, 32, WAVES, 0, 0), NO_WS, NO_CHECK,       \
       "kernels/igemm/igemm_00_tiled.cu",                                                            \
       "exact int64 (mod 2^64) in shared-memory tiles",                                              \

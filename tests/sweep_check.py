@@ -71,9 +71,12 @@ def check_fit(t, doc):
         return None
     check(f"{t}: model.median_abs_err", close(fit["median_abs_err"], median([e for e, _ in errs])),
           fit["median_abs_err"])
-    share = sum(e <= WITHIN for e, _ in errs) / len(errs)
-    check(f"{t}: model.within_25", close(fit["within_25"], share, 1e-4), f"{fit['within_25']}, "
-          f"rows say {share}")
+    # (an error the JSON rounds to the bound itself, -0.25 from -0.2500004,
+    # may fall on either side of it in the sweep's own count)
+    lo = sum(e < WITHIN - 1e-5 for e, _ in errs) / len(errs)
+    hi = sum(e <= WITHIN + 1e-5 for e, _ in errs) / len(errs)
+    check(f"{t}: model.within_25", lo - 1e-4 <= fit["within_25"] <= hi + 1e-4,
+          f"{fit['within_25']}, rows say {lo} to {hi}")
     worst = max(errs, key=lambda x: x[0])[1]
     label = "x".join(str(d) for d in (worst["shape"] if worst["batch"] > 1 else worst["shape"][1:]))
     check(f"{t}: model.worst", fit["worst"] and fit["worst"]["shape"] == label and

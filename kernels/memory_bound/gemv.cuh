@@ -40,8 +40,15 @@
  * the blocks of columns of every product in one index.  K is cut into
  * slices (blockIdx.y) until a wave is busy (8 blocks of 128 per SM), each
  * of at least GEMV_MIN_K values of k, with slabs of partial sums that
- * weigh at most 1/64 of B (each slab is N accumulators, written and read
- * once: 1x8192x8192 in float16 takes 64 slices, 2 + 2 MiB beside B's 128).
+ * weigh at most 1/64 of B, or 1 MiB in up to 256 slices where that is
+ * more (each slab is N accumulators, written and read once: 1x8192x8192
+ * in float16 takes 64 slices, 2 + 2 MiB beside B's 128).  A small B is
+ * cut fine: a block's threads wait on their chain of loads along K, not
+ * on the bandwidth (float16 1x1000x1000 took 7 slices of 144 on 7 blocks
+ * by the 1/64 alone, and takes 42 slices of 24, 3 steps a thread; the
+ * README gives the times).  The cap of 256 keeps a few columns over a
+ * huge K in the slices 1/64 of B gives (1x46x52479: 386 in float16; the
+ * 1 MiB alone made 2187, which lost to 386).
  *
  * Slices.  A split K writes one slab of partial sums per slice
  * (cudaMallocAsync from the stream's pool; the registry's workspace is its
@@ -92,8 +99,10 @@ enum {
     GEMV_COLS_UNROLL = 8,       /* rows of B per thread per step, at full width */
     GEMV_MOST_UNROLL = 16,
     GEMV_REDUCE_THREADS = 256,
-    GEMV_MIN_K = 64,            /* cols: values of k per slice at least */
-    GEMV_PARTIAL_SHARE = 64,    /* cols: the slabs are at most this share of B's bytes */
+    GEMV_MIN_K = 16,            /* cols: values of k per slice at least (2 steps a thread) */
+    GEMV_PARTIAL_SHARE = 64,    /* cols: the slabs are at most this share of B's bytes, */
+    GEMV_PARTIAL_FLOOR = 1 << 20,   /* or this many bytes where that is more, */
+    GEMV_FLOOR_SLICES = 256,    /* in at most this many slices */
     GEMV_MOST_SLICES = 4096
 };
 
@@ -461,6 +470,10 @@ static struct gemv_plan gemv_plan_of(long long m, long long n, long long k, long
         most = k / GEMV_MIN_K;
         long long share = k * (long long)sizeof(typename E::elem) /
                           (GEMV_PARTIAL_SHARE * (long long)sizeof(typename E::acc));
+        long long floor_share = GEMV_PARTIAL_FLOOR / (n * batch * (long long)sizeof(typename E::acc));
+        floor_share = floor_share < (long long)GEMV_FLOOR_SLICES ? floor_share
+                                                                 : (long long)GEMV_FLOOR_SLICES;
+        share = floor_share > share ? floor_share : share;
         most = share < most ? share : most;
         pl.slices = (int)(want / busy < most ? want / busy : most);
     }

@@ -29,23 +29,13 @@
  *
  * Run and checked by (a.npy and b.npy float64):
  *   gemmcli mul a.npy b.npy -o c.npy --kernel f64_dmma_tiny --verify --repeat 20 */
-#include "kernels/gemm.h"
-#include "kernels/common.cuh"
+#include "kernels/tiny.cuh"
 
 enum {
-    DTINY_BM = 32,             /* rows of C a block owns */
-    DTINY_BN = 32,             /* columns */
     DTINY_WARPS = 4,           /* warps a block, each a share of K */
     DTINY_THREADS = DTINY_WARPS * 32,
     DTINY_STEP = 8,            /* values of k a warp's step */
-    DTINY_ROW = DTINY_BN + 2,  /* doubles a row of a warp's tile in shared memory */
-    DTINY_MOST_Y = 65535       /* products a launch (gridDim.y) */
-};
-
-struct dtiny_args {
-    struct dgemm_problem p;
-    int tiles_n;
-    int batch0;                /* the product of blockIdx.y == 0 */
+    DTINY_ROW = TINY_BN + 2    /* doubles a row of a warp's tile in shared memory */
 };
 
 /* One step's fragments of a lane: for each 4 values of k (h), A's for the
@@ -79,16 +69,16 @@ static __device__ __forceinline__ void dtiny_mma(double (&d)[2], double a, doubl
                  : "d"(a), "d"(b));
 }
 
-static __global__ void __launch_bounds__(DTINY_THREADS, 3) dgemm_dmma_tiny_kernel(dtiny_args args)
+static __global__ void __launch_bounds__(DTINY_THREADS, 3) dgemm_dmma_tiny_kernel(tiny_args<dgemm_problem> args)
 {
-    __shared__ __align__(16) double part[DTINY_WARPS][DTINY_BM][DTINY_ROW];
+    __shared__ __align__(16) double part[DTINY_WARPS][TINY_BM][DTINY_ROW];
     const struct dgemm_problem &p = args.p;
     const int prod = args.batch0 + blockIdx.y;
     const double *a = p.a + prod * p.stride_a;
     const double *b = p.b + prod * p.stride_b;
     double *c = p.c + prod * p.stride_c;
-    const int row0 = (int)(blockIdx.x / args.tiles_n) * DTINY_BM;
-    const int col0 = (int)(blockIdx.x % args.tiles_n) * DTINY_BN;
+    const int row0 = (int)(blockIdx.x / args.tiles_n) * TINY_BM;
+    const int col0 = (int)(blockIdx.x % args.tiles_n) * TINY_BN;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
 
     double acc[4][4][2];
@@ -126,7 +116,7 @@ static __global__ void __launch_bounds__(DTINY_THREADS, 3) dgemm_dmma_tiny_kerne
     __syncthreads();
 
     /* Thread i: row i / 4, columns 8 (i % 4) .. + 7, summed in warp order. */
-    const int r = threadIdx.x / (DTINY_BN / 8), c0 = 8 * (threadIdx.x % (DTINY_BN / 8));
+    const int r = threadIdx.x / (TINY_BN / 8), c0 = 8 * (threadIdx.x % (TINY_BN / 8));
     const int row = row0 + r;
     if (row >= p.m)
         return;
@@ -152,29 +142,7 @@ static __global__ void __launch_bounds__(DTINY_THREADS, 3) dgemm_dmma_tiny_kerne
 extern "C" cudaError_t dgemm_dmma_tiny_launch(const struct dgemm_problem *p,
                                               const struct launch_env *env)
 {
-    if (p->m < 0 || p->n < 0 || p->k < 0)
-        return cudaErrorInvalidValue;
-    if (p->m == 0 || p->n == 0)
-        return cudaSuccess;
-    int batch = p->batch > 1 ? p->batch : 1;
-    long long tiles = (long long)ceil_div(p->m, DTINY_BM) * ceil_div(p->n, DTINY_BN);
-    if (tiles > 0x7fffffff)
-        return cudaErrorInvalidConfiguration;
-    dtiny_args args;
-    args.p = *p;
-    args.p.batch = batch;
-    if (batch == 1)
-        args.p.stride_a = args.p.stride_b = args.p.stride_c = 0;
-    args.tiles_n = ceil_div(p->n, DTINY_BN);
-    for (int b0 = 0; b0 < batch; b0 += DTINY_MOST_Y) {
-        args.batch0 = b0;
-        dim3 grid((unsigned)tiles, (unsigned)min(batch - b0, (int)DTINY_MOST_Y));
-        dgemm_dmma_tiny_kernel<<<grid, DTINY_THREADS, 0, env->stream>>>(args);
-        cudaError_t err = launch_result();
-        if (err != cudaSuccess)
-            return err;
-    }
-    return cudaSuccess;
+    return tiny_launch(dgemm_dmma_tiny_kernel, p, DTINY_THREADS, env->stream);
 }
 
 extern "C" cudaError_t dgemm_dmma_tiny_attr(struct kernel_attr *out)

@@ -79,6 +79,7 @@
 
 #include "kernels/gemm.h"
 #include "kernels/common.cuh"
+#include "kernels/hgemm/hmma_mma.cuh"
 
 struct hmma_cfg {
     static constexpr int bm = 128, bn = 256, bk = 32, stages = 4, group = 8;
@@ -229,26 +230,6 @@ static __device__ __forceinline__ void hmma_ldsm_trans(uint32_t (&lo)[2], uint32
                  : "=r"(lo[0]), "=r"(lo[1]), "=r"(hi[0]), "=r"(hi[1])
                  : "r"(addr)
                  : "memory");
-}
-
-/* d += a * b for one m16n8k16 tile.  Lane l (g = l / 4, t = l % 4) holds
- * A rows g, g + 8 at k 2t, 2t + 1 and 2t + 8, 2t + 9 (registers: g low k,
- * g + 8 low k, g high k, g + 8 high k); B column g at k 2t, 2t + 1 and
- * 2t + 8, 2t + 9; C rows g, g + 8 at columns 2t, 2t + 1. */
-template <bool BF16>
-static __device__ __forceinline__ void hmma_mma(float (&d)[4], const uint32_t (&a)[4],
-                                                const uint32_t (&b)[2])
-{
-    if constexpr (BF16)
-        asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
-            "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-    else
-        asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-            "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
 /* Where block `id` works: down a band of `group` tile rows, then right. */

@@ -46,22 +46,13 @@
  *   gemmcli mul a.npy b.npy -o c.npy --kernel mma_tiny --verify --repeat 20 */
 #include <stdint.h>
 
-#include "kernels/gemm.h"
-#include "kernels/common.cuh"
+#include "kernels/hgemm/hmma_mma.cuh"
+#include "kernels/tiny.cuh"
 
 enum {
-    TINY_BM = 32,             /* rows of C a block owns */
-    TINY_BN = 32,             /* columns */
     TINY_WARPS = 8,           /* warps a block, each a share of K */
     TINY_THREADS = TINY_WARPS * 32,
-    TINY_ROW = TINY_BN + 4,   /* floats a row of a warp's tile in shared memory */
-    TINY_MOST_Y = 65535       /* products a launch (gridDim.y) */
-};
-
-struct tiny_args {
-    struct hgemm_problem p;
-    int tiles_n;
-    int batch0;               /* the product of blockIdx.y == 0 */
+    TINY_ROW = TINY_BN + 4    /* floats a row of a warp's tile in shared memory */
 };
 
 /* Element (r, c) of a matrix with rows of `ld`, 0 outside r < rows, c < cols. */
@@ -115,24 +106,8 @@ static __device__ __forceinline__ void tiny_load(tiny_frag &f, const uint16_t *_
         }
 }
 
-template <bool BF16>
-static __device__ __forceinline__ void tiny_mma(float (&d)[4], const uint32_t (&a)[4],
-                                                const uint32_t (&b)[2])
-{
-    if (BF16)
-        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
-                     "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-    else
-        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-                     "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-
 template <bool BF16, bool PAIR>
-static __global__ void __launch_bounds__(TINY_THREADS, 2) hgemm_mma_tiny_kernel(tiny_args args)
+static __global__ void __launch_bounds__(TINY_THREADS, 2) hgemm_mma_tiny_kernel(tiny_args<hgemm_problem> args)
 {
     __shared__ __align__(16) float part[TINY_WARPS][TINY_BM][TINY_ROW];
     const struct hgemm_problem &p = args.p;
@@ -164,7 +139,7 @@ static __global__ void __launch_bounds__(TINY_THREADS, 2) hgemm_mma_tiny_kernel(
         for (int mi = 0; mi < 2; mi++)
 #pragma unroll
             for (int ni = 0; ni < 4; ni++)
-                tiny_mma<BF16>(acc[mi][ni], cur.a[mi], cur.b[ni]);
+                hmma_mma<BF16>(acc[mi][ni], cur.a[mi], cur.b[ni]);
         cur = next;
     }
 
@@ -204,45 +179,15 @@ static __global__ void __launch_bounds__(TINY_THREADS, 2) hgemm_mma_tiny_kernel(
     }
 }
 
-template <bool BF16, bool PAIR>
-static cudaError_t tiny_run(tiny_args args, int tiles, int batch, cudaStream_t stream)
-{
-    for (int b0 = 0; b0 < batch; b0 += TINY_MOST_Y) {
-        args.batch0 = b0;
-        dim3 grid((unsigned)tiles, (unsigned)min(batch - b0, (int)TINY_MOST_Y));
-        hgemm_mma_tiny_kernel<BF16, PAIR><<<grid, TINY_THREADS, 0, stream>>>(args);
-        cudaError_t err = launch_result();
-        if (err != cudaSuccess)
-            return err;
-    }
-    return cudaSuccess;
-}
-
 extern "C" cudaError_t hgemm_mma_tiny_launch(const struct hgemm_problem *p,
                                              const struct launch_env *env)
 {
-    if (p->m < 0 || p->n < 0 || p->k < 0)
-        return cudaErrorInvalidValue;
-    if (p->m == 0 || p->n == 0)
-        return cudaSuccess;
-    int batch = p->batch > 1 ? p->batch : 1;
-    long long tiles = (long long)ceil_div(p->m, TINY_BM) * ceil_div(p->n, TINY_BN);
-    if (tiles > 0x7fffffff)
-        return cudaErrorInvalidConfiguration;
-    tiny_args args;
-    args.p = *p;
-    args.p.batch = batch;
-    if (batch == 1)
-        args.p.stride_a = args.p.stride_b = args.p.stride_c = 0;
-    args.tiles_n = ceil_div(p->n, TINY_BN);
-    args.batch0 = 0;
-    bool pair = p->k % 2 == 0 && p->lda % 2 == 0 && args.p.stride_a % 2 == 0 &&
-                (uintptr_t)p->a % 4 == 0;
-    if (p->bf16)
-        return pair ? tiny_run<true, true>(args, (int)tiles, batch, env->stream)
-                    : tiny_run<true, false>(args, (int)tiles, batch, env->stream);
-    return pair ? tiny_run<false, true>(args, (int)tiles, batch, env->stream)
-                : tiny_run<false, false>(args, (int)tiles, batch, env->stream);
+    long long stride_a = p->batch > 1 ? p->stride_a : 0;
+    bool pair = p->k % 2 == 0 && p->lda % 2 == 0 && stride_a % 2 == 0 && (uintptr_t)p->a % 4 == 0;
+    void (*kernel)(tiny_args<hgemm_problem>) =
+        p->bf16 ? (pair ? hgemm_mma_tiny_kernel<true, true> : hgemm_mma_tiny_kernel<true, false>)
+                : (pair ? hgemm_mma_tiny_kernel<false, true> : hgemm_mma_tiny_kernel<false, false>);
+    return tiny_launch(kernel, p, TINY_THREADS, env->stream);
 }
 
 extern "C" cudaError_t hgemm_mma_tiny_attr(struct kernel_attr *out)

@@ -1,0 +1,58 @@
+/* What the tiny stages share (kernels/hgemm/hgemm_12_mma_tiny.cu,
+ * kernels/dgemm/dgemm_08_dmma_tiny.cu): a block per 32 x 32 tile of C, the
+ * stack of products on blockIdx.y in launches of at most 65535, and the
+ * launcher that lays them out.  The stage files hold the kernels.  Run
+ * through its stages, e.g.:
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel f64_dmma_tiny --verify */
+#ifndef GC_KERNELS_TINY_CUH
+#define GC_KERNELS_TINY_CUH
+
+#include "kernels/gemm.h"
+#include "kernels/common.cuh"
+
+enum {
+    TINY_BM = 32,             /* rows of C a block owns */
+    TINY_BN = 32,             /* columns */
+    TINY_MOST_Y = 65535       /* products a launch (gridDim.y) */
+};
+
+/* A family's problem (hgemm_problem, dgemm_problem) and the layout. */
+template <typename P>
+struct tiny_args {
+    P p;
+    int tiles_n;
+    int batch0;               /* the product of blockIdx.y == 0 */
+};
+
+/* Runs `kernel` over p: a block of `threads` per tile of every product, a
+ * single product's strides taken as 0. */
+template <typename P>
+static cudaError_t tiny_launch(void (*kernel)(tiny_args<P>), const P *p, int threads,
+                               cudaStream_t stream)
+{
+    if (p->m < 0 || p->n < 0 || p->k < 0)
+        return cudaErrorInvalidValue;
+    if (p->m == 0 || p->n == 0)
+        return cudaSuccess;
+    int batch = p->batch > 1 ? p->batch : 1;
+    long long tiles = (long long)ceil_div(p->m, TINY_BM) * ceil_div(p->n, TINY_BN);
+    if (tiles > 0x7fffffff)
+        return cudaErrorInvalidConfiguration;
+    tiny_args<P> args;
+    args.p = *p;
+    args.p.batch = batch;
+    if (batch == 1)
+        args.p.stride_a = args.p.stride_b = args.p.stride_c = 0;
+    args.tiles_n = ceil_div(p->n, TINY_BN);
+    for (int b0 = 0; b0 < batch; b0 += TINY_MOST_Y) {
+        args.batch0 = b0;
+        dim3 grid((unsigned)tiles, (unsigned)min(batch - b0, (int)TINY_MOST_Y));
+        kernel<<<grid, threads, 0, stream>>>(args);
+        cudaError_t err = launch_result();
+        if (err != cudaSuccess)
+            return err;
+    }
+    return cudaSuccess;
+}
+
+#endif

@@ -18,8 +18,10 @@
  *     tile at k + t, one 8-byte load each; the loads of the warp's next
  *     step are issued before this step's 32 DMMA;
  *   - the 4 partial tiles meet in shared memory (4 x 32 rows of 34
- *     doubles), each thread sums 8 adjacent outputs over the warps in warp
- *     order and stores alpha sum + beta C under a bounds check.
+ *     doubles), each thread sums 8 outputs of a column (lane l of warp w:
+ *     column l of rows w, w + 4, ...) over the warps in warp order and
+ *     stores alpha sum + beta C under a bounds check; a warp's store is a
+ *     row's 32 adjacent doubles.
  * Values outside A or B load as zeros, so any shape runs; a stack takes
  * blockIdx.y, in launches of at most 65535; a single product with a long K
  * over few tiles is split into slices of K by the dispatcher
@@ -115,27 +117,21 @@ static __global__ void __launch_bounds__(DTINY_THREADS, 3) dgemm_dmma_tiny_kerne
                                                                              acc[i][j][1]);
     __syncthreads();
 
-    /* Thread i: row i / 4, columns 8 (i % 4) .. + 7, summed in warp order. */
-    const int r = threadIdx.x / (TINY_BN / 8), c0 = 8 * (threadIdx.x % (TINY_BN / 8));
-    const int row = row0 + r;
-    if (row >= p.m)
-        return;
-    double *crow = c + (long long)row * p.n;
+    /* Warp w: rows w, w + DTINY_WARPS, ...; lane l: column l; each value
+     * summed in warp order.  A warp's store is a row's 32 adjacent doubles,
+     * whole sectors whatever C's alignment. */
+    const int col = col0 + lane;
 #pragma unroll
-    for (int j = 0; j < 8; j += 2) {
-        double2 sum = *(const double2 *)&part[0][r][c0 + j];
+    for (int r = warp; r < TINY_BM; r += DTINY_WARPS) {
+        double sum = part[0][r][lane];
 #pragma unroll
-        for (int w = 1; w < DTINY_WARPS; w++) {
-            double2 v = *(const double2 *)&part[w][r][c0 + j];
-            sum.x += v.x;
-            sum.y += v.y;
+        for (int w = 1; w < DTINY_WARPS; w++)
+            sum += part[w][r][lane];
+        const int row = row0 + r;
+        if (row < p.m && col < p.n) {
+            double *cp = c + (long long)row * p.n + col;
+            *cp = p.beta != 0.0 ? p.alpha * sum + p.beta * *cp : p.alpha * sum;
         }
-        int col = col0 + c0 + j;
-        if (col < p.n)
-            crow[col] = p.beta != 0.0 ? p.alpha * sum.x + p.beta * crow[col] : p.alpha * sum.x;
-        if (col + 1 < p.n)
-            crow[col + 1] = p.beta != 0.0 ? p.alpha * sum.y + p.beta * crow[col + 1]
-                                          : p.alpha * sum.y;
     }
 }
 

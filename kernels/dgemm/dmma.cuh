@@ -235,13 +235,6 @@ static __device__ __forceinline__ void dmma_tile_of(int id, int tiles_m, int til
     *tn = in_band / rows;
 }
 
-/* alpha * acc + beta * C, C unread when beta == 0. */
-static __device__ __forceinline__ double dmma_out(const struct dgemm_problem &p, double acc,
-                                                  const double *c)
-{
-    return p.beta == 0.0 ? p.alpha * acc : p.alpha * acc + p.beta * *c;
-}
-
 /* Block (x, y, z) computes tile x of product z * gridDim.y + y. */
 template <typename DM, bool VEC>
 static __global__ void __launch_bounds__(DM::threads, DM::min_blocks)
@@ -328,55 +321,43 @@ dgemm_dmma_kernel(const struct dgemm_problem p, int tiles_m, int tiles_n)
         wr = wr + 1 == DM::stages ? 0 : wr + 1;
     }
     dmma_wait<0>();
+    /* Every warp's last fragments are read and every copy has landed: the
+     * ring holds the tile's C now. */
+    __syncthreads();
 
     /* Lane (g, t): rows wm0 + 16 i + 2 g + v of the tile hold acc[i][j][2 v
      * + e]; column 4 t + q (and 16 + 4 t + q) of the warp's piece is
      * n8 tile j = q % 2 (2 + q % 2), element e = q / 2. */
-    int rows_left = p.m - bm0, cols_left = p.n - bn0;
-    double *c = p.c + z * p.stride_c + (size_t)bm0 * p.n + bn0;
+    double *cs = dmma_smem;
 #pragma unroll
-    for (int i = 0; i < DM::mt; i++) {
+    for (int i = 0; i < DM::mt; i++)
 #pragma unroll
-        for (int v = 0; v < 2; v++) {
-            int r = wm0 + 16 * i + 2 * g + v;
-            if (r >= rows_left)
-                continue;
-            double *crow = c + (size_t)r * p.n;
+        for (int v = 0; v < 2; v++)
 #pragma unroll
-            for (int h = 0; h < 2; h++) {
+            for (int h = 0; h < 2; h++)
 #pragma unroll
                 for (int e = 0; e < 2; e++) {
-                    int col = wn0 + 16 * h + 4 * t + 2 * e;
-                    if (col >= cols_left)
-                        continue;
-                    double lo = acc[i][2 * h][2 * v + e], hi = acc[i][2 * h + 1][2 * v + e];
-                    double *cp = crow + col;
-                    if (VEC) {
-                        /* n is even: the pair lies wholly inside C. */
-                        double2 out = make_double2(p.alpha * lo, p.alpha * hi);
-                        if (p.beta != 0.0) {
-                            double2 old = *reinterpret_cast<const double2 *>(cp);
-                            out.x += p.beta * old.x;
-                            out.y += p.beta * old.y;
-                        }
-                        *reinterpret_cast<double2 *>(cp) = out;
-                    } else {
-                        cp[0] = dmma_out(p, lo, cp);
-                        if (col + 1 < cols_left)
-                            cp[1] = dmma_out(p, hi, cp + 1);
-                    }
+                    int r = wm0 + 16 * i + 2 * g + v, col = wn0 + 16 * h + 4 * t + 2 * e;
+                    *reinterpret_cast<double2 *>(cs + r * DM::bn + col) =
+                        make_double2(acc[i][2 * h][2 * v + e], acc[i][2 * h + 1][2 * v + e]);
                 }
-            }
-        }
-    }
+    __syncthreads();
+    /* A row at a time (kernels/common.cuh): from the fragments a lane's
+     * pair of a row is 16 bytes in 32, the halves of each sector in two
+     * stores, and where N is odd one value at a time. */
+    static_assert((size_t)DM::bm * DM::bn * sizeof(double) <= DM::smem,
+                  "the ring holds the tile of C");
+    tile_store_rows<double, DM::bm, DM::bn, DM::warps>(
+        cs, p.c + z * p.stride_c + (size_t)bm0 * p.n + bn0, p.n, p.m - bm0, p.n - bn0, p.alpha,
+        p.beta);
 }
 
-/* Rows of B and C start 16-byte aligned in every product. */
+/* Rows of B start 16-byte aligned in every product (C is written a row
+ * at a time, tile_store_rows, whatever its alignment). */
 static bool dmma_vec_ok(const struct dgemm_problem *p)
 {
-    uintptr_t bases = (uintptr_t)p->b | (uintptr_t)p->c;
-    bool strides_even = p->batch <= 1 || (p->stride_b % 2 == 0 && p->stride_c % 2 == 0);
-    return p->n % 2 == 0 && bases % 16 == 0 && strides_even;
+    bool strides_even = p->batch <= 1 || p->stride_b % 2 == 0;
+    return p->n % 2 == 0 && (uintptr_t)p->b % 16 == 0 && strides_even;
 }
 
 enum { DMMA_GRID_YZ = 65535 };

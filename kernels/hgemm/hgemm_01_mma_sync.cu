@@ -54,7 +54,8 @@
  * picks its path at launch.  Elements outside A or B land as zeros
  * (src-size 0, or the load's predicate), so the loop has no edge cases; C
  * is written under a bounds check, two floats at a time where its rows
- * allow.
+ * allow, and otherwise through shared memory a whole row at a time
+ * (hmma_store_rows).
  *
  * Blocks walk bands of 8 tile rows (f16_simt's order, for L2 reuse); a
  * stack of products takes blockIdx.y, in launches of at most 65535.
@@ -418,10 +419,74 @@ static __device__ __forceinline__ void hmma_step(float (&acc)[hmma_cfg::mt][hmma
         }
 }
 
-static __device__ __forceinline__ float hmma_out(float alpha, float beta, float acc,
-                                                 const float *c)
+/* The block's tile to C (product's C at `c`) where its rows cannot take
+ * float2 stores (N odd, or an odd base or stack stride).  From the
+ * fragments a lane would store one float at a time, 4 bytes in 32 across
+ * the warp, the halves of each sector in two stores: 3.5 times slower than
+ * aligned at float16 3321 x 29927 x 53 (H100, 2026-11-26).  So the tile
+ * goes through the free ring in two halves of 64 x 256 floats (64 KB of
+ * the 96), the warps of one row of warps staging theirs (a row's 8-float
+ * groups XORed by row & 3: each float2 store of a warp, rows g of 4 lanes
+ * apiece, spreads over all banks), then every warp writes 8 whole rows, a
+ * row at a time, lane l at columns l, l + 32, ...: 1 KB contiguous a row,
+ * whatever C's alignment. */
+static __device__ __forceinline__ void hmma_store_rows(const float (&acc)[hmma_cfg::mt][hmma_cfg::nt][4],
+                                                       float *cs, const struct hgemm_problem &p,
+                                                       float *c, int bm0, int bn0, int warp_m,
+                                                       int warp_n, int lane)
 {
-    return beta == 0.0f ? alpha * acc : alpha * acc + beta * *c;
+    typedef hmma_cfg C;
+    constexpr int rows_per_warp = C::wm / C::warps, per_lane = C::bn / 32;
+    static_assert((size_t)C::wm * C::bn * sizeof(float) <= C::smem, "half a tile fits the ring");
+    static_assert(C::wm % C::warps == 0 && rows_per_warp % 2 == 0, "whole pairs of rows a warp");
+    const int g = lane / 4, t4 = lane % 4, warp = threadIdx.x / 32;
+    for (int half = 0; half < C::warps_m; half++) {
+        /* Every warp is done with the ring, or with the half before. */
+        __syncthreads();
+        if (warp_m == half) {
+#pragma unroll
+            for (int i = 0; i < C::mt; i++)
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    int r = 16 * i + 8 * h + g;
+#pragma unroll
+                    for (int j = 0; j < C::nt; j++) {
+                        int grp = warp_n * C::wn / 8 + j;
+                        *reinterpret_cast<float2 *>(&cs[r * C::bn + (grp ^ (r & 3)) * 8 + 2 * t4]) =
+                            make_float2(p.alpha * acc[i][j][2 * h], p.alpha * acc[i][j][2 * h + 1]);
+                    }
+                }
+        }
+        __syncthreads();
+        const int rows = p.m - bm0 - half * C::wm, cols = p.n - bn0;
+        float *cb = c + (size_t)(bm0 + half * C::wm) * p.n + bn0 + lane;
+#pragma unroll 1
+        for (int r0 = warp * rows_per_warp; r0 < (warp + 1) * rows_per_warp && r0 < rows;
+             r0 += 2) {
+            float v[2][per_lane];
+#pragma unroll
+            for (int r = 0; r < 2; r++)
+#pragma unroll
+                for (int q = 0; q < per_lane; q++)
+                    v[r][q] = cs[(r0 + r) * C::bn + ((4 * q + lane / 8) ^ ((r0 + r) & 3)) * 8 +
+                                 lane % 8];
+            /* The old values all in flight before the first store. */
+            if (p.beta != 0.0f) {
+#pragma unroll
+                for (int r = 0; r < 2; r++)
+#pragma unroll
+                    for (int q = 0; q < per_lane; q++)
+                        if (r0 + r < rows && 32 * q + lane < cols)
+                            v[r][q] += p.beta * cb[(size_t)(r0 + r) * p.n + 32 * q];
+            }
+#pragma unroll
+            for (int r = 0; r < 2; r++)
+#pragma unroll
+                for (int q = 0; q < per_lane; q++)
+                    if (r0 + r < rows && 32 * q + lane < cols)
+                        cb[(size_t)(r0 + r) * p.n + 32 * q] = v[r][q];
+        }
+    }
 }
 
 template <bool BF16, int AMODE, int BMODE>
@@ -510,6 +575,11 @@ hgemm_mma_sync_kernel(const struct hmma_args args)
 
     float *c = p.c + product * p.stride_c;
     int g = lane / 4, t4 = lane % 4;
+    if (!args.c_vec) {
+        hmma_store_rows(acc, reinterpret_cast<float *>(hmma_smem), p, c, bm0, bn0, warp_m,
+                        warp_n, lane);
+        return;
+    }
 #pragma unroll
     for (int i = 0; i < C::mt; i++)
 #pragma unroll
@@ -521,22 +591,15 @@ hgemm_mma_sync_kernel(const struct hmma_args args)
 #pragma unroll
             for (int j = 0; j < C::nt; j++) {
                 int col = bn0 + warp_n * C::wn + 8 * j + 2 * t4;
-                float v0 = acc[i][j][2 * h], v1 = acc[i][j][2 * h + 1];
                 if (col >= p.n)
                     continue;
-                if (args.c_vec) {
-                    float2 out = make_float2(p.alpha * v0, p.alpha * v1);
-                    if (p.beta != 0.0f) {
-                        float2 old = *reinterpret_cast<const float2 *>(crow + col);
-                        out.x += p.beta * old.x;
-                        out.y += p.beta * old.y;
-                    }
-                    *reinterpret_cast<float2 *>(crow + col) = out;
-                } else {
-                    crow[col] = hmma_out(p.alpha, p.beta, v0, crow + col);
-                    if (col + 1 < p.n)
-                        crow[col + 1] = hmma_out(p.alpha, p.beta, v1, crow + col + 1);
+                float2 out = make_float2(p.alpha * acc[i][j][2 * h], p.alpha * acc[i][j][2 * h + 1]);
+                if (p.beta != 0.0f) {
+                    float2 old = *reinterpret_cast<const float2 *>(crow + col);
+                    out.x += p.beta * old.x;
+                    out.y += p.beta * old.y;
                 }
+                *reinterpret_cast<float2 *>(crow + col) = out;
             }
         }
 }

@@ -31,6 +31,11 @@
  * thread, and a smaller one (128 x 128) more bytes of A and B per product;
  * here the epilogue is the part left exposed, and the producer's run-ahead
  * keeps the first steps of the next tile from waiting on memory as well.
+ * The epilogue writes C through 32 KB of shared memory beside the ring, a
+ * warp's rows whole, 1 KB a row (persist_store_rows in
+ * hgemm_persistent.cuh): stored straight from the accumulators, a C whose
+ * rows do not start on 8 bytes is written in half sectors at a quarter of
+ * the speed.
  *
  * Every shape.  This is auto's stage for f16 and bf16, so it refuses none
  * on a compute capability 9.0 device: operands whose rows, bases or stack
@@ -50,8 +55,8 @@
 #include "kernels/hgemm/hgemm_persistent.cuh"
 
 struct hpe_cfg : persist_cfg {
-    static constexpr size_t smem = (size_t)ring_bytes + HOPPER_ATOM_BYTES;
-    static_assert(smem <= 227 * 1024, "the ring fits an SM's shared memory");
+    static constexpr size_t smem = (size_t)ring_bytes + c_bytes + HOPPER_ATOM_BYTES;
+    static_assert(smem <= 227 * 1024, "the ring and C's staging fit an SM's shared memory");
 };
 
 /* The producer's thread: every step of every tile of the block. */
@@ -88,7 +93,7 @@ static __device__ __forceinline__ void hpe_produce(const CUtensorMap *map_a,
 template <class C, class T>
 static __device__ __forceinline__ void hpe_consume(const struct persist_args &args,
                                                    uint32_t ring, uint32_t full, uint32_t empty,
-                                                   int cw)
+                                                   uint32_t stage, int cw)
 {
     const struct hgemm_problem &p = args.h.p;
     const int tid = threadIdx.x % 128, rows0 = 64 * cw;
@@ -103,8 +108,8 @@ static __device__ __forceinline__ void hpe_consume(const struct persist_args &ar
                 hopper_bar_arrive(empty + 8 * slot);
         });
         float *c = p.c + (long long)product * p.stride_c + ((size_t)bm0 + rows0) * p.n + bn0;
-        hopper_store<C::bn>(acc, tid, c, p.n, p.m - bm0 - rows0, p.n - bn0, p.alpha, p.beta,
-                            args.h.c_vec);
+        persist_store_rows<C>(acc, stage + cw * 2 * C::c_buf_bytes, tid, c, p.n,
+                              p.m - bm0 - rows0, p.n - bn0, p.alpha, p.beta);
     }
 }
 
@@ -120,6 +125,7 @@ hgemm_persistent_kernel(const __grid_constant__ CUtensorMap map_a,
     const uint32_t ring =
         ((uint32_t)__cvta_generic_to_shared(hpe_smem) + HOPPER_ATOM_BYTES - 1) &
         ~(uint32_t)(HOPPER_ATOM_BYTES - 1);
+    const uint32_t stage = ring + C::ring_bytes;
     const uint32_t full = (uint32_t)__cvta_generic_to_shared(hpe_bars);
     const uint32_t empty = full + 8 * C::stages;
 
@@ -144,7 +150,7 @@ hgemm_persistent_kernel(const __grid_constant__ CUtensorMap map_a,
             hpe_produce<C>(&map_a, &map_b, args, ring, full, empty);
     } else {
         hopper_regs_inc<C::consumer_regs>();
-        hpe_consume<C, T>(args, ring, full, empty, wg - 1);
+        hpe_consume<C, T>(args, ring, full, empty, stage, wg - 1);
     }
 }
 

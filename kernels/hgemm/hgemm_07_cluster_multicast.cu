@@ -42,8 +42,10 @@
  * engine drops what lies past M and N) and, before either buffer is
  * written again, waits until the store before has read its buffer
  * (cp.async.bulk.wait_group.read 1).  The stores run while the next
- * tile's wgmma do.  Otherwise (beta != 0, unaligned C) persistent's direct
- * stores.  The ring takes 192 KB and the staging 32 KB of the 227 KB.
+ * tile's wgmma do.  Otherwise (beta != 0, unaligned C) the same staging
+ * buffers carry persistent's rows of C (persist_store_rows: a warp's 16
+ * rows, 4 at a time, 1 KB contiguous a row).  The ring takes 192 KB and the staging 32 KB of the
+ * 227 KB.
  *
  * The grid: as many clusters as fit at once (cudaOccupancyMaxActiveClusters),
  * at most one per pair, launched with cudaLaunchKernelEx and a cluster
@@ -66,15 +68,9 @@
 struct hcm_cfg : persist_cfg {
     static constexpr int cluster = 2;
     static constexpr int b_boxes = bn / 64 / cluster;        /* B boxes each block loads */
-    static constexpr int c_cols = 32;                         /* a stored chunk: 64 x 32 floats */
-    static constexpr int c_buf_bytes = 64 * c_cols * 4;
-    static constexpr int c_bytes = consumers * 2 * c_buf_bytes;
     static constexpr size_t smem = (size_t)ring_bytes + c_bytes + HOPPER_ATOM_BYTES;
 
     static_assert(bn / 64 % cluster == 0, "B's boxes split evenly over the cluster");
-    static_assert(c_cols * 4 == HOPPER_ROW_BYTES, "a chunk's row is one swizzled row");
-    static_assert(bn % (2 * c_cols) == 0, "an even number of chunks per tile");
-    static_assert(c_buf_bytes % HOPPER_ATOM_BYTES == 0, "staging buffers 1024-aligned");
     static_assert(smem <= 227 * 1024, "ring and staging fit an SM's shared memory");
 };
 
@@ -247,11 +243,6 @@ static __device__ __forceinline__ void hcm_consumer_sync(int cw)
         asm volatile("bar.sync 2, 128;\n" ::: "memory");
 }
 
-static __device__ __forceinline__ void hcm_st_shared2(uint32_t addr, float x, float y)
-{
-    asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(x), "f"(y) : "memory");
-}
-
 /* A consumer's 64 x 256 result, alpha * acc, to C at column c0, row r0 of
  * `product` through its two staging buffers at `stage`, 8 chunks of 64 x
  * 32.  Thread 0 of the warpgroup issues the stores; the buffers' use runs
@@ -268,7 +259,7 @@ static __device__ __forceinline__ void hcm_store_tma(const float (&acc)[128],
 #pragma unroll
         for (int i = 16 * ch; i < 16 * ch + 16; i += 2) {
             int row = hopper_acc_row(i, tid), col = hopper_acc_col(i, tid) - C::c_cols * ch;
-            hcm_st_shared2(buf + hopper_sw128(row, col / 4) + (col % 4) * 4, alpha * acc[i],
+            hopper_st_shared2(buf + hopper_sw128(row, col / 4) + (col % 4) * 4, alpha * acc[i],
                            alpha * acc[i + 1]);
         }
         hopper_fence_async_shared();
@@ -322,10 +313,12 @@ static __device__ __forceinline__ void hcm_produce(const CUtensorMap *map_a,
     }
 }
 
-/* Consumer warpgroup `cw`: its 64 rows of the block's tile of every pair. */
-template <class C, class T>
+/* Consumer warpgroup `cw`: its 64 rows of the block's tile of every pair,
+ * stored by the copy engine (C_TMA) or from the staging buffers a row at a
+ * time. */
+template <class C, class T, bool C_TMA>
 static __device__ __forceinline__ void hcm_consume(const CUtensorMap *map_c,
-                                                   const struct persist_args &args, bool c_tma,
+                                                   const struct persist_args &args,
                                                    uint32_t ring, uint32_t full, uint32_t empty,
                                                    uint32_t stage, uint32_t rank, int cw)
 {
@@ -347,25 +340,25 @@ static __device__ __forceinline__ void hcm_consume(const CUtensorMap *map_c,
         if (tm >= args.h.tiles_m || (long long)tm * C::bm + rows0 >= p.m)
             continue;
         int bm0 = tm * C::bm, bn0 = tn * C::bn;
-        if (c_tma) {
+        if constexpr (C_TMA) {
             hcm_store_tma<C>(acc, map_c, stage + cw * 2 * C::c_buf_bytes, tid, cw, p.alpha, bn0,
                              bm0 + rows0, product, p.batch > 1);
         } else {
             float *c = p.c + (long long)product * p.stride_c + ((size_t)bm0 + rows0) * p.n + bn0;
-            hopper_store<C::bn>(acc, tid, c, p.n, p.m - bm0 - rows0, p.n - bn0, p.alpha, p.beta,
-                                args.h.c_vec);
+            persist_store_rows<C>(acc, stage + cw * 2 * C::c_buf_bytes, tid, c, p.n,
+                                  p.m - bm0 - rows0, p.n - bn0, p.alpha, p.beta);
         }
     }
-    if (c_tma && tid == 0)
+    if (C_TMA && tid == 0)
         hcm_store_wait_all();
 }
 
-template <class T>
+template <class T, bool C_TMA>
 static __global__ void __launch_bounds__(hcm_cfg::threads, 1)
 hgemm_cluster_multicast_kernel(const __grid_constant__ CUtensorMap map_a,
                                const __grid_constant__ CUtensorMap map_b,
                                const __grid_constant__ CUtensorMap map_c,
-                               const struct persist_args args, const int c_tma)
+                               const struct persist_args args)
 {
     typedef hcm_cfg C;
     extern __shared__ __align__(16) unsigned char hcm_smem[];
@@ -385,7 +378,7 @@ hgemm_cluster_multicast_kernel(const __grid_constant__ CUtensorMap map_a,
             hopper_tma_prefetch(&map_a);
             hopper_tma_prefetch(&map_b);
         }
-        if (c_tma)
+        if (C_TMA)
             hopper_tma_prefetch(&map_c);
 #pragma unroll
         for (int s = 0; s < C::stages; s++) {
@@ -404,7 +397,7 @@ hgemm_cluster_multicast_kernel(const __grid_constant__ CUtensorMap map_a,
         hcm_cluster_sync();
     } else {
         hopper_regs_inc<C::consumer_regs>();
-        hcm_consume<C, T>(&map_c, args, c_tma != 0, ring, full, empty, stage, rank, wg - 1);
+        hcm_consume<C, T, C_TMA>(&map_c, args, ring, full, empty, stage, rank, wg - 1);
         hcm_cluster_sync();
     }
 }
@@ -438,17 +431,16 @@ template <class T>
 static cudaError_t hcm_run(const struct hgemm_problem *p, const struct launch_env *env)
 {
     typedef hcm_cfg C;
-    auto kernel = hgemm_cluster_multicast_kernel<T>;
+    if (p->m == 0 || p->n == 0)
+        return cudaSuccess;
+    CUtensorMap map_c;
+    memset(&map_c, 0, sizeof map_c);
+    auto kernel = hcm_c_map(&map_c, p) ? hgemm_cluster_multicast_kernel<T, true>
+                                       : hgemm_cluster_multicast_kernel<T, false>;
     cudaError_t err =
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)C::smem);
     if (err != cudaSuccess)
         return err;
-    if (p->m == 0 || p->n == 0)
-        return cudaSuccess;
-
-    CUtensorMap map_c;
-    memset(&map_c, 0, sizeof map_c);
-    int c_tma = hcm_c_map(&map_c, p);
 
     cudaLaunchAttribute attr;
     attr.id = cudaLaunchAttributeClusterDimension;
@@ -474,8 +466,8 @@ static cudaError_t hcm_run(const struct hgemm_problem *p, const struct launch_en
                               const struct persist_args &args) {
                               int n = args.units < clusters ? args.units : clusters;
                               cfg.gridDim = dim3((unsigned)(C::cluster * n));
-                              return cudaLaunchKernelEx(&cfg, kernel, map_a, map_b, map_c, args,
-                                                        c_tma);
+                              return cudaLaunchKernelEx(&cfg, kernel, map_a, map_b, map_c,
+                                                        args);
                           });
 }
 
@@ -487,8 +479,8 @@ extern "C" cudaError_t hgemm_cluster_multicast_launch(const struct hgemm_problem
 
 extern "C" cudaError_t hgemm_cluster_multicast_attr(struct kernel_attr *out)
 {
-    return kernel_attr_of(hgemm_cluster_multicast_kernel<__half>, hcm_cfg::threads, hcm_cfg::smem,
-                          out);
+    return kernel_attr_of(hgemm_cluster_multicast_kernel<__half, true>, hcm_cfg::threads,
+                          hcm_cfg::smem, out);
 }
 
 extern "C" int hgemm_cluster_multicast_check(const struct gemm_problem *p, char *why, size_t n)

@@ -27,9 +27,13 @@
  *     next k-step are issued before this step's 8 mma, so that two steps
  *     are in flight;
  *   - the 8 partial tiles meet in shared memory (8 x 32 rows of 36
- *     floats), and each thread sums 4 adjacent outputs over the warps in
- *     warp order (the same sum every run) and stores them as
- *     alpha sum + beta C, under a bounds check.
+ *     floats), and each thread sums 4 outputs of a column over the warps
+ *     in warp order (the same sum every run) and stores them as alpha sum
+ *     + beta C, under a bounds check: lane l of warp w takes column l of
+ *     rows w, w + 8, ..., so each store of a warp is a row's 32 adjacent
+ *     floats (from 4 adjacent outputs a thread, a warp's stores went 4
+ *     bytes in 16, and on rows not aligned to 16 bytes each sector
+ *     arrived in quarters).
  * Values outside A or B load as zeros, so any M, N and K runs, and a stack
  * of products takes blockIdx.y, in launches of at most 65535.  A single
  * product with a long K over few tiles is cut into slices of K by the
@@ -155,27 +159,21 @@ static __global__ void __launch_bounds__(TINY_THREADS, 2) hgemm_mma_tiny_kernel(
                     make_float2(acc[mi][ni][2 * h], acc[mi][ni][2 * h + 1]);
     __syncthreads();
 
-    /* Thread i: row i / 8, columns 4 (i % 8) .. + 3, summed in warp order. */
-    const int r = threadIdx.x / (TINY_BN / 4), c0 = 4 * (threadIdx.x % (TINY_BN / 4));
-    float4 sum = *(const float4 *)&part[0][r][c0];
+    /* Warp w: rows w, w + TINY_WARPS, ...; lane l: column l; each value
+     * summed in warp order.  A warp's store is a row's 32 adjacent floats,
+     * whole sectors whatever C's alignment. */
+    const int col = col0 + lane;
 #pragma unroll
-    for (int w = 1; w < TINY_WARPS; w++) {
-        float4 v = *(const float4 *)&part[w][r][c0];
-        sum.x += v.x;
-        sum.y += v.y;
-        sum.z += v.z;
-        sum.w += v.w;
-    }
-    const int row = row0 + r;
-    if (row >= p.m)
-        return;
-    float *crow = c + (long long)row * p.n;
-    const float s4[4] = { sum.x, sum.y, sum.z, sum.w };
+    for (int r = warp; r < TINY_BM; r += TINY_WARPS) {
+        float sum = part[0][r][lane];
 #pragma unroll
-    for (int j = 0; j < 4; j++) {
-        int col = col0 + c0 + j;
-        if (col < p.n)
-            crow[col] = p.beta != 0.0f ? p.alpha * s4[j] + p.beta * crow[col] : p.alpha * s4[j];
+        for (int w = 1; w < TINY_WARPS; w++)
+            sum += part[w][r][lane];
+        const int row = row0 + r;
+        if (row < p.m && col < p.n) {
+            float *cp = c + (long long)row * p.n + col;
+            *cp = p.beta != 0.0f ? p.alpha * sum + p.beta * *cp : p.alpha * sum;
+        }
     }
 }
 

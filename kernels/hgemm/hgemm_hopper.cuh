@@ -453,6 +453,19 @@ static __device__ __forceinline__ void hopper_cp_wait(void)
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
+/* 8 bytes to shared memory; 4 bytes from it. */
+static __device__ __forceinline__ void hopper_st_shared2(uint32_t addr, float x, float y)
+{
+    asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(x), "f"(y) : "memory");
+}
+
+static __device__ __forceinline__ float hopper_ld_shared(uint32_t addr)
+{
+    float v;
+    asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(addr) : "memory");
+    return v;
+}
+
 /* ---- what the three stages share ---- */
 
 /* The stage's arguments beyond the problem. */

@@ -1,7 +1,8 @@
 /* What the persistent Hopper stages share (hgemm_06_persistent.cu,
  * hgemm_07_cluster_multicast.cu): their tile and ring, the walk of a
  * persistent block over the tiles of a stack, the consumers' main loop,
- * and on the host the padded copies that let them take every shape, the
+ * the epilogue that writes C through shared memory a row at a time, and
+ * on the host the padded copies that let them take every shape, the
  * tensor maps and the launch over chunks of the stack.
  *
  * Every shape.  A tensor map needs 16-byte rows (lda and ldb multiples of
@@ -50,6 +51,11 @@ struct persist_cfg {
     static constexpr int b_bytes = bn / 64 * HOPPER_B_BLOCK;
     static constexpr int stage_bytes = a_bytes + b_bytes;
     static constexpr int ring_bytes = stages * stage_bytes;
+    /* C's staging: two buffers of 64 x 32 floats per consumer, each row
+     * one swizzled row of 128 bytes. */
+    static constexpr int c_cols = 32;
+    static constexpr int c_buf_bytes = 64 * c_cols * 4;
+    static constexpr int c_bytes = consumers * 2 * c_buf_bytes;
 
     static_assert(bm == 64 * consumers, "each consumer warpgroup owns 64 rows");
     static_assert(bn == 256, "one wgmma m64n256 per consumer and step of k");
@@ -59,12 +65,15 @@ struct persist_cfg {
                       producer_regs % 8 == 0 && consumer_regs % 8 == 0,
                   "setmaxnreg: multiples of 8 within the register file");
     static_assert(stages >= 2, "a ring needs two slots");
+    static_assert(c_cols * 4 == HOPPER_ROW_BYTES, "a chunk's row is one swizzled row");
+    static_assert(bn % (2 * c_cols) == 0, "an even number of chunks per tile");
+    static_assert(c_buf_bytes % HOPPER_ATOM_BYTES == 0, "staging buffers 1024-aligned");
 };
 
 /* The kernels' arguments. */
 struct persist_args {
     struct hopper_args h;     /* the problem (C, alpha, beta, strides), tiles_m, tiles_n,
-                                 batch0 (the launch's first product), c_vec, which
+                                 batch0 (the launch's first product), which
                                  operands have a matrix per product */
     int unit_rows;            /* rows of units per product: tiles_m, or its pairs */
     int units;                /* units of this launch: unit_rows x tiles_n per product */
@@ -145,6 +154,80 @@ static __device__ __forceinline__ void persist_mma_tile(float (&acc)[128], uint3
     hopper_fence_regs(acc);
     if (k_tiles > 0)
         release(prev);
+}
+
+/* A consumer's 64 x 256 result to C at `c` (its first element, rows `ldc`
+ * apart): alpha * acc + beta * C, C read only when beta != 0, rows below
+ * `rows` and columns below `cols` only.
+ *
+ * The accumulators' own layout puts a lane's two values of a row 8 bytes
+ * in 32: stored from there, a warp's store fills whole 32-byte sectors
+ * only where C's rows start on 8 bytes; elsewhere (N odd) the halves of
+ * each sector arrive in separate stores, and the write ran at a quarter of
+ * the aligned one (float16 3321 x 29927 x 53 against x 29928, H100,
+ * 2026-11-26: 12.5 and 58.4 TFLOP/s).  Through shared memory a row at a
+ * time, 32 floats a store, it ran at 31.5; with 64 at 37.9: each store's
+ * first and last sectors are partial when rows are not aligned, and the
+ * fewer the seams the faster.  So here each warp writes whole 256-column
+ * rows of its 16: four passes of 4 rows, each staged by the 16 lanes that
+ * hold them (rows g and g + 8 of the fragment: lanes 4r..4r+3 hold row r)
+ * into the warp's 4 KB of the consumer's staging (4 rows of 1 KB, the
+ * 32-byte groups of row r XORed by r, so that the 4 rows' stores and the
+ * row reads below each spread over all banks), then written by all 32
+ * lanes a row at a time, lane l at columns l, l + 32, ..., 1 KB
+ * contiguous a row.  Only the tile's edges leave partial sectors.  The
+ * rows a warp reads are the rows it wrote: a warp's barrier after the
+ * writes and one after the reads are all a pass needs. */
+template <class C>
+static __device__ __forceinline__ void persist_store_rows(const float (&acc)[128], uint32_t stage,
+                                                          int tid, float *c, long long ldc,
+                                                          int rows, int cols, float alpha,
+                                                          float beta)
+{
+    constexpr int row_bytes = C::bn * 4, groups = C::bn / 8, per_lane = C::bn / 32;
+    static_assert(4 * 4 * row_bytes == 2 * C::c_buf_bytes,
+                  "4 rows a warp fill the consumer's two staging buffers");
+    const int lane = tid % 32, warp = tid / 32, g = lane / 4, t4 = lane % 4;
+    const uint32_t buf = stage + warp * 4 * row_bytes;
+#pragma unroll
+    for (int pass = 0; pass < 4; pass++) {
+        const int h = pass / 2;   /* fragment rows g (0) or g + 8 (1) */
+        if (g / 4 == pass % 2) {
+            const int r = g % 4;
+#pragma unroll
+            for (int j = 0; j < groups; j++) {
+                int i = 4 * j + 2 * h;
+                hopper_st_shared2(buf + r * row_bytes + ((j ^ r) * 8 + 2 * t4) * 4,
+                                  alpha * acc[i], alpha * acc[i + 1]);
+            }
+        }
+        __syncwarp();
+        float v[4][per_lane];
+#pragma unroll
+        for (int r = 0; r < 4; r++)
+#pragma unroll
+            for (int q = 0; q < per_lane; q++)
+                v[r][q] = hopper_ld_shared(buf + r * row_bytes +
+                                           ((4 * q + lane / 8) ^ r) * 32 + (lane % 8) * 4);
+        __syncwarp();
+        const int row = 16 * warp + 4 * pass;
+        float *p = c + (size_t)row * ldc + lane;
+        /* The old values all in flight before the first store. */
+        if (beta != 0.0f) {
+#pragma unroll
+            for (int r = 0; r < 4; r++)
+#pragma unroll
+                for (int q = 0; q < per_lane; q++)
+                    if (row + r < rows && 32 * q + lane < cols)
+                        v[r][q] += beta * p[(size_t)r * ldc + 32 * q];
+        }
+#pragma unroll
+        for (int r = 0; r < 4; r++)
+#pragma unroll
+            for (int q = 0; q < per_lane; q++)
+                if (row + r < rows && 32 * q + lane < cols)
+                    p[(size_t)r * ldc + 32 * q] = v[r][q];
+    }
 }
 
 /* ---- host ---- */

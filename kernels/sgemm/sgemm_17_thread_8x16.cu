@@ -145,6 +145,54 @@ static __device__ __forceinline__ void wide_mainloop(const struct sgemm_problem 
     __syncthreads();
 }
 
+/* The thread's 8 x 16 sums, times `scale`, into the block's tile in shared
+ * memory at `cs` (rows of C::bn floats; the ring, free after
+ * wide_mainloop). */
+template <class C>
+static __device__ __forceinline__ void wide_stage(const float (&acc)[8][16], float *cs, int m0,
+                                                  int n0, float scale)
+{
+    static_assert((size_t)C::bm * C::bn * sizeof(float) <= C::smem, "the ring holds the tile");
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        int row = m0 + (i / 4) * 32 + i % 4;
+#pragma unroll
+        for (int q = 0; q < 4; q++)
+            *reinterpret_cast<float4 *>(&cs[row * C::bn + n0 + 16 * q]) =
+                make_float4(scale * acc[i][4 * q], scale * acc[i][4 * q + 1],
+                            scale * acc[i][4 * q + 2], scale * acc[i][4 * q + 3]);
+    }
+}
+
+/* A stream-K run's share of the block's tile, staged at `cs` (alpha
+ * applied), added into p.c at (bm0, bn0): each warp its band of rows, a
+ * row at a time, lane l at columns l, l + 32, ...: a warp's atomics cover
+ * 128 contiguous bytes, where from the registers four scalar atomics of a
+ * lane go to addresses 16 bytes apart.  A sum below 2^-102 by
+ * compare-and-swap, as above. */
+template <class C>
+static __device__ __forceinline__ void wide_add_rows(const struct sgemm_problem &p,
+                                                     const float *cs, int bm0, int bn0)
+{
+    constexpr int per_row = C::bn / 32, band = C::bm / C::warps;
+    const int lane = threadIdx.x % 32, first = threadIdx.x / 32 * band;
+    const int rows = p.m - bm0, cols = p.n - bn0;
+    float *c = p.c + (size_t)bm0 * p.n + bn0;
+    for (int r = first; r < first + band && r < rows; r++)
+#pragma unroll
+        for (int q = 0; q < per_row; q++) {
+            int col = 32 * q + lane;
+            if (col >= cols)
+                continue;
+            float v = cs[r * C::bn + col];
+            float *d = c + (size_t)r * p.n + col;
+            if (sgemm_tiny(v))
+                sgemm_atomic_add_cas(d, make_float4(v, 0.0f, 0.0f, 0.0f), 1);
+            else
+                atomicAdd(d, v);
+        }
+}
+
 template <class C, bool VEC, bool BATCHED>
 static __global__ void __launch_bounds__(C::threads, C::min_blocks) sgemm_wide_kernel(const struct wide_args args)
 {
@@ -183,14 +231,22 @@ static __global__ void __launch_bounds__(C::threads, C::min_blocks) sgemm_wide_k
                 acc[i][j] = 0.0f;
         wide_mainloop<C, VEC>(prod, bm0, bn0, k0 * C::bk, min(p.k, k1 * C::bk), wide_smem, m0, n0, acc);
         if (whole) {
+            if constexpr (VEC) {
 #pragma unroll
-            for (int i = 0; i < 8; i++) {
-                int row = bm0 + m0 + (i / 4) * 32 + i % 4;
+                for (int i = 0; i < 8; i++) {
+                    int row = bm0 + m0 + (i / 4) * 32 + i % 4;
 #pragma unroll
-                for (int q = 0; q < 4; q++)
-                    sgemm_store4<VEC>(prod, row, bn0 + n0 + 16 * q,
-                                      make_float4(acc[i][4 * q], acc[i][4 * q + 1],
-                                                  acc[i][4 * q + 2], acc[i][4 * q + 3]));
+                    for (int q = 0; q < 4; q++)
+                        sgemm_store4<VEC>(prod, row, bn0 + n0 + 16 * q,
+                                          make_float4(acc[i][4 * q], acc[i][4 * q + 1],
+                                                      acc[i][4 * q + 2], acc[i][4 * q + 3]));
+                }
+            } else {
+                /* Rows of C not in float4s: the tile through the free ring,
+                 * a row at a time (pipe_store_rows). */
+                wide_stage<C>(acc, wide_smem, m0, n0, 1.0f);
+                __syncthreads();
+                pipe_store_rows<C>(prod, wide_smem, bm0, bn0);
             }
             return;
         }
@@ -202,31 +258,35 @@ static __global__ void __launch_bounds__(C::threads, C::min_blocks) sgemm_wide_k
          * compare-and-swap instead (slower, and only there: with every
          * sum on compare-and-swap, stream_k ran at a third of its speed
          * at 1024^3).  Above it, a flushed subnormal is below half an ulp
-         * of the sum. */
+         * of the sum.  Where rows of C are not float4s, the tile goes through
+         * the free ring and its rows are added a row at a time
+         * (wide_add_rows), as the whole tiles' are stored. */
+        if constexpr (VEC) {
 #pragma unroll
-        for (int i = 0; i < 8; i++) {
-            int row = bm0 + m0 + (i / 4) * 32 + i % 4;
+            for (int i = 0; i < 8; i++) {
+                int row = bm0 + m0 + (i / 4) * 32 + i % 4;
 #pragma unroll
-            for (int q = 0; q < 4; q++) {
-                int col = bn0 + n0 + 16 * q;
-                if (row >= p.m || col >= p.n)
-                    continue;
-                float *c = prod.c + (size_t)row * p.n + col;
-                float4 v = make_float4(p.alpha * acc[i][4 * q], p.alpha * acc[i][4 * q + 1],
-                                       p.alpha * acc[i][4 * q + 2], p.alpha * acc[i][4 * q + 3]);
-                bool tiny = sgemm_tiny(v.x) || sgemm_tiny(v.y) || sgemm_tiny(v.z) ||
-                            sgemm_tiny(v.w);
-                if (tiny) {
-                    sgemm_atomic_add_cas(c, v, p.n - col < 4 ? p.n - col : 4);
-                } else if (VEC) {
-                    atomicAdd(reinterpret_cast<float4 *>(c), v);
-                } else {
-#pragma unroll
-                    for (int e = 0; e < 4; e++)
-                        if (col + e < p.n)
-                            atomicAdd(c + e, p.alpha * acc[i][4 * q + e]);
+                for (int q = 0; q < 4; q++) {
+                    int col = bn0 + n0 + 16 * q;
+                    if (row >= p.m || col >= p.n)
+                        continue;
+                    float *c = prod.c + (size_t)row * p.n + col;
+                    float4 v = make_float4(p.alpha * acc[i][4 * q], p.alpha * acc[i][4 * q + 1],
+                                           p.alpha * acc[i][4 * q + 2], p.alpha * acc[i][4 * q + 3]);
+                    bool tiny = sgemm_tiny(v.x) || sgemm_tiny(v.y) || sgemm_tiny(v.z) ||
+                                sgemm_tiny(v.w);
+                    if (tiny)
+                        sgemm_atomic_add_cas(c, v, p.n - col < 4 ? p.n - col : 4);
+                    else
+                        atomicAdd(reinterpret_cast<float4 *>(c), v);
                 }
             }
+        } else {
+            wide_stage<C>(acc, wide_smem, m0, n0, p.alpha);
+            __syncthreads();
+            wide_add_rows<C>(prod, wide_smem, bm0, bn0);
+            /* Every warp is done with the ring before the next run's copies. */
+            __syncthreads();
         }
         ib = (long long)sk_tile * kt + k1;
     }

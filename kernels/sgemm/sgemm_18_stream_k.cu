@@ -9,9 +9,10 @@
  * runs, one per block, so the tail costs (T mod S) / S of a wave instead of
  * a whole one.  A first kernel sets those tiles of C to beta * C (to 0 when
  * beta == 0, without reading C); each run then adds alpha times its sums
- * atomically (float4 atomics where rows are 16-byte aligned; a sum below
- * 2^-102 by compare-and-swap, since the float atomic add flushes
- * subnormals).  The low bits of a shared tile depend on the order its runs
+ * atomically (float4 atomics where rows are 16-byte aligned, otherwise a
+ * row at a time through shared memory, a warp's atomics on 32 adjacent
+ * floats; a sum below 2^-102 by compare-and-swap, since the float atomic
+ * add flushes subnormals).  The low bits of a shared tile depend on the order its runs
  * finish; the error bound is the one of any order.  The same split makes
  * splitk's case, M x N too small to fill the GPU, one partial wave shared
  * out.  A last wave more than nine tenths full runs whole.

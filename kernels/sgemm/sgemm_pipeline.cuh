@@ -190,6 +190,20 @@ static __device__ __forceinline__ void pipe_tile_of(int id, int tiles_m, int til
     *tn = in_band / rows;
 }
 
+/* The block's tile of C, staged in shared memory at `cs` (rows of C::bn
+ * floats), to p.c at (bm0, bn0): alpha * acc + beta * C, inside C only,
+ * a row at a time (tile_store_rows in kernels/common.cuh), where rows of C
+ * cannot take float4 stores (N not a multiple of 4). */
+template <class C>
+static __device__ __forceinline__ void pipe_store_rows(const struct sgemm_problem &p,
+                                                       const float *cs, int bm0, int bn0)
+{
+    static_assert((size_t)C::bm * C::bn * sizeof(float) <= C::smem,
+                  "the ring holds the tile of C");
+    tile_store_rows<float, C::bm, C::bn, C::warps>(cs, p.c + (size_t)bm0 * p.n + bn0, p.n,
+                                                   p.m - bm0, p.n - bn0, p.alpha, p.beta);
+}
+
 template <class C, bool VEC, int GROUP, bool BATCHED>
 static __global__ void __launch_bounds__(C::threads, C::min_blocks) sgemm_pipe_kernel(const struct pipe_args args)
 {
@@ -246,26 +260,36 @@ static __global__ void __launch_bounds__(C::threads, C::min_blocks) sgemm_pipe_k
     }
     pipe_wait<0>();
 
+    struct sgemm_problem out = p;
     if (args.partial) {
         /* Slab (split, product), splits outermost. */
         size_t slab = BATCHED ? (size_t)blockIdx.z * gridDim.y + blockIdx.y : blockIdx.z;
-        struct sgemm_problem raw = p;
-        raw.c = args.partial + slab * p.m * p.n;
-        raw.alpha = 1.0f;
-        raw.beta = 0.0f;
+        out.c = args.partial + slab * p.m * p.n;
+        out.alpha = 1.0f;
+        out.beta = 0.0f;
+    }
+    if constexpr (!VEC) {
+        /* Every warp's last tile is read and every copy has landed: the
+         * ring holds the block's tile of C now. */
+        __syncthreads();
+        float *cs = pipe_smem;
+#pragma unroll
+        for (int i = 0; i < 8; i++) {
+            int row = m0 + (i / 4) * 16 + i % 4;
+            *reinterpret_cast<float4 *>(&cs[row * C::bn + n0]) =
+                make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);
+            *reinterpret_cast<float4 *>(&cs[row * C::bn + n0 + 32]) =
+                make_float4(acc[i][4], acc[i][5], acc[i][6], acc[i][7]);
+        }
+        __syncthreads();
+        pipe_store_rows<C>(out, cs, bm0, bn0);
+    } else {
 #pragma unroll
         for (int i = 0; i < 8; i++) {
             int row = bm0 + m0 + (i / 4) * 16 + i % 4;
-            sgemm_store4<VEC>(raw, row, bn0 + n0, make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]));
-            sgemm_store4<VEC>(raw, row, bn0 + n0 + 32, make_float4(acc[i][4], acc[i][5], acc[i][6], acc[i][7]));
+            sgemm_store4<VEC>(out, row, bn0 + n0, make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]));
+            sgemm_store4<VEC>(out, row, bn0 + n0 + 32, make_float4(acc[i][4], acc[i][5], acc[i][6], acc[i][7]));
         }
-        return;
-    }
-#pragma unroll
-    for (int i = 0; i < 8; i++) {
-        int row = bm0 + m0 + (i / 4) * 16 + i % 4;
-        sgemm_store4<VEC>(p, row, bn0 + n0, make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]));
-        sgemm_store4<VEC>(p, row, bn0 + n0 + 32, make_float4(acc[i][4], acc[i][5], acc[i][6], acc[i][7]));
     }
 }
 

@@ -252,19 +252,32 @@ static cudaError_t small_k_run_problem(const P *p, const struct launch_env *env)
      * starting on one. */
     bool vec = p->k % E::vec == 0 && (uintptr_t)p->a % 16 == 0 &&
                (p->batch == 1 || p->stride_a % E::vec == 0);
-    /* Rows per warp: as many as give one wave of the warps the SMs hold
-     * (8 an SM for K > 16, whose B takes 195-209 registers a lane; more
-     * waves of fewer rows each load their strip of B again: 166 x 4444 x
-     * 30 float16 on rows of 2, 2.8 waves at 12.5% occupancy (ncu), 34 us
-     * where mma_sync took 12 (bench), NVIDIA H200, 2026-11-26). */
+    /* Rows per warp: the time is about the waves of warps times the rows
+     * each takes, so of the bands of rows that fill 1 to 4 whole waves of
+     * the warps the SMs hold (8 an SM for K > 16, whose B takes 195-209
+     * registers a lane) the one with the fewest waves x rows.  More waves
+     * of fewer rows each load their strip of B again: 166 x 4444 x 30
+     * float16 on rows of 2, 2.8 waves at 12.5% occupancy (ncu), 34 us
+     * where mma_sync took 12 (bench), NVIDIA H200, 2026-11-26.  And the
+     * bands that just cover one wave can spill into a second: 101 x 26584
+     * x 17 float16 on 6 bands of 17 rows ran 156 blocks of one a SM on 132
+     * SMs, 36.8 us (ncu, H200), where 5 bands of 21 rows make one wave. */
     int sms = env->sm_count > 0 ? env->sm_count : 132;
     long long want_warps = (long long)small_k_warps<E>(p->k, vec) * sms;
-    long long bands = (want_warps + col_strips * p->batch - 1) / (col_strips * p->batch);
-    long long rows = (p->m + bands - 1) / bands;
-    if (rows < 1)
-        rows = 1;
-    if (rows > SMALL_K_MOST_ROWS)
-        rows = SMALL_K_MOST_ROWS;
+    long long per_band = col_strips * p->batch;
+    long long least = (p->m + SMALL_K_MOST_ROWS - 1) / SMALL_K_MOST_ROWS;
+    long long rows = 0, best = 0;
+    for (long long w = 1; w <= 4; w++) {
+        long long bands = w * want_warps / per_band;
+        bands = bands < least ? least : bands > p->m ? p->m : bands;
+        long long r = (p->m + bands - 1) / bands;
+        long long warps = per_band * ((p->m + r - 1) / r);
+        long long cost = (warps + want_warps - 1) / want_warps * r;
+        if (rows == 0 || cost < best) {
+            rows = r;
+            best = cost;
+        }
+    }
     long long strips = col_strips * ((p->m + rows - 1) / rows);
     long long warps = strips * p->batch;
     long long blocks = (warps + SMALL_K_THREADS / 32 - 1) / (SMALL_K_THREADS / 32);

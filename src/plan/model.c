@@ -248,10 +248,9 @@ struct model_estimate model_estimate_rate(const struct gemm_kernel *k,
     double f = model_ragged_factor(p, r);
     e.compute_ms *= f;
     e.memory_ms *= f;
-    /* (a persistent kernel's stores too where C's rows are not whole
-     * 8-byte units: single values then, not pairs) */
-    if ((p->ldc * gc_dtypes[gemm_sigs[p->sig].out].size) % 8 != 0)
-        under_ms *= f;
+    /* (a persistent kernel's stores are not: they leave through shared
+     * memory whole rows at a time, at the same rate whatever C's
+     * alignment) */
     e.memory_ms += under_ms;
     /* A stage's own workspace is written and read once before it runs:
      * the padded copies of operands a tensor map cannot take (persistent,

@@ -75,7 +75,11 @@ check(by_kernel(estimates("4096x4096x4096"))[("splitk", "f32")]["slices"] == 1,
       "splitk: 4096^3 sliced")
 
 # A longer K is never estimated faster, for any kernel (unless it is cut
-# into more slices: a kernel's own choice).
+# into more slices: a kernel's own choice; so are stream-K's runs, as
+# many more as K has k-steps while they are fewer than the slots, each of
+# 8 k-steps and a share of the leftover ones: with few runs that share is
+# up to half of 8 again, so a longer K may be up to 15% shorter).
+STREAM_K = ("stream_k", "edge_peel")
 rng = random.Random(7)
 for _ in range(25):
     m, n, k = (int(2 ** rng.uniform(0, 14)) for _ in range(3))
@@ -83,7 +87,7 @@ for _ in range(25):
     b = by_kernel(estimates(f"{m}x{n}x{2 * k}"))
     for key, c in a.items():
         if key in b and b[key]["slices"] == c["slices"] and None not in (b[key]["ms"], c["ms"]):
-            check(b[key]["ms"] >= c["ms"] * 0.999,
+            check(b[key]["ms"] >= c["ms"] * (0.85 if key[0] in STREAM_K else 0.999),
                   f"{key}: {m}x{n}x{2 * k} estimated {b[key]['ms']} ms, below "
                   f"{m}x{n}x{k}'s {c['ms']} ms")
 

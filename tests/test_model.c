@@ -250,7 +250,9 @@ static void memory_bound(void)
         if (!g || g->spread != SPREAD_MEMORY || sig < 0)
             continue;
         seen++;
-        int64_t m = 64 * (int64_t)g->tile_m, n = 256 * (int64_t)g->tile_n;
+        /* (blocks of at least 4 x 4, so that the bytes outlast block_us) */
+        int64_t m = 64 * (int64_t)(g->tile_m > 4 ? g->tile_m : 4);
+        int64_t n = 256 * (int64_t)(g->tile_n > 4 ? g->tile_n : 4);
         struct gemm_problem a = problem(sig, 1, m, n, 4096);
         struct gemm_problem b = problem(sig, 1, 2 * m, n, 8192);
         struct model_estimate ea = model_estimate(k, &a, SMS), eb = model_estimate(k, &b, SMS);

@@ -73,8 +73,8 @@ static void measured(const struct rates_device *d, struct model_rates *r, time_t
     r->compute_scale = r->memory_scale = 1;
     r->count = 2;
     r->e[0] = (struct rate_entry){ "f16", "cluster_multicast", 612.25, 1700, 3.5, 2.25, 0.0135,
-                                   4.5, 6.25 };
-    r->e[1] = (struct rate_entry){ "f32", "gemv", 0.5, 2950.0, 1, 1, 0, 0, 0 };
+                                   4.5, 6.25, 0, 0 };
+    r->e[1] = (struct rate_entry){ "f32", "thin", 0.5, 2950.0, 1, 1, 0, 0, 0, 7.5, 1500.0 };
 }
 
 static void test_text(void)
@@ -93,10 +93,12 @@ static void test_text(void)
               fabs(e->floor_ms - 0.0135) < 1e-6 && fabs(e->odd_eff - 4.5) < 0.01 &&
               fabs(e->few_eff - 6.25) < 0.01,
           "f16 cluster_multicast read back");
-    e = rates_find(&back, "f32", "gemv");
+    CHECK(e && e->tall_tflops == 0 && e->tall_gbps == 0, "no N path's rates: none read back");
+    e = rates_find(&back, "f32", "thin");
     CHECK(e && fabs(e->gbps - 2950) < 0.1 && e->floor_ms == 0 && e->odd_eff == 0 &&
-              e->few_eff == 0,
-          "f32 gemv's bandwidth read back");
+              e->few_eff == 0 && fabs(e->tall_tflops - 7.5) < 0.001 &&
+              fabs(e->tall_gbps - 1500) < 0.1,
+          "f32 thin's bandwidths, both paths, read back");
     CHECK(fabs(back.copy_gbps - 3004.5) < 0.1, "copy %.1f", back.copy_gbps);
     CHECK(!rates_find(&back, "f16", "gemv"), "no rate for an entry not kept");
 
@@ -127,14 +129,17 @@ static void test_text(void)
     static const struct {
         const char *line, *what;
     } bad_lines[] = {
-        { "rate f16 wgmma nan 0 1 1 0 0 0", "a NaN rate" },
-        { "rate f16 wgmma 1 0 0 1 0 0 0", "a slice_eff of 0" },
-        { "rate f16 wgmma 1 0 1 0 0 0 0", "a ragged_eff of 0" },
-        { "rate f16 wgmma 1 0 1 1 -2 0 0", "a negative floor" },
-        { "rate f16 wgmma 1 0 1 1 0 -1 0", "a negative odd_eff" },
-        { "rate f16 wgmma 1 0 1 1 0 inf 0", "an infinite odd_eff" },
-        { "rate f16 wgmma 1 0 1 1 0 0 -1", "a negative few_eff" },
-        { "rate f16 wgmma 1 0 1 1 0 0 nan", "a NaN few_eff" },
+        { "rate f16 wgmma 1 0 1 1 0 0 0 -1 0", "a negative tall_tflops" },
+        { "rate f16 wgmma 1 0 1 1 0 0 0 0 nan", "a NaN tall_gbps" },
+        { "rate f16 wgmma 1 0 1 1 0 0 0", "a rate line of the fifth format (no N path's)" },
+        { "rate f16 wgmma nan 0 1 1 0 0 0 0 0", "a NaN rate" },
+        { "rate f16 wgmma 1 0 0 1 0 0 0 0 0", "a slice_eff of 0" },
+        { "rate f16 wgmma 1 0 1 0 0 0 0 0 0", "a ragged_eff of 0" },
+        { "rate f16 wgmma 1 0 1 1 -2 0 0 0 0", "a negative floor" },
+        { "rate f16 wgmma 1 0 1 1 0 -1 0 0 0", "a negative odd_eff" },
+        { "rate f16 wgmma 1 0 1 1 0 inf 0 0 0", "an infinite odd_eff" },
+        { "rate f16 wgmma 1 0 1 1 0 0 -1 0 0", "a negative few_eff" },
+        { "rate f16 wgmma 1 0 1 1 0 0 nan 0 0", "a NaN few_eff" },
         { "rate f16 wgmma 1 0 1 1 0 0", "a rate line of the fourth format (no few_eff)" },
         { "rate f16 wgmma 1 0 1 1 0", "a rate line of the third format (no odd_eff)" },
         { "rate f16 wgmma 1 0 1 1", "a rate line of the second format (no floor)" },
@@ -221,7 +226,7 @@ static void test_fit(void)
     rates_use(&t);
     const int sms = 132;
     const struct gemm_kernel *k = kernel("wgmma_pipeline");
-    struct rate_entry truth = { "f16", "wgmma_pipeline", 500, 700, 2.5, 3, 0.02, 5, 4 }, fit;
+    struct rate_entry truth = { "f16", "wgmma_pipeline", 500, 700, 2.5, 3, 0.02, 5, 4, 0, 0 }, fit;
     int64_t shapes[][3] = { { 8192, 8192, 2048 }, { 8192, 8192, 32 }, { 256, 256, 65536 },
                             { 3002, 2998, 1002 }, { 8192, 8192, 8 }, { 64, 64, 64 },
                             { 3001, 2999, 1003 }, { 7, 13001, 2003 } };
@@ -267,7 +272,7 @@ static void test_fit(void)
      * stays under its compute, with the reads, at the store rate its
      * samples show (timings made by the model at that rate again). */
     const struct gemm_kernel *pk = kernel("cluster_multicast");
-    struct rate_entry ptruth = { "f16", "cluster_multicast", 600, 2000, 1, 1, 0.02, 0, 0 }, pfit;
+    struct rate_entry ptruth = { "f16", "cluster_multicast", 600, 2000, 1, 1, 0.02, 0, 0, 0, 0 }, pfit;
     struct rate_sample ps[6];
     CHECK(pk && (pk->flags & KERNEL_PERSISTENT), "cluster_multicast is persistent");
     CHECK(!(k->flags & KERNEL_PERSISTENT), "%s is not", k->name);
@@ -300,7 +305,7 @@ static void test_fit(void)
 
     /* A memory-bound kernel: its bandwidth. */
     const struct gemm_kernel *g = kernel("gemv");
-    struct rate_entry gtruth = { "f32", "gemv", 0, 2000, 1, 1, 0, 0, 0 };
+    struct rate_entry gtruth = { "f32", "gemv", 0, 2000, 1, 1, 0, 0, 0, 0, 0 };
     struct rate_sample gs[2];
     gs[0].p = problem(GEMM_F32, 1, 1, 8192, 4096);
     gs[1].p = problem(GEMM_F32, 1, 8192, 1, 4096);
@@ -309,6 +314,36 @@ static void test_fit(void)
     CHECK(rates_fit(g, GEMM_F32, gs, 2, sms, 3000, &fit) == 0 &&
               fabs(fit.gbps - 2000) < 2000 * 0.03, "gemv at %.0f GB/s", fit.gbps);
     CHECK(rates_fit(g, GEMM_F32, gs, 0, sms, 3000, &fit) != 0, "no samples, no rate");
+
+    /* The thin stages' two paths apart: M <= 32 reads B, more rows read A,
+     * each at its own rates; one path measured alone serves both. */
+    const struct gemm_kernel *th = kernel("thin");
+    struct rate_entry ttruth = { "f32", "thin", 8, 2400, 1, 1, 0, 0, 0, 6, 1200 };
+    struct rate_sample ts[4];
+    ts[0].p = problem(GEMM_F32, 1, 1, 8192, 4096);
+    ts[1].p = problem(GEMM_F32, 1, 32, 8192, 4096);
+    ts[2].p = problem(GEMM_F32, 1, 32768, 4, 1024);
+    ts[3].p = problem(GEMM_F32, 1, 32768, 32, 1024);
+    for (int i = 0; i < 4; i++)
+        ts[i].ms = model_estimate_rate(th, &ts[i].p, sms, &ttruth, 3000).ms;
+    CHECK(rates_fit(th, GEMM_F32, ts, 4, sms, 3000, &fit) == 0 &&
+              fabs(fit.gbps - 2400) < 2400 * 0.03 && fabs(fit.tall_gbps - 1200) < 1200 * 0.03 &&
+              fabs(fit.tflops - 8) < 8 * 0.03 && fabs(fit.tall_tflops - 6) < 6 * 0.03,
+          "thin's paths: M %.0f GB/s %.1f TFLOP/s, N %.0f GB/s %.1f TFLOP/s", fit.gbps,
+          fit.tflops, fit.tall_gbps, fit.tall_tflops);
+    struct gemm_problem wide = problem(GEMM_F32, 1, 16, 33780, 530);
+    struct gemm_problem tall = problem(GEMM_F32, 1, 33780, 16, 530);
+    double w_fit = model_estimate_rate(th, &wide, sms, &fit, 3000).ms;
+    double w_true = model_estimate_rate(th, &wide, sms, &ttruth, 3000).ms;
+    double t_fit = model_estimate_rate(th, &tall, sms, &fit, 3000).ms;
+    double t_true = model_estimate_rate(th, &tall, sms, &ttruth, 3000).ms;
+    CHECK(fabs(w_fit / w_true - 1) < 0.03 && fabs(t_fit / t_true - 1) < 0.03 &&
+              t_true > 1.2 * w_true,
+          "each path's estimate from its own rates: %.4f (%.4f) and %.4f (%.4f) ms", w_fit,
+          w_true, t_fit, t_true);
+    CHECK(rates_fit(th, GEMM_F32, ts + 2, 2, sms, 3000, &fit) == 0 && fit.tall_gbps == 0 &&
+              fabs(fit.gbps - 1200) < 1200 * 0.03,
+          "the N path alone: one pair (%.0f GB/s, N %.0f)", fit.gbps, fit.tall_gbps);
 
     /* With a sliced kernel measured three times slower than modelled,
      * auto's estimate for such a shape triples. */

@@ -210,8 +210,9 @@ static int calibrate(const struct gc_opts *o)
         rates_describe(r, line, sizeof line);
         printf("rates %s\n%d SMs, %d MHz, memory %.0f GB/s\n", line, d.sm_count, d.clock_mhz,
                d.mem_gbps);
-        printf("%-6s %-18s %10s %10s %8s %8s %8s %8s %9s %9s\n", "type", "kernel", "TFLOP/s",
-               "GB/s", "sliced", "ragged", "odd", "few", "floor us", "of table");
+        printf("%-6s %-18s %10s %10s %8s %8s %8s %8s %9s %9s %9s %9s\n", "type", "kernel",
+               "TFLOP/s", "GB/s", "sliced", "ragged", "odd", "few", "floor us", "N GB/s",
+               "N TFLOP/s", "of table");
         for (size_t i = 0; i < r->count; i++) {
             const struct rate_entry *e = &r->e[i];
             const struct rate_entry *t = rates_find(scaled, e->type, e->kernel);
@@ -228,9 +229,15 @@ static int calibrate(const struct gc_opts *o)
                 snprintf(odd, sizeof odd, "%.2fx", e->odd_eff);
             if (e->few_eff > 0)
                 snprintf(few, sizeof few, "%.2fx", e->few_eff);
-            printf("%-6s %-18s %10.2f %10.1f %7.2fx %7.2fx %8s %8s %9.1f %9s\n", e->type,
-                   e->kernel, e->tflops, e->gbps, e->slice_eff, e->ragged_eff, odd, few,
-                   e->floor_ms * 1e3, pct);
+            /* (a memory-bound kernel's path over more than 32 rows, where apart) */
+            char tall_gbps[24] = "-", tall_tflops[24] = "-";
+            if (e->tall_gbps > 0) {
+                snprintf(tall_gbps, sizeof tall_gbps, "%.1f", e->tall_gbps);
+                snprintf(tall_tflops, sizeof tall_tflops, "%.2f", e->tall_tflops);
+            }
+            printf("%-6s %-18s %10.2f %10.1f %7.2fx %7.2fx %8s %8s %9.1f %9s %9s %9s\n",
+                   e->type, e->kernel, e->tflops, e->gbps, e->slice_eff, e->ragged_eff, odd, few,
+                   e->floor_ms * 1e3, tall_gbps, tall_tflops, pct);
         }
         printf("measured in %.1f s; device copy %.0f GB/s (the table's, scaled: %.0f)\n",
                r->seconds, r->copy_gbps, scaled->copy_gbps);

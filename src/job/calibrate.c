@@ -29,16 +29,17 @@
 
 /* Each signature's shapes (BATCHxMxNxK or MxNxK): the full rate, a short
  * K, a long K over few tiles, then the memory-bound kernels' thin and
- * short shapes (THIN: a thin side of 32 too, where the thin stages are
- * bound by their multiply-adds), a K of 16 bytes over a large C (a tiled
+ * short shapes of each of the thin stages' paths (M <= 32 and N <= 32;
+ * 8 columns, where the N path is bound by its bytes, and 32, where the
+ * thin stages are bound by their multiply-adds), a K of 16 bytes over a large C (a tiled
  * kernel's stores of C), tiny products (each kernel's floor: its launches
  * and first wave; src/plan/fit.c keeps them out of the rates), then rows
  * of A and B that are not whole 16-byte units (RAGGED: a tiled product, a
  * tall thin one, a short K, a few rows over a wide B: the thin stages'
  * two paths load otherwise); each product's A, B and C within the pools
  * above. */
-#define COMMON "256x256x65536 1x8192x4096 8192x1x4096 32768x16x1024 16x8192x4096 " \
-               "32x8192x4096 32768x32x1024 8192x8192x8 4096x32x32x32 "
+#define COMMON "256x256x65536 1x8192x4096 8192x1x4096 32768x8x1024 32768x16x1024 " \
+               "16x8192x4096 32x8192x4096 32768x32x1024 8192x8192x8 4096x32x32x32 "
 #define TINY "64x64x64 64x64x8 1x64x64 "
 #define RAGGED "3001x2999x1003 13001x7x2003 8191x8193x5 7x13001x2003"
 /* (16-bit rows of an even number of values: 4-byte loads, not 2-byte ones) */

@@ -41,8 +41,12 @@ static double sample_tflops(const struct rate_sample *s)
     return 2.0 * p->batch * (double)p->m * p->n * p->k / (s->ms / 1e3) / 1e12;
 }
 
-/* A memory-bound kernel: its best bytes a second, and its TFLOP/s where a
- * single product took twice the time its best bandwidth would. */
+/* A memory-bound kernel: its best bytes a second, and its TFLOP/s, the
+ * least of those where a single product took twice the time its best
+ * bandwidth would (the thin stages' multiply-adds slow with the thin
+ * side's bound: float16 16 x 8192 x 4096 ran at 10.9 TFLOP/s, 32 rows at
+ * 7.4, and 17 x 2415 x 579 at 69% of cuBLAS where mma_tiny ran it at 127%,
+ * NVIDIA H100, 2026-11-26). */
 static int fit_memory(const struct rate_sample *s, int n, struct rate_entry *out)
 {
     double best = 0, flops_best = 0;
@@ -55,10 +59,37 @@ static int fit_memory(const struct rate_sample *s, int n, struct rate_entry *out
     for (int i = 0; i < n; i++) {
         double busy = fmax(s[i].ms - MODEL_LAUNCH_MS, s[i].ms / 2);
         if (s[i].p.batch == 1 && busy > 2 * model_bytes(&s[i].p) / (best * 1e9) * 1e3)
-            flops_best = fmax(flops_best, sample_tflops(&s[i]));
+            flops_best = flops_best > 0 ? fmin(flops_best, sample_tflops(&s[i]))
+                                        : sample_tflops(&s[i]);
     }
     out->gbps = best;
     out->tflops = flops_best;
+    return 0;
+}
+
+/* A memory-bound kernel's two paths apart: products of at most
+ * MODEL_FEW_ROWS rows (the thin stages read B once, A's few rows as
+ * broadcasts) and taller ones (A read once, B's few columns as
+ * broadcasts), which run at rates of their own (float64 thin 15 x 33780 x
+ * 530 moved 1.0 TB/s where 32768 x 16 x 1024 moved 2.7, NVIDIA H100,
+ * 2026-11-26).  A kernel measured on one path alone has one pair. */
+static int fit_paths(const struct rate_sample *s, int n, struct rate_entry *out)
+{
+    struct rate_sample few[64], tall[64];
+    int nf = 0, nt = 0;
+    for (int i = 0; i < n; i++) {
+        if (s[i].p.m <= MODEL_FEW_ROWS && nf < 64)
+            few[nf++] = s[i];
+        else if (s[i].p.m > MODEL_FEW_ROWS && nt < 64)
+            tall[nt++] = s[i];
+    }
+    if (!nf || !nt)
+        return fit_memory(s, n, out);
+    struct rate_entry t = *out;
+    if (fit_memory(few, nf, out) != 0 || fit_memory(tall, nt, &t) != 0)
+        return fit_memory(s, n, out);
+    out->tall_tflops = t.tflops;
+    out->tall_gbps = t.gbps;
     return 0;
 }
 
@@ -99,7 +130,7 @@ static double fit_rate(const struct gemm_kernel *k, const struct rate_sample *s,
 {
     double v[64], best = 0, big = 0, big_work = 0;
     int nv = 0;
-    const struct rate_entry any = { "", "", 1, 0, 1, 1, 0, 0, 0 };
+    const struct rate_entry any = { "", "", 1, 0, 1, 1, 0, 0, 0, 0, 0 };
     for (int i = 0; i < n; i++) {
         /* (the workspace's copies are the model's apart from the rate) */
         double prepare = model_estimate_rate(k, &s[i].p, sm_count, &any, copy_gbps).prepare_ms;
@@ -211,9 +242,8 @@ int rates_fit(const struct gemm_kernel *k, enum gemm_sig sig, const struct rate_
     }
     if (!nk || !k->geometry)
         return -1;
-    int rc = k->geometry->spread == SPREAD_MEMORY
-                 ? fit_memory(kept, nk, out)
-                 : fit_tiled(k, kept, nk, sm_count, copy_gbps, out);
+    int rc = k->geometry->spread == SPREAD_MEMORY ? fit_paths(kept, nk, out)
+                                                   : fit_tiled(k, kept, nk, sm_count, copy_gbps, out);
     /* (rows of odd 16-bit values alone: their factor stands for both) */
     if (!rc && no) {
         out->odd_eff = fit_ragged(k, odd, no, sm_count, copy_gbps, out);

@@ -41,7 +41,12 @@
 #define SLICES_MOST 1024          /* slices a stage that slices K itself makes at most */
 #define LONE_BLOCK_EFF 0.65      /* one block alone on an SM made for two: share of its rate */
 #define STREAM_K_MIN_STEPS 8.0   /* k-steps a stream-K run takes at least */
-#define STREAM_K_TAIL_EFF 0.7    /* the shared-out tail's rate against whole tiles' */
+#define STREAM_K_STEP 16.0       /* values of k a stream-K k-step takes */
+/* What a stream-K run's atomic adds of its tile into C cost, in values of
+ * k at the full rate: fitted to 37 products the runs share out (3281 x 503
+ * x 283: 0.066 ms where runs of their k-steps alone said 0.040; the times
+ * of all 37 within -19% and +22%, NVIDIA H100, 2026-11-26). */
+#define STREAM_K_RUN_K 150.0
 
 static double ceil_div(double a, double b)
 {
@@ -118,17 +123,23 @@ static double tiled_util(const struct gemm_kernel *k, const struct gemm_geometry
     *reduce_ms = 0;
     switch (g->spread) {
     case SPREAD_STREAM_K: {
-        /* Each of the tail's runs takes at least STREAM_K_MIN_STEPS
-         * k-steps, and the tail's sums cost the atomics and a pass over
-         * its tiles of C first (STREAM_K_TAIL_EFF). */
+        /* The kernel's own plan (kernels/sgemm/sgemm_18_stream_k.cu):
+         * the last wave's `rest` tiles, their k-steps laid end to end,
+         * cut into `runs` of STREAM_K_MIN_STEPS at least, one a slot;
+         * none where the wave is nine tenths full or the runs would be
+         * no more than its tiles.  Each run fills its pipeline, then adds
+         * its tile into C atomically (STREAM_K_RUN_K values of k' time),
+         * after a pass that sets those tiles to beta C (a launch). */
         double full = floor(tiles / slots), rest = tiles - full * slots;
-        double steps = fmax(1, ceil_div(kk, 16));
-        /* (a run of STREAM_K_MIN_STEPS takes their time whatever K is:
-         * the share of K that fills the pipeline is taken out again) */
-        double util_k = kk / (kk + g->k_fill);
-        double tail = rest == 0 ? 0 : rest > 0.9 * slots ? last_wave(rest, sm_count, g->per_sm)
-                    : fmax(rest / slots, fmin(1, STREAM_K_MIN_STEPS / steps) * util_k) /
-                          STREAM_K_TAIL_EFF;
+        double steps = fmax(1, ceil_div(kk, STREAM_K_STEP));
+        double runs = fmin(slots, floor(rest * steps / STREAM_K_MIN_STEPS)), tail;
+        if (rest == 0 || rest * 10 > slots * 9 || runs <= rest) {
+            tail = last_wave(rest, sm_count, g->per_sm);
+        } else {
+            double run_k = rest * steps / runs * STREAM_K_STEP + g->k_fill + STREAM_K_RUN_K;
+            tail = last_wave(runs, sm_count, g->per_sm) * run_k / (kk + g->k_fill);
+            *reduce_ms = LAUNCH_MS;
+        }
         util_wave = tiles / ((full + tail) * slots);
         break;
     }
@@ -186,7 +197,7 @@ struct model_estimate model_estimate_rate(const struct gemm_kernel *k,
     /* A memory-bound kernel not measured yet is taken to move its bytes at
      * the device's copy rate, its compute unbounded, until a calibration
      * or `gemmcli bench --auto-table` measures it. */
-    static const struct rate_entry unmeasured = { "", "", 0, 0, 1, 1, 0, 0, 0 };
+    static const struct rate_entry unmeasured = { "", "", 0, 0, 1, 1, 0, 0, 0, 0, 0 };
     if (g && g->spread == SPREAD_MEMORY && !r)
         r = &unmeasured;
     if (!g || !r || (g->spread != SPREAD_MEMORY && r->tflops <= 0 && r->gbps <= 0))
@@ -194,7 +205,13 @@ struct model_estimate model_estimate_rate(const struct gemm_kernel *k,
     double batch = (double)p->batch;
     double launches = (k->flags & KERNEL_BATCHED) ? 1 : batch;
     double flops = 2 * batch * (double)p->m * (double)p->n * (double)p->k;
-    double gbps = r->gbps > 0 && g->spread == SPREAD_MEMORY ? r->gbps : copy_gbps;
+    /* (a memory-bound kernel's N path at its own rates, where measured) */
+    double own_gbps = r->gbps, own_tflops = r->tflops;
+    if (g->spread == SPREAD_MEMORY && p->m > MODEL_FEW_ROWS && r->tall_gbps > 0) {
+        own_gbps = r->tall_gbps;
+        own_tflops = r->tall_tflops;
+    }
+    double gbps = own_gbps > 0 && g->spread == SPREAD_MEMORY ? own_gbps : copy_gbps;
     e.memory_ms = model_bytes(p) / (gbps * 1e9) * 1e3;
     e.overhead_ms = launches * LAUNCH_MS;
     if (g->spread == SPREAD_MEMORY) {
@@ -202,7 +219,7 @@ struct model_estimate model_estimate_rate(const struct gemm_kernel *k,
          * C; a smaller C leaves part of each idle, moving no bytes. */
         double m = (double)p->m, n = (double)p->n;
         e.util = m * n / (ceil_div(m, g->tile_m) * g->tile_m * ceil_div(n, g->tile_n) * g->tile_n);
-        e.compute_ms = r->tflops > 0 ? flops / (r->tflops * 1e12 * e.util) * 1e3 : 0;
+        e.compute_ms = own_tflops > 0 ? flops / (own_tflops * 1e12 * e.util) * 1e3 : 0;
         e.memory_ms /= e.util;
         /* Blocks of its own for every product: batch of them over the
          * SMs' slots, each taking block_us at least. */

@@ -15,10 +15,10 @@
  *
  * The file is text:
  *
- *   # gemmcli rates 4
+ *   # gemmcli rates 6
  *   device NVIDIA_H100_80GB_HBM3 9.0 132 1980 3352 13000
  *   build 5d1c2e04a7b3f9e1 2026-11-25T10:31:05Z 3004.1 2.6
- *   rate f32 edge_peel 46.12 0.0 1.00 1.35 13.8 0.000
+ *   rate f32 edge_peel 46.12 0.0 1.00 1.35 13.8 0.000 0.000 0.000 0.0
  *   ...
  *
  *   device: name (blanks made '_'), compute capability, SMs, clock (MHz),
@@ -35,7 +35,9 @@
  *           at any shape, launches and all (0: none measured), and the
  *           ragged factor for 16-bit rows of an odd number of values (0:
  *           the ragged one), and the ragged factor for products of at
- *           most 32 rows (the thin stages' M path; 0: the one above).
+ *           most 32 rows (the thin stages' M path; 0: the one above),
+ *           then a memory-bound kernel's TFLOP/s and GB/s over more rows
+ *           than that (its N path; a GB/s of 0: the first two serve).
  *
  * Host code only; nothing printed. */
 #ifndef GC_RATES_H
@@ -46,7 +48,7 @@
 
 #include "kernels/registry.h"
 
-#define RATES_VERSION 5
+#define RATES_VERSION 6
 #define RATES_MAX 96
 #define RATES_STALE_DAYS 90
 
@@ -75,6 +77,11 @@ struct rate_entry {
     double few_eff;            /* ragged_eff where A has at most MODEL_FEW_ROWS rows (the
                                   thin stages' M path, which loads otherwise than the N
                                   path); 0: odd_eff's or ragged_eff's */
+    double tall_tflops;        /* a memory-bound kernel's tflops and gbps for products of
+                                  more than MODEL_FEW_ROWS rows (gemv's and the thin
+                                  stages' N path, which reads A where the M path reads B);
+                                  tall_gbps 0: the two above serve both */
+    double tall_gbps;
 };
 
 struct model_rates {

@@ -80,6 +80,10 @@ static int fit_paths(const struct rate_sample *s, int n, struct rate_entry *out)
     struct rate_sample few[64], tall[64];
     int nf = 0, nt = 0;
     for (int i = 0; i < n; i++) {
+        /* (single products: a stack of small ones, 4096 x 32x32x32, is
+         * no path's, and small_k's is not two paths) */
+        if (s[i].p.batch != 1)
+            continue;
         if (s[i].p.m <= MODEL_FEW_ROWS && nf < 64)
             few[nf++] = s[i];
         else if (s[i].p.m > MODEL_FEW_ROWS && nt < 64)

@@ -1,5 +1,7 @@
 /* splitk: swizzle, with K split over blockIdx.z when M x N alone makes too
- * few blocks to fill the GPU (256 x 256 x 65536 makes 4).
+ * few blocks to fill the GPU (256 x 256 x 65536 makes 4); and
+ * splitk_64x128, the same on swizzle_64x128's tile, for a few rows over a
+ * long K (22 x 4518 x 18135: the 128-row tile computes 22 rows of 128).
  *
  * Against swizzle: each of S splits multiplies a K/S slice into its own
  * M x N slab of a workspace (stream-ordered cudaMallocAsync, freed the same
@@ -21,32 +23,35 @@
  * and N.
  *
  * Run and checked by:
- *   gemmcli mul a.npy b.npy -o c.npy --kernel splitk --verify --repeat 20 */
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel splitk --verify --repeat 20
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel splitk_64x128 --verify --repeat 20 */
 #include "kernels/sgemm/sgemm_pipeline.cuh"
 
 typedef pipe_cfg<4, 2, 16, 4> splitk_cfg;
+typedef pipe_cfg<2, 2, 16, 4> splitk_64x128_cfg;
 enum { SPLITK_GROUP = 8, SPLITK_MIN_TILES = 8 };
 
 /* How many slices of K: enough blocks for two per SM, each slice at least
  * SPLITK_MIN_TILES tiles deep. */
+template <class C>
 static int splitk_count(const struct sgemm_problem *p, int sm_count)
 {
-    long tiles = (long)ceil_div(p->m, splitk_cfg::bm) * ceil_div(p->n, splitk_cfg::bn);
+    long tiles = (long)ceil_div(p->m, C::bm) * ceil_div(p->n, C::bn);
     if (tiles == 0 || tiles >= sm_count || tiles * pipe_batch(p) >= sm_count)
         return 1;
     tiles *= pipe_batch(p);
     long want = (2L * sm_count + tiles - 1) / tiles;
-    long most = p->k / (SPLITK_MIN_TILES * splitk_cfg::bk);
+    long most = p->k / (SPLITK_MIN_TILES * C::bk);
     return (int)(want < most ? want : most < 1 ? 1 : most);
 }
 
-extern "C" cudaError_t sgemm_splitk_launch(const struct sgemm_problem *p,
-                                           const struct launch_env *env)
+template <class C>
+static cudaError_t splitk_run(const struct sgemm_problem *p, const struct launch_env *env)
 {
-    int splits = splitk_count(p, env->sm_count > 0 ? env->sm_count : 132);
+    int splits = splitk_count<C>(p, env->sm_count > 0 ? env->sm_count : 132);
     if (splits == 1)
-        return pipe_launch<splitk_cfg, SPLITK_GROUP>(p, env, 1, p->k, NULL);
-    int k_per_split = ceil_div(ceil_div(p->k, splits), splitk_cfg::bk) * splitk_cfg::bk;
+        return pipe_launch<C, SPLITK_GROUP>(p, env, 1, p->k, NULL);
+    int k_per_split = ceil_div(ceil_div(p->k, splits), C::bk) * C::bk;
     splits = ceil_div(p->k, k_per_split);
 
     /* Fewer products than SMs here (splitk_count): one launch of each
@@ -58,7 +63,7 @@ extern "C" cudaError_t sgemm_splitk_launch(const struct sgemm_problem *p,
                                       (size_t)splits * batch * count * sizeof(float), env->stream);
     if (err != cudaSuccess)
         return err;
-    err = pipe_launch<splitk_cfg, SPLITK_GROUP>(p, env, splits, k_per_split, partial);
+    err = pipe_launch<C, SPLITK_GROUP>(p, env, splits, k_per_split, partial);
     if (err == cudaSuccess)
         err = gemm_split_reduce(p->c, p->stride_c, partial, count, batch, splits, p->alpha,
                                 p->beta, env->stream);
@@ -66,18 +71,46 @@ extern "C" cudaError_t sgemm_splitk_launch(const struct sgemm_problem *p,
     return err != cudaSuccess ? err : free_err;
 }
 
+/* The workspace's upper bound for the registry: the split count grows with
+ * the SM count, so it is taken for 256 SMs, more than any GPU has. */
+template <class C>
+static size_t splitk_workspace(const struct gemm_problem *g)
+{
+    struct sgemm_problem p = { (int)g->m, (int)g->n, (int)g->k, 1.0f, 0.0f, NULL, NULL, NULL,
+                               (int)(g->batch < 0x7fffffff ? g->batch : 0x7fffffff),
+                               g->stride_a, g->stride_b, g->stride_c };
+    int splits = splitk_count<C>(&p, 256);
+    return splits == 1 ? 0 : (size_t)splits * pipe_batch(&p) * g->m * g->n * sizeof(float);
+}
+
+extern "C" cudaError_t sgemm_splitk_launch(const struct sgemm_problem *p,
+                                           const struct launch_env *env)
+{
+    return splitk_run<splitk_cfg>(p, env);
+}
+
 extern "C" cudaError_t sgemm_splitk_attr(struct kernel_attr *out)
 {
     return pipe_attr<splitk_cfg, SPLITK_GROUP>(out);
 }
 
-/* The workspace's upper bound for the registry: the split count grows with
- * the SM count, so it is taken for 256 SMs, more than any GPU has. */
 extern "C" size_t sgemm_splitk_workspace(const struct gemm_problem *g)
 {
-    struct sgemm_problem p = { (int)g->m, (int)g->n, (int)g->k, 1.0f, 0.0f, NULL, NULL, NULL,
-                               (int)(g->batch < 0x7fffffff ? g->batch : 0x7fffffff),
-                               g->stride_a, g->stride_b, g->stride_c };
-    int splits = splitk_count(&p, 256);
-    return splits == 1 ? 0 : (size_t)splits * pipe_batch(&p) * g->m * g->n * sizeof(float);
+    return splitk_workspace<splitk_cfg>(g);
+}
+
+extern "C" cudaError_t sgemm_splitk_64x128_launch(const struct sgemm_problem *p,
+                                                  const struct launch_env *env)
+{
+    return splitk_run<splitk_64x128_cfg>(p, env);
+}
+
+extern "C" cudaError_t sgemm_splitk_64x128_attr(struct kernel_attr *out)
+{
+    return pipe_attr<splitk_64x128_cfg, SPLITK_GROUP>(out);
+}
+
+extern "C" size_t sgemm_splitk_64x128_workspace(const struct gemm_problem *g)
+{
+    return splitk_workspace<splitk_64x128_cfg>(g);
 }

@@ -40,6 +40,7 @@ suite plan            $B/test_plan
 suite rates           $B/test_rates
 suite verify          $B/test_verify
 suite model-host      $B/test_model
+suite replay          $B/test_replay
 suite cli             python3 tests/cli_test.py ./gemmcli
 suite cli-asan        python3 tests/cli_test.py $B/gemmcli_san
 suite interop         python3 tests/interop.py ./gemmcli

@@ -51,6 +51,13 @@ $(B)/test_rates: tests/check.h tests/test_rates.c gemmcli
 	$(CC) $(HOST_CFLAGS) -o $@ tests/test_rates.c core/*.c src/plan/*.c $(KERNEL_C) $(CU_OBJ) \
 	    -DGC_CUDA_LIB_DIR='"$(CUDA_HOME)/lib64"' -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lm -lpthread -lstdc++
 
+# auto's choice replayed on an H100's recorded times: host C and the
+# kernel tables.
+$(B)/test_replay: tests/check.h tests/test_replay.c tests/data/replay-h100.csv gemmcli
+	@mkdir -p $(B)
+	$(CC) $(HOST_CFLAGS) -o $@ tests/test_replay.c core/*.c src/plan/*.c $(KERNEL_C) $(CU_OBJ) \
+	    -DGC_CUDA_LIB_DIR='"$(CUDA_HOME)/lib64"' -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lm -lpthread -lstdc++
+
 # --verify's figures from made-up results (src/job/verify.c, report.c):
 # host C and the kernel tables the plan links (their launchers never called).
 $(B)/test_verify: tests/check.h tests/test_verify.c gemmcli
@@ -84,7 +91,7 @@ $(B)/gpu_kernels: tests/gpu_kernels.c gemmcli
 
 test: $(B)/test_formats $(B)/test_formats_san $(B)/test_plot $(B)/test_tune_cache \
       $(B)/test_tune_cache_san $(B)/test_tiled $(B)/test_plan $(B)/test_rates $(B)/test_verify \
-      $(B)/test_model $(B)/gemmcli_san $(B)/gpu_kernels
+      $(B)/test_model $(B)/test_replay $(B)/gemmcli_san $(B)/gpu_kernels
 	@sh tests/run_tests.sh
 
 check-gpu: $(B)/gpu_kernels

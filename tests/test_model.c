@@ -24,6 +24,7 @@
 #include "src/plan/rates.h"
 #include "src/plan/select.h"
 #include "tests/check.h"
+#include "tests/problem.h"
 
 static int known;
 
@@ -33,17 +34,6 @@ static int known;
 static int close_to(double a, double b, double rel)
 {
     return fabs(a - b) <= rel * fmax(fabs(a), fabs(b));
-}
-
-static struct gemm_problem problem(enum gemm_sig sig, int64_t batch, int64_t m, int64_t n,
-                                   int64_t k)
-{
-    struct gemm_problem p = { .sig = sig, .m = m, .n = n, .k = k, .batch = batch, .alpha = 1,
-                              .cc = 90 };
-    gemm_problem_dense(&p);
-    p.stride_a = m * k;
-    p.stride_b = k * n;
-    return p;
 }
 
 static const struct gemm_kernel *kernel(const char *name)

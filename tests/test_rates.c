@@ -16,6 +16,7 @@
 #include "src/plan/model.h"
 #include "src/plan/rates.h"
 #include "tests/check.h"
+#include "tests/problem.h"
 
 
 static const struct gemm_kernel *kernel(const char *name)
@@ -26,24 +27,6 @@ static const struct gemm_kernel *kernel(const char *name)
         exit(1);
     }
     return k;
-}
-
-static struct gemm_problem problem(enum gemm_sig sig, int64_t batch, int64_t m, int64_t n,
-                                   int64_t k)
-{
-    struct gemm_problem p;
-    memset(&p, 0, sizeof p);
-    p.sig = sig;
-    p.batch = batch;
-    p.m = m;
-    p.n = n;
-    p.k = k;
-    gemm_problem_dense(&p);
-    p.stride_a = m * k;
-    p.stride_b = k * n;
-    p.alpha = 1;
-    p.cc = 90;
-    return p;
 }
 
 static struct rates_device h100(void)

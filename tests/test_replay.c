@@ -25,6 +25,7 @@
 #include "src/plan/rates.h"
 #include "src/plan/select.h"
 #include "tests/check.h"
+#include "tests/problem.h"
 
 #define ROWS_MOST 8192
 #define SHAPES_MOST 512
@@ -53,23 +54,6 @@ static int sig_of(const char *type, enum gemm_sig *sig)
             return 0;
         }
     return -1;
-}
-
-static struct gemm_problem problem(enum gemm_sig sig, long m, long n, long k)
-{
-    struct gemm_problem p;
-    memset(&p, 0, sizeof p);
-    p.sig = sig;
-    p.batch = 1;
-    p.m = m;
-    p.n = n;
-    p.k = k;
-    gemm_problem_dense(&p);
-    p.stride_a = m * k;
-    p.stride_b = k * n;
-    p.alpha = 1;
-    p.cc = 90;
-    return p;
 }
 
 /* The file's rows and its device line into *d and *copy_gbps. */
@@ -134,7 +118,7 @@ static void fit_all(const struct rates_device *d, double copy_gbps, struct model
             int n = 0;
             for (int j = 0; j < nrows && n < 64; j++)
                 if (!rows[j].eval && rows[j].sig == sigs[si] && !strcmp(rows[j].kernel, k->name)) {
-                    s[n].p = problem(sigs[si], rows[j].m, rows[j].n, rows[j].k);
+                    s[n].p = problem(sigs[si], 1, rows[j].m, rows[j].n, rows[j].k);
                     s[n].ms = rows[j].ms;
                     n++;
                 }
@@ -186,7 +170,7 @@ static void replay(int sm_count)
         const struct gemm_kernel *k = gemm_kernel_find(rows[j].kernel);
         if (!auto_candidate(k, rows[j].sig))
             continue;
-        struct gemm_problem p = problem(rows[j].sig, rows[j].m, rows[j].n, rows[j].k);
+        struct gemm_problem p = problem(rows[j].sig, 1, rows[j].m, rows[j].n, rows[j].k);
         double est = model_estimate(k, &p, sm_count).ms;
         if (est < sh->pick_est) {
             sh->pick_est = est;
@@ -299,7 +283,7 @@ int main(int argc, char **argv)
         if (rows[j].eval || rows[j].sig != GEMM_F32 || strcmp(rows[j].kernel, "thin") ||
             rows[j].m != 1 || rows[j].n != 8192)
             continue;
-        struct gemm_problem p = problem(GEMM_F32, rows[j].m, rows[j].n, rows[j].k);
+        struct gemm_problem p = problem(GEMM_F32, 1, rows[j].m, rows[j].n, rows[j].k);
         double est = model_estimate(thin, &p, d.sm_count).ms;
         CHECK(fabs(est - rows[j].ms) <= 0.25 * rows[j].ms,
               "thin 1x8192x%ld: estimated %.4f ms, ran %.4f", rows[j].k, est, rows[j].ms);

@@ -31,8 +31,8 @@
  * K, a long K over few tiles, then the memory-bound kernels' thin and
  * short shapes of each of the thin stages' paths (M <= 32 and N <= 32;
  * 8 columns, where the N path is bound by its bytes, and 32, where the
- * thin stages are bound by their multiply-adds), a K of 16 bytes over a large C (a tiled
- * kernel's stores of C), tiny products (each kernel's floor: its launches
+ * thin stages are bound by their multiply-adds), a K of 16 bytes over a
+ * large C (a tiled kernel's stores of C), tiny products (each kernel's floor: its launches
  * and first wave; src/plan/fit.c keeps them out of the rates), then rows
  * of A and B that are not whole 16-byte units (RAGGED: a tiled product, a
  * tall thin one, a short K, a few rows over a wide B: the thin stages'

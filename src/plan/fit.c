@@ -72,9 +72,11 @@ static int fit_memory(const struct rate_sample *s, int n, struct rate_entry *out
 /* A memory-bound kernel's two paths apart: products of at most
  * MODEL_FEW_ROWS rows (the thin stages read B once, A's few rows as
  * broadcasts) and taller ones (A read once, B's few columns as
- * broadcasts), which run at rates of their own (float64 thin 15 x 33780 x
- * 530 moved 1.0 TB/s where 32768 x 16 x 1024 moved 2.7, NVIDIA H100,
- * 2026-11-26).  A kernel measured on one path alone has one pair. */
+ * broadcasts), which run at rates of their own (float64 thin, NVIDIA
+ * H100, 2026-11-26: the M path moved 2.7 TB/s at 1 x 8192 x 4096 and ran
+ * 16 x 8192 x 4096 at 4.5 TFLOP/s, the N path moved 1.7 TB/s at 32768 x
+ * 16 x 1024 and ran 32768 x 32 x 1024 at 9.9).  A kernel measured on one
+ * path alone has one pair. */
 static int fit_paths(const struct rate_sample *s, int n, struct rate_entry *out)
 {
     struct rate_sample few[64], tall[64];

@@ -43,9 +43,10 @@
 #define STREAM_K_MIN_STEPS 8.0   /* k-steps a stream-K run takes at least */
 #define STREAM_K_STEP 16.0       /* values of k a stream-K k-step takes */
 /* What a stream-K run's atomic adds of its tile into C cost, in values of
- * k at the full rate: fitted to 37 products the runs share out (3281 x 503
+ * k at the full rate: fitted to 34 products the runs share out (3281 x 503
  * x 283: 0.066 ms where runs of their k-steps alone said 0.040; the times
- * of all 37 within -19% and +22%, NVIDIA H100, 2026-11-26). */
+ * of all 34 within -19% and +22% of the model's, NVIDIA H100,
+ * 2026-11-26). */
 #define STREAM_K_RUN_K 150.0
 
 static double ceil_div(double a, double b)
@@ -128,7 +129,7 @@ static double tiled_util(const struct gemm_kernel *k, const struct gemm_geometry
          * cut into `runs` of STREAM_K_MIN_STEPS at least, one a slot;
          * none where the wave is nine tenths full or the runs would be
          * no more than its tiles.  Each run fills its pipeline, then adds
-         * its tile into C atomically (STREAM_K_RUN_K values of k' time),
+         * its tile into C atomically (the time of STREAM_K_RUN_K values of k),
          * after a pass that sets those tiles to beta C (a launch). */
         double full = floor(tiles / slots), rest = tiles - full * slots;
         double steps = fmax(1, ceil_div(kk, STREAM_K_STEP));

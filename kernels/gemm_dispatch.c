@@ -70,6 +70,16 @@ enum {
 };
 
 /* (kernels/registry.h) */
+int64_t gemm_stream_k_runs(int64_t tiles, int64_t slots, int64_t k_steps)
+{
+    int64_t rest = slots > 0 ? tiles % slots : 0;
+    int64_t runs = rest * k_steps / GEMM_STREAM_K_MIN_STEPS;
+    if (runs > slots)
+        runs = slots;
+    return rest == 0 || rest * 10 > slots * 9 || runs <= rest ? 0 : runs;
+}
+
+/* (kernels/registry.h) */
 int64_t gemm_split_slice(const struct gemm_kernel *k, const struct gemm_problem *p,
                          int sm_count)
 {

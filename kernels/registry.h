@@ -296,6 +296,16 @@ extern const size_t auto_choice_count;
 int64_t gemm_split_slice(const struct gemm_kernel *k, const struct gemm_problem *p,
                          int sm_count);
 
+/* Stream-K's plan (kernels/sgemm/sgemm_18_stream_k.cu, stream_k and
+ * edge_peel): of `tiles` on `slots` blocks at once, each `k_steps` steps
+ * of k deep, the runs that share out the last partial wave's tiles, their
+ * k-steps laid end to end, a run a slot and GEMM_STREAM_K_MIN_STEPS steps
+ * at least; 0 where the tiles run whole (no partial wave, one nine tenths
+ * full or more, or no more runs than its tiles).  auto's model
+ * (src/plan/model.c) plans with it too. */
+enum { GEMM_STREAM_K_MIN_STEPS = 8 };   /* fewer fill the pipeline more than they compute */
+int64_t gemm_stream_k_runs(int64_t tiles, int64_t slots, int64_t k_steps);
+
 /* Readies the current device for the kernels: a workspace that a launcher
  * takes from the stream-ordered pool (cudaMallocAsync) and gives back stays
  * mapped there for the next launch, instead of being unmapped at every

@@ -287,7 +287,7 @@ enum known_dip {
                           it down */
     DIP_F64_VECTOR,    /* FP64 slices no vector (m or n = 1; f64_gemv's shapes): the
                           vector takes its K unsliced, one row or column more is sliced */
-    DIP_STREAM_K_STEPS,/* stream-K's tail along k: a run takes STREAM_K_MIN_STEPS k-steps
+    DIP_STREAM_K_STEPS,/* stream-K's tail along k: a run takes GEMM_STREAM_K_MIN_STEPS k-steps
                           at least, a share of a wave that falls as K's steps pass them */
     DIP_STREAM_K_TAIL, /* stream-K's tail along m or n: a tail of 0.7 to 0.9 of the slots,
                           shared out, costs more than the whole wave it takes at 0.9 */

@@ -172,7 +172,9 @@ static void replay(int sm_count)
             continue;
         struct gemm_problem p = problem(rows[j].sig, 1, rows[j].m, rows[j].n, rows[j].k);
         double est = model_estimate(k, &p, sm_count).ms;
-        if (est < sh->pick_est) {
+        /* (a vector's pick, as select.c's: among the memory-bound stages) */
+        int weighed = (sh->m != 1 && sh->n != 1) || select_vector_candidate(k);
+        if (weighed && est < sh->pick_est) {
             sh->pick_est = est;
             sh->pick = k->name;
             sh->pick_ms = rows[j].ms;

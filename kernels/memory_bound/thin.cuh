@@ -24,8 +24,10 @@
  *     would be fewer than the SMs and K too short to make up for it by
  *     slices (a block then takes as few as 32 x Q columns), the block's
  *     threads are laid out as columns x k-lanes, and the k-lanes' sums
- *     are joined in shared memory in a fixed order: each thread's chain
- *     of loads along K, which a small grid waits on, gets shorter.
+ *     are joined in shared memory in a fixed order (several threads a
+ *     result where the block's results are fewer than its threads, met
+ *     by shuffles): each thread's chain of loads along K, which a small
+ *     grid waits on, gets shorter.
  *   - N <= 32 (and M > 32): a thread owns one row of A and its N sums
  *     (bound 4 ... 32), two rows from 16 columns on (thin_rows_per: a
  *     block of 128 threads); 256 rows x KC values of k of A (KC = 32, 16
@@ -45,8 +47,9 @@
  *   - Both paths cut K into S slices over blockIdx.y, S chosen so the
  *     grid fills the blocks the device holds at once (the kernel's
  *     occupancy) without a part-filled second wave, each slice at least
- *     64 values of k deep (and 16 per k-lane; the N path goes down to
- *     one chunk a slice where 64 would leave the GPU short).  The
+ *     64 values of k deep (and 16 per k-lane; where 64 would leave the
+ *     GPU short, the N path goes down to one chunk a slice and the M
+ *     path to one step of every k-lane, up to a block an SM).  The
  *     slices write their own M x N slabs of a workspace and gemv_reduce
  *     adds them in a fixed order and applies alpha and beta, so the
  *     result does not depend on scheduling.  With S = 1 the kernel
@@ -85,6 +88,7 @@ enum {
     THIN_ROWS = THIN_THREADS,   /* rows of A per block (N <= 32) */
     THIN_MIN_K = 64,            /* values of k per slice at least */
     THIN_LANE_K = 16,           /* values of k per k-lane and slice at least */
+    THIN_MIN_K_SHORT = 32,      /* ... where a grid would leave SMs idle (M path) */
     THIN_MOST_SLICES = 1024,
     THIN_MOST_Z = 65535         /* products per launch (gridDim.z) */
 };
@@ -282,14 +286,33 @@ thin_m_kernel(thin_args<E> p)
             for (int c = 0; c < Q; c++)
                 joined[ii][y * cols + col(c) - j0] = acc[r0 + ii][c];
         __syncthreads();
-        for (int e = threadIdx.x; e < R * cols; e += THIN_THREADS) {
+        if (R * cols >= THIN_THREADS) {
+            for (int e = threadIdx.x; e < R * cols; e += THIN_THREADS) {
+                int ii = e / cols, col = e % cols;
+                int row = r0 + ii, jj = blockIdx.x * cols + col;
+                const T *lane = joined[ii] + col;
+                T sum = T(0);
+                for (int yy = 0; yy < busy; yy++)
+                    sum += lane[yy * cols];
+                if (row < p.m && jj < p.n)
+                    thin_store(p, (size_t)row * p.n + jj, sum);
+            }
+        } else {
+            /* Fewer results than threads (few columns, many k-lanes: 256
+             * k-lanes over 2 columns): `parts` adjacent lanes share a
+             * result, each summing every parts-th k-lane in order, then
+             * the parts meet in a fixed tree of shuffles. */
+            const int parts = min(32, THIN_THREADS / (R * cols));
+            int e = threadIdx.x / parts, part = threadIdx.x % parts;
             int ii = e / cols, col = e % cols;
-            int row = r0 + ii, jj = blockIdx.x * cols + col;
-            const T *lane = joined[ii] + col;
             T sum = T(0);
-            for (int yy = 0; yy < busy; yy++)
-                sum += lane[yy * cols];
-            if (row < p.m && jj < p.n)
+            if (e < R * cols)
+                for (int yy = part; yy < busy; yy += parts)
+                    sum += joined[ii][yy * cols + col];
+            for (int off = parts / 2; off > 0; off /= 2)
+                sum += __shfl_xor_sync(0xffffffffu, sum, off);
+            int row = r0 + ii, jj = blockIdx.x * cols + col;
+            if (part == 0 && e < R * cols && row < p.m && jj < p.n)
                 thin_store(p, (size_t)row * p.n + jj, sum);
         }
         __syncthreads();
@@ -513,6 +536,22 @@ static struct thin_plan thin_plan_for(int m, int n, int k, int batch, int sm_cou
      * one slice ran 86%, NVIDIA H200, 2026-11-26). */
     if (pl.by_rows && blocks * most < slots && k >= THIN_MIN_K)
         most = (k + grain - 1) / grain;
+    /* M path, a grid that the slices above leave short of one block an
+     * SM: slices down to one step of every k-lane (and THIN_MIN_K_SHORT
+     * values), up to a block an SM.  Such a grid waits on each thread's
+     * chain of steps along K, a step's loads at a time: float64 11 x 747
+     * x 480 ran 3 slices of 5 steps a thread on 36 blocks in 12.6 us, and
+     * 11 slices in 7.0, where cuBLAS took 8.3 with its reduction; float16
+     * 24 x 2 x 22857 5 slices in 25.4 us, 22 in 11.8 (NVIDIA H200,
+     * 2026-11-26, ncu). */
+    if (!pl.by_rows && blocks * most < sm_count) {
+        long step = (long)Q * (THIN_THREADS / pl.tx);
+        long short_k = step > (long)THIN_MIN_K_SHORT ? step : (long)THIN_MIN_K_SHORT;
+        long fill = (sm_count + blocks - 1) / blocks;
+        long finer = k / short_k < fill ? k / short_k : fill;
+        if (finer > most)
+            most = finer;
+    }
     if (want > most)
         want = most;
     if (want > THIN_MOST_SLICES)

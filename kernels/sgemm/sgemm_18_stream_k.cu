@@ -38,12 +38,7 @@
  *   gemmcli mul a.npy b.npy -o c.npy --kernel stream_k --verify --repeat 20 */
 #include "kernels/sgemm/sgemm_pipeline.cuh"
 
-enum {
-    SK_BETA_ROWS = 8,         /* rows of a shared tile per beta-pass block */
-    /* A run shorter than this many k-steps spends more on filling the
-     * pipeline than on FFMAs. */
-    SK_MIN_STEPS = 8,
-};
+enum { SK_BETA_ROWS = 8 };   /* rows of a shared tile per beta-pass block */
 
 /* C = beta * C over the tiles that the stream-K runs will add into (in
  * the stack's numbering when BATCHED). */
@@ -78,14 +73,12 @@ extern "C" cudaError_t sgemm_stream_k_cover(const struct sgemm_problem *p,
     cudaError_t err = sgemm_wide_slots(env, &slots);
     if (err != cudaSuccess)
         return err;
-    long kt = ceil_div(p->k, SGEMM_WIDE_BK);
-    long sk_tiles = slots > 0 ? tiles % slots : 0;
-    long workers = sk_tiles * kt / SK_MIN_STEPS;
-    if (workers > slots)
-        workers = slots;
+    /* (the plan auto's model weighs too: kernels/registry.h) */
+    long workers = (long)gemm_stream_k_runs(tiles, slots, ceil_div(p->k, SGEMM_WIDE_BK));
     struct sgemm_sk_plan plan = { (int)tiles, 0, tiles_m, tiles_n };
-    if (sk_tiles == 0 || sk_tiles * 10 > slots * 9 || workers <= sk_tiles)
+    if (workers == 0)
         return sgemm_wide_run(p, env, &plan);
+    long sk_tiles = tiles % slots;
 
     plan.dp_tiles = (int)(tiles - sk_tiles);
     plan.sk_workers = (int)workers;

@@ -40,7 +40,6 @@
 #define LAUNCH_MS MODEL_LAUNCH_MS
 #define SLICES_MOST 1024          /* slices a stage that slices K itself makes at most */
 #define LONE_BLOCK_EFF 0.65      /* one block alone on an SM made for two: share of its rate */
-#define STREAM_K_MIN_STEPS 8.0   /* k-steps a stream-K run takes at least */
 #define STREAM_K_STEP 16.0       /* values of k a stream-K k-step takes */
 /* What a stream-K run's atomic adds of its tile into C cost, in values of
  * k at the full rate: fitted to 34 products the runs share out (3281 x 503
@@ -124,17 +123,19 @@ static double tiled_util(const struct gemm_kernel *k, const struct gemm_geometry
     *reduce_ms = 0;
     switch (g->spread) {
     case SPREAD_STREAM_K: {
-        /* The kernel's own plan (kernels/sgemm/sgemm_18_stream_k.cu):
-         * the last wave's `rest` tiles, their k-steps laid end to end,
-         * cut into `runs` of STREAM_K_MIN_STEPS at least, one a slot;
-         * none where the wave is nine tenths full or the runs would be
-         * no more than its tiles.  Each run fills its pipeline, then adds
+        /* The kernel's own plan (gemm_stream_k_runs, which
+         * kernels/sgemm/sgemm_18_stream_k.cu launches): the last wave's
+         * `rest` tiles, their k-steps laid end to end, cut into `runs` of
+         * GEMM_STREAM_K_MIN_STEPS at least, one a slot; none where the
+         * wave is nine tenths full or the runs would be no more than its
+         * tiles.  Each run fills its pipeline, then adds
          * its tile into C atomically (the time of STREAM_K_RUN_K values of k),
          * after a pass that sets those tiles to beta C (a launch). */
         double full = floor(tiles / slots), rest = tiles - full * slots;
         double steps = fmax(1, ceil_div(kk, STREAM_K_STEP));
-        double runs = fmin(slots, floor(rest * steps / STREAM_K_MIN_STEPS)), tail;
-        if (rest == 0 || rest * 10 > slots * 9 || runs <= rest) {
+        double runs = (double)gemm_stream_k_runs((int64_t)tiles, (int64_t)slots,
+                                                 (int64_t)steps), tail;
+        if (runs == 0) {
             tail = last_wave(rest, sm_count, g->per_sm);
         } else {
             double run_k = rest * steps / runs * STREAM_K_STEP + g->k_fill + STREAM_K_RUN_K;
@@ -153,9 +154,12 @@ static double tiled_util(const struct gemm_kernel *k, const struct gemm_geometry
             s = len ? floor(kk / (double)len) : 1;
             rest_k = len ? kk - s * (double)len : 0;
             slice_k = len ? (double)len : kk;
-        } else if (tiles < slots && kk >= 2.0 * g->slice_k) {
-            /* A stage that slices K itself: as many slices as give every
-             * slot a tile, each slice_k long at least. */
+        } else if (tiles < sm_count && kk >= 2.0 * g->slice_k) {
+            /* A stage that slices K itself, where its tiles are fewer than
+             * the SMs (sgemm_16_splitk.cu, splitk_count): as many slices
+             * as give every slot a tile, each slice_k long at least.
+             * (Fewer tiles than slots but not than SMs run unsliced:
+             * float 10135x46x888 has 80 tiles of 128 x 64 on 132 SMs.) */
             s = fmin(fmin(ceil_div(slots, tiles), floor(kk / g->slice_k)), SLICES_MOST);
             slice_k = kk / s;
         }

@@ -34,6 +34,12 @@ int select_auto_candidate(unsigned flags)
     return !(flags & (KERNEL_HOST | KERNEL_REFERENCE | KERNEL_BENCH_ONLY | KERNEL_NO_AUTO));
 }
 
+int select_vector_candidate(const struct gemm_kernel *k)
+{
+    const struct gemm_geometry *g = k->geometry;
+    return (k->flags & KERNEL_MEMORY) && g && g->tile_m == 1 && g->tile_n == 1;
+}
+
 /* The benchmarked transpose row for the shape nearest this one, nearness
  * taken on a log scale so that 4097 is near 4096 and 64 is far from 1024;
  * NULL when the table has none. */
@@ -111,10 +117,15 @@ int select_gemm_kernel(const char *name, const struct matmul_plan *plan, int cc,
      * compute this product, in any of its signatures (a float16 product
      * may run faster on float operands, say, converted first: the
      * conversion is part of that signature's time).  A vector times a matrix or
-     * a matrix times a vector goes to a row made for them (KERNEL_VECTOR)
-     * where one can take it: the tiles stream such a product well below
-     * the copy rate the model grants them (float16 1x65536x4096:
-     * wgmma_tma at 60% of cuBLAS, f16_gemv above it; H200, 2026-11-22). */
+     * a matrix times a vector goes to the memory-bound stages
+     * (KERNEL_MEMORY) where one can take it: the tiles stream such a
+     * product well below the copy rate the model grants them (float16
+     * 1x65536x4096: wgmma_tma at 60% of cuBLAS, f16_gemv above it; H200,
+     * 2026-11-22), and small_k's warps load their strip of B for each
+     * row's band (float16 1x2951x22 ran at 73% of cuBLAS on it, 129% on
+     * f16_gemv).  Between gemv and thin the model chooses: thin's thread
+     * a row beats gemv's warp a row where K is short (float 30025x1x49:
+     * 6.2 us against 15.9, NVIDIA H200, 2026-11-26, ncu). */
     const struct gemm_kernel *pick = NULL, *vec_pick = NULL;
     double pick_ms = INFINITY, vec_ms = INFINITY;
     enum gemm_sig vec_sig = GEMM_F32;
@@ -136,7 +147,7 @@ int select_gemm_kernel(const char *name, const struct matmul_plan *plan, int cc,
                 pick_ms = ms;
                 *sig = s;
             }
-            if (vector && (k->flags & KERNEL_VECTOR) && (!vec_pick || ms < vec_ms)) {
+            if (vector && select_vector_candidate(k) && (!vec_pick || ms < vec_ms)) {
                 vec_pick = k;
                 vec_ms = ms;
                 vec_sig = s;

@@ -40,4 +40,11 @@ double select_convert_ms(const struct matmul_plan *plan, enum gemm_sig sig, int 
 /* Whether auto may pick rows with these flags. */
 int select_auto_candidate(unsigned flags);
 
+/* Whether auto weighs stage k for a vector times a matrix or a matrix
+ * times a vector (M or N = 1), where one such stage can take it: the
+ * memory-bound stages that stream the wide operand once (gemv's and
+ * thin's, their geometry 1 x 1), not the tiles nor small's and small_k's
+ * blocks of C. */
+int select_vector_candidate(const struct gemm_kernel *k);
+
 #endif

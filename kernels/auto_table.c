@@ -19,6 +19,7 @@ const struct auto_rate auto_rates[] = {
     { "f32", "splitk", 47.56, 0.0, 1.00, 1.00 },
     /* (added after that run: swizzle_64x128's tile kernel, its figure) */
     { "f32", "splitk_64x128", 47.66, 0.0, 1.00, 1.00 },
+    { "f32", "splitk_32x128", 47.66, 0.0, 1.00, 1.00 },
     { "f32", "thread_8x16", 48.70, 0.0, 1.00, 1.00 },
     { "f32", "narrow_256x64", 42.65, 0.0, 1.00, 1.00 },
     { "f32", "stream_k", 48.95, 0.0, 1.00, 1.00 },

@@ -127,6 +127,10 @@
       NO_CHECK, "kernels/sgemm/sgemm_16_splitk.cu",                                                 \
       "splitk on swizzle_64x128's tile: a few rows over a long K",                                  \
       "Efficient GEMM in CUDA (CUTLASS), split K")                                                  \
+    X("splitk_32x128", sgemm, splitk_32x128, F32, B, 80, GEO(32, 128, 5, 64, SLICES, 128, 0), WS,   \
+      CHECK, "kernels/sgemm/sgemm_16_splitk.cu",                                                    \
+      "splitk on a 32 x 128 tile of 64 threads: 32 rows or fewer over a long K",                    \
+      "Efficient GEMM in CUDA (CUTLASS), split K")                                                  \
     X("thread_8x16", sgemm, thread_8x16, F32, B, 80, GEO(128, 128, 2, 64, WAVES, 0, 0), NO_WS, NO_CHECK, \
       "kernels/sgemm/sgemm_17_thread_8x16.cu",                                                      \
       "64x64 warp tiles, 8x16 results per thread, 128 threads",                                     \

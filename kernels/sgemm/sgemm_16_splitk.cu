@@ -1,15 +1,18 @@
 /* splitk: swizzle, with K split over blockIdx.z when M x N alone makes too
- * few blocks to fill the GPU (256 x 256 x 65536 makes 4); and
- * splitk_64x128, the same on swizzle_64x128's tile, for a few rows over a
- * long K (22 x 4518 x 18135: the 128-row tile computes 22 rows of 128).
+ * few blocks to fill the GPU (256 x 256 x 65536 makes 4); splitk_64x128,
+ * the same on swizzle_64x128's tile, for a few rows over a long K (22 x
+ * 4518 x 18135: the 128-row tile computes 22 rows of 128); and
+ * splitk_32x128, on a tile of one warp's 32 rows by two warps' 128
+ * columns (64 threads, five blocks an SM), for products of 32 rows or
+ * fewer (31 x 2317 x 24178: the 64-row tile computes 31 rows of 64).
  *
  * Against swizzle: each of S splits multiplies a K/S slice into its own
  * M x N slab of a workspace (stream-ordered cudaMallocAsync, freed the same
  * way); a second kernel (kernels/gemm_split.cu) sums the slabs in a fixed
  * order and applies alpha and beta, so the result does not depend on
- * scheduling, unlike atomics.  S is chosen for about two blocks per SM,
- * with at least 8 tiles of k per split; when the tiles already fill the
- * GPU, S = 1 and this is swizzle.  A stack of products counts as one grid
+ * scheduling, unlike atomics.  S is chosen for about two blocks per SM
+ * (five of the 32-row tile), with at least 8 tiles of k per split; when
+ * the tiles already fill the GPU, S = 1 and this is swizzle.  A stack of products counts as one grid
  * of tiles: S is chosen for all of them together, the workspace holds a
  * slab per split and product (split outermost), and one reduce launch sums
  * every product's slabs.
@@ -24,31 +27,37 @@
  *
  * Run and checked by:
  *   gemmcli mul a.npy b.npy -o c.npy --kernel splitk --verify --repeat 20
- *   gemmcli mul a.npy b.npy -o c.npy --kernel splitk_64x128 --verify --repeat 20 */
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel splitk_64x128 --verify --repeat 20
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel splitk_32x128 --verify --repeat 20 */
+#include <stdio.h>
+
 #include "kernels/sgemm/sgemm_pipeline.cuh"
 
 typedef pipe_cfg<4, 2, 16, 4> splitk_cfg;
 typedef pipe_cfg<2, 2, 16, 4> splitk_64x128_cfg;
+typedef pipe_cfg<1, 2, 16, 4> splitk_32x128_cfg;
 enum { SPLITK_GROUP = 8, SPLITK_MIN_TILES = 8 };
 
-/* How many slices of K: enough blocks for two per SM, each slice at least
+/* How many slices of K: enough blocks for PER_SM per SM (two of the
+ * 128- and 64-row tiles; five of the 32-row tile's 64 threads, as many
+ * as its 41 KiB of stages leave room for), each slice at least
  * SPLITK_MIN_TILES tiles deep. */
-template <class C>
+template <class C, int PER_SM>
 static int splitk_count(const struct sgemm_problem *p, int sm_count)
 {
     long tiles = (long)ceil_div(p->m, C::bm) * ceil_div(p->n, C::bn);
     if (tiles == 0 || tiles >= sm_count || tiles * pipe_batch(p) >= sm_count)
         return 1;
     tiles *= pipe_batch(p);
-    long want = (2L * sm_count + tiles - 1) / tiles;
+    long want = ((long)PER_SM * sm_count + tiles - 1) / tiles;
     long most = p->k / (SPLITK_MIN_TILES * C::bk);
     return (int)(want < most ? want : most < 1 ? 1 : most);
 }
 
-template <class C>
+template <class C, int PER_SM>
 static cudaError_t splitk_run(const struct sgemm_problem *p, const struct launch_env *env)
 {
-    int splits = splitk_count<C>(p, env->sm_count > 0 ? env->sm_count : 132);
+    int splits = splitk_count<C, PER_SM>(p, env->sm_count > 0 ? env->sm_count : 132);
     if (splits == 1)
         return pipe_launch<C, SPLITK_GROUP>(p, env, 1, p->k, NULL);
     int k_per_split = ceil_div(ceil_div(p->k, splits), C::bk) * C::bk;
@@ -73,20 +82,20 @@ static cudaError_t splitk_run(const struct sgemm_problem *p, const struct launch
 
 /* The workspace's upper bound for the registry: the split count grows with
  * the SM count, so it is taken for 256 SMs, more than any GPU has. */
-template <class C>
+template <class C, int PER_SM>
 static size_t splitk_workspace(const struct gemm_problem *g)
 {
     struct sgemm_problem p = { (int)g->m, (int)g->n, (int)g->k, 1.0f, 0.0f, NULL, NULL, NULL,
                                (int)(g->batch < 0x7fffffff ? g->batch : 0x7fffffff),
                                g->stride_a, g->stride_b, g->stride_c };
-    int splits = splitk_count<C>(&p, 256);
+    int splits = splitk_count<C, PER_SM>(&p, 256);
     return splits == 1 ? 0 : (size_t)splits * pipe_batch(&p) * g->m * g->n * sizeof(float);
 }
 
 extern "C" cudaError_t sgemm_splitk_launch(const struct sgemm_problem *p,
                                            const struct launch_env *env)
 {
-    return splitk_run<splitk_cfg>(p, env);
+    return splitk_run<splitk_cfg, 2>(p, env);
 }
 
 extern "C" cudaError_t sgemm_splitk_attr(struct kernel_attr *out)
@@ -96,13 +105,13 @@ extern "C" cudaError_t sgemm_splitk_attr(struct kernel_attr *out)
 
 extern "C" size_t sgemm_splitk_workspace(const struct gemm_problem *g)
 {
-    return splitk_workspace<splitk_cfg>(g);
+    return splitk_workspace<splitk_cfg, 2>(g);
 }
 
 extern "C" cudaError_t sgemm_splitk_64x128_launch(const struct sgemm_problem *p,
                                                   const struct launch_env *env)
 {
-    return splitk_run<splitk_64x128_cfg>(p, env);
+    return splitk_run<splitk_64x128_cfg, 2>(p, env);
 }
 
 extern "C" cudaError_t sgemm_splitk_64x128_attr(struct kernel_attr *out)
@@ -112,5 +121,36 @@ extern "C" cudaError_t sgemm_splitk_64x128_attr(struct kernel_attr *out)
 
 extern "C" size_t sgemm_splitk_64x128_workspace(const struct gemm_problem *g)
 {
-    return splitk_workspace<splitk_64x128_cfg>(g);
+    return splitk_workspace<splitk_64x128_cfg, 2>(g);
+}
+
+/* The 32-row tile for 32 rows or fewer: beyond, two of its tiles compute
+ * what one of splitk_64x128's does, reading B twice (38 x 8846 x 4693:
+ * 39% of cuBLAS against 68%; 1000 x 3000 x 500: 85% against 110% on
+ * swizzle_64x128; NVIDIA H200, 2026-11-26, bench and sweep). */
+extern "C" int sgemm_splitk_32x128_check(const struct gemm_problem *p, char *why, size_t n)
+{
+    if (p->m > splitk_32x128_cfg::bm) {
+        snprintf(why, n, "splitk_32x128 computes products of at most %d rows (one tile's); "
+                 "this one has %lld (splitk_64x128 and splitk take more)",
+                 splitk_32x128_cfg::bm, (long long)p->m);
+        return 0;
+    }
+    return 1;
+}
+
+extern "C" cudaError_t sgemm_splitk_32x128_launch(const struct sgemm_problem *p,
+                                                  const struct launch_env *env)
+{
+    return splitk_run<splitk_32x128_cfg, 5>(p, env);
+}
+
+extern "C" cudaError_t sgemm_splitk_32x128_attr(struct kernel_attr *out)
+{
+    return pipe_attr<splitk_32x128_cfg, SPLITK_GROUP>(out);
+}
+
+extern "C" size_t sgemm_splitk_32x128_workspace(const struct gemm_problem *g)
+{
+    return splitk_workspace<splitk_32x128_cfg, 5>(g);
 }

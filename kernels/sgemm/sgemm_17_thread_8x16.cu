@@ -78,6 +78,7 @@ struct wide_cfg {
     static constexpr int a_row_step = 32 * warps / BK;
     static constexpr int b_copies16 = BK * bn / 4 / threads;
     static constexpr int b_k_step16 = threads / (bn / 4);
+    static constexpr int b_cols4 = 1;
     static constexpr int b_copies4 = BK * bn / threads;
     static constexpr int b_k_step4 = threads / bn;
     static_assert(BK % 8 == 0 && warps % (BK / 8) == 0, "each warp copies one group of 8 values of k of A");

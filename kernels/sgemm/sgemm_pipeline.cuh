@@ -99,14 +99,20 @@ struct pipe_cfg {
      * every a_row_step rows further. */
     static constexpr int a_copies = bm * BK / threads;
     static constexpr int a_row_step = 32 * warps / BK;
-    /* B: a thread copies one column (group) every b_k_step rows of k. */
+    /* B: a thread copies one column (group) every b_k_step rows of k, in
+     * b_copies rows; with fewer threads than the tile has columns (the 64
+     * threads of a 32 x 128 tile, 4-byte copies), b_cols4 columns a row,
+     * `threads` apart. */
     static constexpr int b_copies16 = BK * bn / 4 / threads;
     static constexpr int b_k_step16 = threads / (bn / 4);
-    static constexpr int b_copies4 = BK * bn / threads;
-    static constexpr int b_k_step4 = threads / bn;
+    static constexpr int b_cols4 = threads >= bn ? 1 : bn / threads;
+    static constexpr int b_copies4 = BK * bn / threads / b_cols4;
+    static constexpr int b_k_step4 = threads >= bn ? threads / bn : 1;
     static_assert(BK % 8 == 0 && warps % (BK / 8) == 0, "each warp copies one group of 8 values of k of A");
     static_assert(bm * BK % threads == 0, "A copies split evenly over threads");
-    static_assert(threads % bn == 0 && BK * bn % threads == 0, "B copies split evenly over threads");
+    static_assert((threads % bn == 0 || bn % threads == 0) && threads % (bn / 4) == 0 &&
+                      BK * bn % threads == 0 && b_cols4 <= 32,
+                  "B copies split evenly over threads");
     static_assert(STAGES >= 2, "a pipeline needs at least two stages");
 };
 
@@ -118,7 +124,8 @@ struct pipe_loader {
     unsigned a_rows_ok;       /* bit l: the l-th row of A it copies exists */
     int a_dst, b_dst;         /* offsets in a stage buffer */
     int a_k, b_k;             /* k of its first element in the next tile */
-    int kend, n_bcol_ok;
+    int kend;
+    unsigned n_bcol_ok;       /* bit j: its j-th column of B (of b_cols4) exists */
 
     __device__ __forceinline__ pipe_loader(const struct sgemm_problem &p, int bm0, int bn0,
                                            int kbeg, int kend_)
@@ -141,7 +148,10 @@ struct pipe_loader {
         b_dst = b_kk * C::bn + b_col;
         b_k = kbeg + b_kk;
         kend = kend_;
-        n_bcol_ok = bn0 + b_col < p.n;
+        n_bcol_ok = 0;
+#pragma unroll
+        for (int j = 0; j < (VEC ? 1 : C::b_cols4); j++)
+            n_bcol_ok |= (unsigned)(bn0 + b_col + j * C::threads < p.n) << j;
     }
 
     /* Issues the copies of the next tile into stage buffers as, bs. */
@@ -156,12 +166,15 @@ struct pipe_loader {
 #pragma unroll
             for (int l = 0; l < C::b_copies16; l++)
                 pipe_copy16(bs + b_dst + l * C::b_k_step16 * C::bn, b + l * b_step,
-                            n_bcol_ok && b_k + l * C::b_k_step16 < kend);
+                            (n_bcol_ok & 1) && b_k + l * C::b_k_step16 < kend);
         } else {
 #pragma unroll
             for (int l = 0; l < C::b_copies4; l++)
-                pipe_copy4(bs + b_dst + l * C::b_k_step4 * C::bn, b + l * b_step,
-                           n_bcol_ok && b_k + l * C::b_k_step4 < kend);
+#pragma unroll
+                for (int j = 0; j < C::b_cols4; j++)
+                    pipe_copy4(bs + b_dst + l * C::b_k_step4 * C::bn + j * C::threads,
+                               b + l * b_step + j * C::threads,
+                               (n_bcol_ok >> j & 1) && b_k + l * C::b_k_step4 < kend);
         }
         a += C::bk;
         a_k += C::bk;

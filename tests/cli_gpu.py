@@ -193,6 +193,8 @@ REFUSALS = [
      "refused (K beyond small_k's)"),
     (b"computes products with M, N, K <= 64", lambda m, n, k: max(m, n, k) > 64,
      "refused (beyond the small stages' limit)"),
+    (b"computes products of at most 32 rows", lambda m, n, k: m > 32,
+     "refused (rows beyond splitk_32x128's tile)"),
 ]
 
 

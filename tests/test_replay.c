@@ -9,8 +9,9 @@
  * are one day's on one GPU, so a stage rewritten since runs otherwise, and
  * the file is re-recorded then (its head says how).  The file predates the
  * calibration's 32768x8x1024 (the thin stages' N path where its bytes bind)
- * and `splitk_64x128`: the N path's fit here is the older one's, and
- * `splitk_64x128` is no candidate.
+ * and `splitk_64x128` and `splitk_32x128`: the N path's fit here is the
+ * older one's, and neither splitk tile is a candidate; nor are the thin
+ * stages' M path times those of its finer slices on a short grid.
  *
  * Usage: test_replay [FILE] (default tests/data/replay-h100.csv); with
  * REPLAY_SHAPES set in the environment it lists the shapes whose pick ran

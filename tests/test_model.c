@@ -3,9 +3,13 @@
  * Bytes of a dense product and of a broadcast stack; whole tiles in whole
  * waves leave only the k-fill share of the rate; a ragged edge costs its
  * padded area; one tile more than the slots costs a second wave; a sliced
- * kernel slices a long K over few tiles and adds the reduce; stream-K's
- * tail costs less than a whole wave; a memory-bound kernel's time follows
- * its bytes; no kernel gets faster on a larger m, n or k, but for the
+ * kernel slices a long K over few tiles and adds the reduce, and a stage
+ * that slices K itself does so where its own rule does (fewer tiles than
+ * SMs); stream-K's tail costs less than a whole wave, its plan
+ * (gemm_stream_k_runs) shares out what it should, and the model charges
+ * its beta pass just where that plan shares a tail; a memory-bound
+ * kernel's time follows its bytes; no kernel gets faster on a larger m, n
+ * or k, but for the
  * known dips named below; half the SMs take about twice as long (a known
  * lack today); a kernel that runs a stack product by product pays a launch
  * a product.  The known dips and lacks are printed with their shapes on
@@ -200,6 +204,23 @@ static void slices(void)
               "f64_dmma, 33 tiles, K = 500: %lld-deep slices, the model's %d", (long long)s4,
               model_estimate(dm, &four, SMS).slices);
     }
+
+    /* A stage that slices K itself does so only where its tiles are fewer
+     * than the SMs (kernels/sgemm/sgemm_16_splitk.cu, splitk_count), though
+     * it holds two blocks an SM: 140 tiles on 132 SMs run whole, 100 in
+     * slices, as the kernel runs them. */
+    const struct gemm_kernel *sk = gemm_kernel_find("splitk");
+    CHECK(sk && sk->geometry && sk->geometry->per_sm > 1, "splitk has a geometry of two "
+          "blocks an SM or more");
+    if (sk && sk->geometry) {
+        int64_t tm = sk->geometry->tile_m, tn = sk->geometry->tile_n;
+        struct gemm_problem over = problem(GEMM_F32, 1, 140 * tm, tn, 65536);
+        struct gemm_problem under = problem(GEMM_F32, 1, 100 * tm, tn, 65536);
+        int s_over = model_estimate(sk, &over, SMS).slices;
+        int s_under = model_estimate(sk, &under, SMS).slices;
+        CHECK(s_over == 1 && s_under > 1, "splitk: 140 tiles on %d SMs in %d slices (the "
+              "kernel: 1), 100 tiles in %d (the kernel: more than 1)", SMS, s_over, s_under);
+    }
 }
 
 /* Every SPREAD_STREAM_K row: the part-full last wave is shared out by
@@ -226,6 +247,43 @@ static void stream_k(void)
               "less than half a wave", k->name, slots, t1, slots + rest, t2, rest);
     }
     CHECK(seen >= 1, "no SPREAD_STREAM_K kernel with a rate in the table");
+
+    /* The plan the kernel launches and the model weighs
+     * (gemm_stream_k_runs): 1089 tiles on 264 slots leave 33, their
+     * k-steps shared out in runs of GEMM_STREAM_K_MIN_STEPS up to a run a
+     * slot; none with no tail, a tail over nine tenths of a wave, no more
+     * runs than its tiles, or no slots. */
+    static const struct {
+        int64_t tiles, slots, steps, runs;
+    } plans[] = {
+        { 1089, 264, 64, 264 }, { 1089, 264, 16, 66 }, { 1056, 264, 64, 0 },
+        { 264 + 240, 264, 64, 0 }, { 264 + 237, 264, 64, 264 }, { 1089, 264, 8, 0 },
+        { 1089, 264, 9, 37 }, { 5, 0, 64, 0 },
+    };
+    for (size_t i = 0; i < sizeof plans / sizeof plans[0]; i++) {
+        int64_t got = gemm_stream_k_runs(plans[i].tiles, plans[i].slots, plans[i].steps);
+        CHECK(got == plans[i].runs, "stream-K: %lld tiles on %lld slots, %lld k-steps: %lld "
+              "runs, not %lld", (long long)plans[i].tiles, (long long)plans[i].slots,
+              (long long)plans[i].steps, (long long)got, (long long)plans[i].runs);
+    }
+    /* ... and the model charges the beta pass exactly where that plan
+     * shares a tail out. */
+    const struct gemm_kernel *st = gemm_kernel_find("stream_k");
+    if (st && st->geometry) {
+        const struct gemm_geometry *g = st->geometry;
+        int64_t slots = (int64_t)SMS * g->per_sm;
+        for (int64_t rest = 0; rest <= slots; rest += slots / 8) {
+            for (int64_t kk = 64; kk <= 4096; kk *= 4) {
+                struct gemm_problem p = problem(GEMM_F32, 1, g->tile_m * (slots + rest),
+                                                g->tile_n, kk);
+                int64_t runs = gemm_stream_k_runs(slots + rest, slots, (kk + 15) / 16);
+                double reduce = model_estimate(st, &p, SMS).reduce_ms;
+                CHECK((runs > 0) == (reduce > 0), "stream_k: %lld + %lld tiles, K = %lld: "
+                      "%lld runs, the model's beta pass %.6g ms", (long long)slots,
+                      (long long)rest, (long long)kk, (long long)runs, reduce);
+            }
+        }
+    }
 }
 
 /* Every SPREAD_MEMORY row: with whole blocks, the memory time is the

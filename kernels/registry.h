@@ -54,7 +54,7 @@ enum kernel_flags {
                                   where the compute capability is cc_min exactly */
     KERNEL_SPLIT_K = 1 << 7,   /* the dispatcher splits a long K when the tiles are
                                   too few (kernels/gemm_dispatch.c) */
-    KERNEL_VECTOR = 1 << 8,    /* made for M = 1 or N = 1: auto takes it for them */
+    KERNEL_VECTOR = 1 << 8,    /* made for M = 1 or N = 1 (gemv; auto weighs it with thin) */
     KERNEL_MEMORY = 1 << 9,    /* a memory-bound stage for the shapes tiles are not made
                                   for (vectors, a thin side, a short K, stacks) */
     KERNEL_FLOAT_VALUES = 1 << 10, /* a transpose that moves elements as floating-point

@@ -117,8 +117,8 @@ int select_gemm_kernel(const char *name, const struct matmul_plan *plan, int cc,
      * compute this product, in any of its signatures (a float16 product
      * may run faster on float operands, say, converted first: the
      * conversion is part of that signature's time).  A vector times a matrix or
-     * a matrix times a vector goes to the memory-bound stages
-     * (KERNEL_MEMORY) where one can take it: the tiles stream such a
+     * a matrix times a vector goes to gemv or thin (select_vector_candidate)
+     * where one can take it: the tiles stream such a
      * product well below the copy rate the model grants them (float16
      * 1x65536x4096: wgmma_tma at 60% of cuBLAS, f16_gemv above it; H200,
      * 2026-11-22), and small_k's warps load their strip of B for each

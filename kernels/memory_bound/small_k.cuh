@@ -122,14 +122,27 @@ small_k_kernel(small_k_args<E> p)
     const typename E::elem *b = p.b + prod * p.stride_b;
     T *c = p.c + prod * p.stride_c;
 
-    T bv[KMAX][Q];
+    /* The strip of B: every load issued before any value is widened (raw
+     * words, 0 bits past K or N: 0 in every type).  Widened as each
+     * arrived, the warp waited on a round trip every few loads (float16's
+     * HADD2.F32 and double's moves after 3 to 5 loads: some 40 round trips
+     * in a row before the first row, SASS). */
+    gemv_unit<E, 1> raw[KMAX][Q];
 #pragma unroll
     for (int kk = 0; kk < KMAX; kk++)
 #pragma unroll
         for (int q = 0; q < Q; q++) {
             int j = j0 + lane + 32 * q;
-            bv[kk][q] = kk < p.k && j < p.n ? gemv_load1<E>(b + (size_t)kk * p.n + j) : T(0);
+            raw[kk][q] = gemv_unit<E, 1>();
+            if (kk < p.k && j < p.n)
+                raw[kk][q] = gemv_load<E, 1>(b + (size_t)kk * p.n + j);
         }
+    T bv[KMAX][Q];
+#pragma unroll
+    for (int kk = 0; kk < KMAX; kk++)
+#pragma unroll
+        for (int q = 0; q < Q; q++)
+            E::template widen<1>(raw[kk][q].w, &bv[kk][q]);
     int r1 = min(p.m, r0 + p.rows_per_warp);
     /* RP rows a pass, their loads of A issued together: two where K > 16,
      * the sums are 4-byte values and the registers hold both rows' A (float,

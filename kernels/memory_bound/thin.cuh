@@ -68,10 +68,10 @@
  * (tests/sass_check.sh).
  *
  * Raw loads ahead.  The next chunk of the N path (and, for the 16-bit
- * types, the next step of B on the M path) is held in registers as read
- * and widened only when used: converting a 16-bit value right after its
- * load would stall the warp there, before the multiply-adds that should
- * hide the load.
+ * types and double, the next step of B on the M path) is held in
+ * registers as read and widened only when used: converting a 16-bit value
+ * right after its load would stall the warp there, before the
+ * multiply-adds that should hide the load.
  *
  * gemmcli's own, for the memory-bound shapes.  Run through its stages
  * (one side at most 32), e.g.:
@@ -89,6 +89,7 @@ enum {
     THIN_MIN_K = 64,            /* values of k per slice at least */
     THIN_LANE_K = 16,           /* values of k per k-lane and slice at least */
     THIN_MIN_K_SHORT = 32,      /* ... where a grid would leave SMs idle (M path) */
+    THIN_SHORT_GRID_K = 256,    /* ... and K is at least this */
     THIN_MOST_SLICES = 1024,
     THIN_MOST_Z = 65535         /* products per launch (gridDim.z) */
 };
@@ -210,13 +211,18 @@ thin_m_kernel(thin_args<E> p)
 #pragma unroll
         for (int c = 0; c < Q; c++)
             acc[i][c] = T(0);
-    /* For the 16-bit types, B's next step waits in registers as it was
-     * read (raw: widening it would wait for the load) while this step's
-     * multiply-adds run: with a block an SM, a step's loads are all there
-     * is in flight otherwise.  float and double load each step at its top. */
+    /* For the 16-bit types and double, B's next step waits in registers
+     * as it was read (raw: widening a 16-bit value would wait for the
+     * load) while this step's multiply-adds run: with a block an SM, a
+     * step's loads are all there is in flight otherwise (double 18 x 18630
+     * x 1004 took 174 us where it took 222 loading each step at its top,
+     * 16 x 8192 x 4096 205 where 239).  float loads each step at its top:
+     * ahead, its 24-row kernel, at 255 registers, ran 22 x 4518 x 18135 in
+     * 480 us where it had taken 366 (NVIDIA H200, 2026-11-26). */
     typedef gemv_unit<E, W> unit_b;
     unit_b braw[Q][Q / W];
     constexpr bool ahead = sizeof(typename E::elem) < sizeof(T);   /* the 16-bit types */
+    constexpr bool prefetch = sizeof(typename E::elem) != 4;       /* not float */
     /* The thread's columns: groups of GW adjacent ones, tx groups apart
      * (GW = W for the 16-bit types, so that a warp's single 2-byte loads
      * cover adjacent values; float and double keep their Q columns
@@ -240,10 +246,10 @@ thin_m_kernel(thin_args<E> p)
     };
     if (j0 + x * W < p.n) {
         int kk = k0 + Q * y;
-        if (ahead && kk < k1)
+        if (prefetch && kk < k1)
             fetch_b(kk);
         for (; kk < k1; kk += Q * ty) {
-            if (!ahead)
+            if (!prefetch)
                 fetch_b(kk);
             T bv[Q][Q];
 #pragma unroll
@@ -251,7 +257,7 @@ thin_m_kernel(thin_args<E> p)
 #pragma unroll
                 for (int g = 0; g < Q / W; g++)
                     E::template widen<W>(braw[t][g].w, &bv[t][g * W]);
-            if (ahead && kk + Q * ty < k1)
+            if (prefetch && kk + Q * ty < k1)
                 fetch_b(kk + Q * ty);
 #pragma unroll
             for (int i = 0; i < MB; i++) {
@@ -543,8 +549,12 @@ static struct thin_plan thin_plan_for(int m, int n, int k, int batch, int sm_cou
      * x 480 ran 3 slices of 5 steps a thread on 36 blocks in 12.6 us, and
      * 11 slices in 7.0, where cuBLAS took 8.3 with its reduction; float16
      * 24 x 2 x 22857 5 slices in 25.4 us, 22 in 11.8 (NVIDIA H200,
-     * 2026-11-26, ncu). */
-    if (!pl.by_rows && blocks * most < sm_count) {
+     * 2026-11-26, ncu).  Not below THIN_SHORT_GRID_K: there the chain is
+     * short and the reduction's launch costs more than it saves (float
+     * 3 x 114 x 79 went from 118% of cuBLAS to 92% in 2 slices, and
+     * f64_thin's calibrated floor over its tiny shapes from 7.5 us to
+     * 9.9; H200 and H100, sweeps and calibrations of 2026-11-26). */
+    if (!pl.by_rows && blocks * most < sm_count && k >= THIN_SHORT_GRID_K) {
         long step = (long)Q * (THIN_THREADS / pl.tx);
         long short_k = step > (long)THIN_MIN_K_SHORT ? step : (long)THIN_MIN_K_SHORT;
         long fill = (sm_count + blocks - 1) / blocks;

@@ -79,6 +79,39 @@ int64_t gemm_stream_k_runs(int64_t tiles, int64_t slots, int64_t k_steps)
     return rest == 0 || rest * 10 > slots * 9 || runs <= rest ? 0 : runs;
 }
 
+/* (kernels/registry.h)  Where the tiles are as many as the SMs or more,
+ * slicing only evens out the SMs' loads: float 18 x 18630 x 1004 on
+ * splitk_32x128, 146 tiles of 32 x 128 on 132 SMs of 5 blocks, ran whole
+ * tiles in 94 us (the busiest SM two of 1004 values of k) and 4 slices in
+ * 70 (five of 251); 14 x 41767 x 2281, 327 tiles, 295 and 228 in 2; but
+ * 32 x 32768 x 1024, 256 tiles, 71 whole and 74 in 2 (the busiest SM 2 x
+ * 1024 either way), and 30 x 35000 x 300, 274 tiles, 41 whole and 48 in
+ * 2 (3 x 300 against 5 x 150, the slices' fill and sum unpaid; NVIDIA
+ * H200, 2026-11-26). */
+int64_t gemm_fill_slices(int64_t tiles, int64_t sm_count, int64_t per_sm, int64_t k,
+                         int64_t min_k, int64_t k_fill)
+{
+    if (tiles <= 0 || sm_count <= 0 || min_k <= 0)
+        return 1;
+    int64_t most = per_sm * sm_count / tiles;
+    if (most > k / min_k)
+        most = k / min_k;
+    if (most < 2)
+        return 1;
+    if (tiles < sm_count)
+        return most;
+    int64_t best = 1;
+    double whole = (double)((tiles + sm_count - 1) / sm_count) * (double)(k + k_fill), least = whole;
+    for (int64_t s = 2; s <= most; s++) {
+        double load = (double)((tiles * s + sm_count - 1) / sm_count) * ((double)k / s + k_fill);
+        if (load < least) {
+            least = load;
+            best = s;
+        }
+    }
+    return least < 0.9 * whole ? best : 1;
+}
+
 /* (kernels/registry.h) */
 int64_t gemm_split_slice(const struct gemm_kernel *k, const struct gemm_problem *p,
                          int sm_count)

@@ -306,6 +306,17 @@ int64_t gemm_split_slice(const struct gemm_kernel *k, const struct gemm_problem 
 enum { GEMM_STREAM_K_MIN_STEPS = 8 };   /* fewer fill the pipeline more than they compute */
 int64_t gemm_stream_k_runs(int64_t tiles, int64_t slots, int64_t k_steps);
 
+/* The slices of K a stage that slices K itself (the splitk stages) cuts
+ * `tiles` into, on sm_count SMs of per_sm blocks each, K values of k deep,
+ * each slice min_k deep at least: never more blocks than one wave holds.
+ * Fewer tiles than SMs: as many slices as that wave holds (the idle SMs
+ * are the loss).  More: the count that most lightens the busiest SM's
+ * load, ceil(tiles x S / SMs) slices of K / S + k_fill values of k, where
+ * it is a tenth lighter than whole tiles' (the slabs' sum costs the rest);
+ * else 1.  auto's model (src/plan/model.c) plans with it too. */
+int64_t gemm_fill_slices(int64_t tiles, int64_t sm_count, int64_t per_sm, int64_t k,
+                         int64_t min_k, int64_t k_fill);
+
 /* Readies the current device for the kernels: a workspace that a launcher
  * takes from the stream-ordered pool (cudaMallocAsync) and gives back stays
  * mapped there for the next launch, instead of being unmapped at every

@@ -220,6 +220,51 @@ static void slices(void)
         int s_under = model_estimate(sk, &under, SMS).slices;
         CHECK(s_over == 1 && s_under > 1, "splitk: 140 tiles on %d SMs in %d slices (the "
               "kernel: 1), 100 tiles in %d (the kernel: more than 1)", SMS, s_over, s_under);
+        /* One wave and not a block more: 14 tiles on 132 SMs x 2 slots
+         * in 18 slices (252 blocks), not 19 (266, a second wave of 2). */
+        struct gemm_problem few = problem(GEMM_F32, 1, tm, 14 * tn, 65536);
+        int s_few = model_estimate(sk, &few, SMS).slices;
+        CHECK(SMS != 132 || s_few == 18, "splitk: 14 tiles on 132 SMs x 2 in %d slices, "
+              "not 18", s_few);
+        CHECK(14 * s_few <= SMS * sk->geometry->per_sm, "splitk: 14 tiles in %d slices "
+              "overflow one wave of %d slots", s_few, SMS * sk->geometry->per_sm);
+    }
+
+    /* As many tiles as SMs or more: the slices that most lighten the
+     * busiest SM, a tenth at least (gemm_fill_slices), counted by hand on
+     * 132 SMs of 5 blocks, slices 128 deep at least, a fill of 64:
+     *   146 tiles, K 1004: whole 2 x 1068 = 2136; 4 slices 5 x 315 = 1575;
+     *   327 tiles, K 2281: whole 3 x 2345 = 7035; 2 slices 5 x 1204.5;
+     *   256 tiles, K 1024: whole 2 x 1088; 2 slices 4 x 576, heavier;
+     *   274 tiles, K 300: whole 3 x 364 = 1092; 2 slices 5 x 214 = 1070,
+     *   not a tenth lighter. */
+    static const struct { int64_t tiles, k, want; } fill[] = {
+        { 146, 1004, 4 }, { 327, 2281, 2 }, { 256, 1024, 1 }, { 274, 300, 1 },
+        { 14, 65536, 47 }, { 700, 100000, 1 },
+    };
+    for (size_t i = 0; i < sizeof fill / sizeof fill[0]; i++) {
+        int64_t got = gemm_fill_slices(fill[i].tiles, 132, 5, fill[i].k, 128, 64);
+        CHECK(got == fill[i].want, "gemm_fill_slices: %lld tiles, K %lld: %lld slices, not %lld",
+              (long long)fill[i].tiles, (long long)fill[i].k, (long long)got,
+              (long long)fill[i].want);
+    }
+    for (int64_t tiles = 1; tiles <= 2000; tiles += 7)
+        for (int64_t k = 1; k <= 1 << 20; k *= 3) {
+            int64_t got = gemm_fill_slices(tiles, 132, 5, k, 128, 64);
+            if (got < 1 || (got > 1 && (tiles * got > 660 || k / got < 128))) {
+                CHECK(0, "gemm_fill_slices: %lld tiles, K %lld: %lld slices (one wave of "
+                      "660 blocks, 128 deep at least)", (long long)tiles, (long long)k,
+                      (long long)got);
+                break;
+            }
+        }
+    /* the model plans as the kernel does: splitk_32x128 at 18 x 18630 x 1004 */
+    const struct gemm_kernel *s32 = gemm_kernel_find("splitk_32x128");
+    if (s32 && s32->geometry) {
+        struct gemm_problem thin18 = problem(GEMM_F32, 1, 18, 18630, 1004);
+        CHECK(model_estimate(s32, &thin18, SMS).slices == 4,
+              "splitk_32x128: 18 x 18630 x 1004 in %d slices, not 4",
+              model_estimate(s32, &thin18, SMS).slices);
     }
 }
 

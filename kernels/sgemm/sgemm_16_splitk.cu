@@ -36,22 +36,25 @@
 typedef pipe_cfg<4, 2, 16, 4> splitk_cfg;
 typedef pipe_cfg<2, 2, 16, 4> splitk_64x128_cfg;
 typedef pipe_cfg<1, 2, 16, 4> splitk_32x128_cfg;
-enum { SPLITK_GROUP = 8, SPLITK_MIN_TILES = 8 };
+/* SPLITK_FILL_K: what a block's pipeline costs to fill and drain, in
+ * values of k (the k_fill of their rows in kernels/gemm_table.c). */
+enum { SPLITK_GROUP = 8, SPLITK_MIN_TILES = 8, SPLITK_FILL_K = 64 };
 
-/* How many slices of K: enough blocks for PER_SM per SM (two of the
- * 128- and 64-row tiles; five of the 32-row tile's 64 threads, as many
- * as its 41 KiB of stages leave room for), each slice at least
- * SPLITK_MIN_TILES tiles deep. */
+/* How many slices of K (gemm_fill_slices, kernels/registry.h): never more
+ * blocks than one wave of PER_SM per SM holds (two of the 128- and 64-row
+ * tiles; five of the 32-row tile's 64 threads, as many as its 41 KiB of
+ * stages leave room for), each slice at least SPLITK_MIN_TILES tiles
+ * deep.  Rounded up, the count started a second wave of a few blocks that
+ * took most of the first one's time: float 49 x 1685 x 38486, 14 tiles of
+ * 64 x 128 in 19 slices, 266 blocks on 264 slots; 22 x 4518 x 18135, 36
+ * tiles of 32 x 128 in 19, 684 blocks on 660 (NVIDIA H200, 2026-11-26,
+ * ncu: the SMs busy 75% of the kernel's time). */
 template <class C, int PER_SM>
 static int splitk_count(const struct sgemm_problem *p, int sm_count)
 {
-    long tiles = (long)ceil_div(p->m, C::bm) * ceil_div(p->n, C::bn);
-    if (tiles == 0 || tiles >= sm_count || tiles * pipe_batch(p) >= sm_count)
-        return 1;
-    tiles *= pipe_batch(p);
-    long want = ((long)PER_SM * sm_count + tiles - 1) / tiles;
-    long most = p->k / (SPLITK_MIN_TILES * C::bk);
-    return (int)(want < most ? want : most < 1 ? 1 : most);
+    long tiles = (long)ceil_div(p->m, C::bm) * ceil_div(p->n, C::bn) * pipe_batch(p);
+    return (int)gemm_fill_slices(tiles, sm_count, PER_SM, p->k, SPLITK_MIN_TILES * C::bk,
+                                 SPLITK_FILL_K);
 }
 
 template <class C, int PER_SM>
@@ -80,16 +83,20 @@ static cudaError_t splitk_run(const struct sgemm_problem *p, const struct launch
     return err != cudaSuccess ? err : free_err;
 }
 
-/* The workspace's upper bound for the registry: the split count grows with
- * the SM count, so it is taken for 256 SMs, more than any GPU has. */
+/* The workspace's upper bound for the registry: the most slices any count
+ * of SMs up to 256, more than any GPU has, could take (one wave of them,
+ * each SPLITK_MIN_TILES tiles deep). */
 template <class C, int PER_SM>
 static size_t splitk_workspace(const struct gemm_problem *g)
 {
     struct sgemm_problem p = { (int)g->m, (int)g->n, (int)g->k, 1.0f, 0.0f, NULL, NULL, NULL,
                                (int)(g->batch < 0x7fffffff ? g->batch : 0x7fffffff),
                                g->stride_a, g->stride_b, g->stride_c };
-    int splits = splitk_count<C, PER_SM>(&p, 256);
-    return splits == 1 ? 0 : (size_t)splits * pipe_batch(&p) * g->m * g->n * sizeof(float);
+    long tiles = (long)ceil_div(p.m, C::bm) * ceil_div(p.n, C::bn) * pipe_batch(&p);
+    long most = tiles > 0 ? (long)PER_SM * 256 / tiles : 0;
+    long deepest = p.k / (SPLITK_MIN_TILES * C::bk);
+    long splits = most < deepest ? most : deepest;
+    return splits < 2 ? 0 : (size_t)splits * pipe_batch(&p) * g->m * g->n * sizeof(float);
 }
 
 extern "C" cudaError_t sgemm_splitk_launch(const struct sgemm_problem *p,

@@ -154,13 +154,14 @@ static double tiled_util(const struct gemm_kernel *k, const struct gemm_geometry
             s = len ? floor(kk / (double)len) : 1;
             rest_k = len ? kk - s * (double)len : 0;
             slice_k = len ? (double)len : kk;
-        } else if (tiles < sm_count && kk >= 2.0 * g->slice_k) {
-            /* A stage that slices K itself, where its tiles are fewer than
-             * the SMs (sgemm_16_splitk.cu, splitk_count): as many slices
-             * as give every slot a tile, each slice_k long at least.
-             * (Fewer tiles than slots but not than SMs run unsliced:
-             * float 10135x46x888 has 80 tiles of 128 x 64 on 132 SMs.) */
-            s = fmin(fmin(ceil_div(slots, tiles), floor(kk / g->slice_k)), SLICES_MOST);
+        } else if (g->slice_k > 0) {
+            /* A stage that slices K itself: the splitk stages' plan
+             * (sgemm_16_splitk.cu, splitk_count), gemm_fill_slices; the
+             * TF32 stages' own (sgemm_tf32.cuh, tc32_split_of) slices
+             * only fewer tiles than SMs, as this does with one block an
+             * SM. */
+            s = (double)gemm_fill_slices((int64_t)tiles, sm_count, g->per_sm, p->k, g->slice_k,
+                                         g->k_fill);
             slice_k = kk / s;
         }
         *slices = (int)s;

@@ -10,9 +10,11 @@
  * M x N slab of a workspace (stream-ordered cudaMallocAsync, freed the same
  * way); a second kernel (kernels/gemm_split.cu) sums the slabs in a fixed
  * order and applies alpha and beta, so the result does not depend on
- * scheduling, unlike atomics.  S is chosen for about two blocks per SM
- * (five of the 32-row tile), with at least 8 tiles of k per split; when
- * the tiles already fill the GPU, S = 1 and this is swizzle.  A stack of products counts as one grid
+ * scheduling, unlike atomics.  S fills one wave of two blocks per SM
+ * (five of the 32-row tile) and no more, with at least 8 tiles of k per
+ * split, where the tiles are fewer than the SMs; where they are as many
+ * or more, S is the count that lightens the busiest SM by a tenth, or 1
+ * and this is swizzle (splitk_count below).  A stack of products counts as one grid
  * of tiles: S is chosen for all of them together, the workspace holds a
  * slab per split and product (split outermost), and one reduce launch sums
  * every product's slabs.

@@ -101,37 +101,28 @@ static size_t splitk_workspace(const struct gemm_problem *g)
     return splits < 2 ? 0 : (size_t)splits * pipe_batch(&p) * g->m * g->n * sizeof(float);
 }
 
-extern "C" cudaError_t sgemm_splitk_launch(const struct sgemm_problem *p,
-                                           const struct launch_env *env)
-{
-    return splitk_run<splitk_cfg, 2>(p, env);
-}
+/* A splitk stage's entry points for the registry (kernels/gemm_table.c):
+ * tile config C, PER_SM blocks an SM, one count for the launch and its
+ * workspace's bound. */
+#define SPLITK_STAGE(name, C, PER_SM)                                                              \
+    extern "C" cudaError_t sgemm_##name##_launch(const struct sgemm_problem *p,                    \
+                                                 const struct launch_env *env)                     \
+    {                                                                                              \
+        return splitk_run<C, PER_SM>(p, env);                                                      \
+    }                                                                                              \
+                                                                                                   \
+    extern "C" cudaError_t sgemm_##name##_attr(struct kernel_attr *out)                            \
+    {                                                                                              \
+        return pipe_attr<C, SPLITK_GROUP>(out);                                                    \
+    }                                                                                              \
+                                                                                                   \
+    extern "C" size_t sgemm_##name##_workspace(const struct gemm_problem *g)                       \
+    {                                                                                              \
+        return splitk_workspace<C, PER_SM>(g);                                                     \
+    }
 
-extern "C" cudaError_t sgemm_splitk_attr(struct kernel_attr *out)
-{
-    return pipe_attr<splitk_cfg, SPLITK_GROUP>(out);
-}
-
-extern "C" size_t sgemm_splitk_workspace(const struct gemm_problem *g)
-{
-    return splitk_workspace<splitk_cfg, 2>(g);
-}
-
-extern "C" cudaError_t sgemm_splitk_64x128_launch(const struct sgemm_problem *p,
-                                                  const struct launch_env *env)
-{
-    return splitk_run<splitk_64x128_cfg, 2>(p, env);
-}
-
-extern "C" cudaError_t sgemm_splitk_64x128_attr(struct kernel_attr *out)
-{
-    return pipe_attr<splitk_64x128_cfg, SPLITK_GROUP>(out);
-}
-
-extern "C" size_t sgemm_splitk_64x128_workspace(const struct gemm_problem *g)
-{
-    return splitk_workspace<splitk_64x128_cfg, 2>(g);
-}
+SPLITK_STAGE(splitk, splitk_cfg, 2)
+SPLITK_STAGE(splitk_64x128, splitk_64x128_cfg, 2)
 
 /* The 32-row tile for 32 rows or fewer: beyond, two of its tiles compute
  * what one of splitk_64x128's does, reading B twice (38 x 8846 x 4693:
@@ -148,18 +139,4 @@ extern "C" int sgemm_splitk_32x128_check(const struct gemm_problem *p, char *why
     return 1;
 }
 
-extern "C" cudaError_t sgemm_splitk_32x128_launch(const struct sgemm_problem *p,
-                                                  const struct launch_env *env)
-{
-    return splitk_run<splitk_32x128_cfg, 5>(p, env);
-}
-
-extern "C" cudaError_t sgemm_splitk_32x128_attr(struct kernel_attr *out)
-{
-    return pipe_attr<splitk_32x128_cfg, SPLITK_GROUP>(out);
-}
-
-extern "C" size_t sgemm_splitk_32x128_workspace(const struct gemm_problem *g)
-{
-    return splitk_workspace<splitk_32x128_cfg, 5>(g);
-}
+SPLITK_STAGE(splitk_32x128, splitk_32x128_cfg, 5)

@@ -38,7 +38,6 @@
 #include "src/plan/rates.h"
 
 #define LAUNCH_MS MODEL_LAUNCH_MS
-#define SLICES_MOST 1024          /* slices a stage that slices K itself makes at most */
 #define LONE_BLOCK_EFF 0.65      /* one block alone on an SM made for two: share of its rate */
 #define STREAM_K_STEP 16.0       /* values of k a stream-K k-step takes */
 /* What a stream-K run's atomic adds of its tile into C cost, in values of

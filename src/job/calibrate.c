@@ -25,7 +25,7 @@
 #define POOL_ELEMS ((size_t)32 << 20)   /* the largest A or B of the shapes below */
 #define C_ELEMS ((size_t)64 << 20)      /* the largest C */
 #define COPY_BYTES ((size_t)256 << 20)
-#define SAMPLES_MOST 24         /* shapes a signature's list holds at most */
+#define SAMPLES_MOST 32         /* shapes a signature's list holds at most */
 
 /* Each signature's shapes (BATCHxMxNxK or MxNxK): the full rate, a short
  * K, a long K over few tiles, then the memory-bound kernels' thin and
@@ -36,8 +36,11 @@
  * and first wave; src/plan/fit.c keeps them out of the rates), then rows
  * of A and B that are not whole 16-byte units (RAGGED: a tiled product, a
  * tall thin one, a short K, a few rows over a wide B: the thin stages'
- * two paths load otherwise); each product's A, B and C within the pools
- * above. */
+ * two paths load otherwise), and the tiny ones again, last: the floor is
+ * the least of their times, and one pass alone let a stall of some tens
+ * of ms set it (float thin 26.4 us and swizzle_64x128 28.0 in one
+ * calibration, 6.0 to 7.8 and 7.0 to 9.1 in five others; NVIDIA H100 and
+ * H200, 2026-11-26); each product's A, B and C within the pools above. */
 #define COMMON "256x256x65536 1x8192x4096 8192x1x4096 32768x8x1024 32768x16x1024 " \
                "16x8192x4096 32x8192x4096 32768x32x1024 8192x8192x8 4096x32x32x32 "
 #define TINY "64x64x64 64x64x8 1x64x64 "
@@ -48,11 +51,11 @@ static const struct {
     enum gemm_sig sig;
     const char *sizes;
 } lists[] = {
-    { GEMM_F32, "4096x4096x2048 8192x8192x32 8192x8192x4 " COMMON TINY RAGGED },
-    { GEMM_F16, "8192x8192x2048 8192x8192x32 " COMMON TINY RAGGED EVEN },
+    { GEMM_F32, "4096x4096x2048 8192x8192x32 8192x8192x4 " COMMON TINY RAGGED " " TINY },
+    { GEMM_F16, "8192x8192x2048 8192x8192x32 " COMMON TINY RAGGED EVEN " " TINY },
     { GEMM_BF16, "8192x8192x2048 8192x8192x32 256x256x65536 64x64x64 3001x2999x1003 "
                  "3002x2998x1002" },
-    { GEMM_F64, "2048x2048x2048 8192x8192x32 8192x8192x2 " COMMON TINY RAGGED },
+    { GEMM_F64, "2048x2048x2048 8192x8192x32 8192x8192x2 " COMMON TINY RAGGED " " TINY },
     { GEMM_TF32, "4096x4096x4096 8192x8192x32 256x256x65536 64x64x64 3001x2999x1003" },
     { GEMM_TF32X3, "4096x4096x2048 256x256x65536 64x64x64 3001x2999x1003" },
     { GEMM_I64, "1024x1024x1024 64x64x64" },

@@ -53,6 +53,11 @@ const struct auto_rate auto_rates[] = {
     /* (f64_dmma_tiny: measured by `gemmcli tune --calibrate` on an NVIDIA
      * H200, 2026-11-26, where f64_dmma_small fitted 48.50) */
     { "f64", "f64_dmma_tiny", 22.38, 0.0, 1.00, 1.00 },
+    /* (f64_dmma_128x64, f64_dmma_64x128: measured by `gemmcli tune
+     * --calibrate` on an NVIDIA H200, 2026-11-26, where f64_dmma fitted
+     * 58.12) */
+    { "f64", "f64_dmma_128x64", 52.21, 0.0, 1.00, 1.00 },
+    { "f64", "f64_dmma_64x128", 57.18, 0.0, 1.00, 1.00 },
     /* (mma_tiny: measured by `gemmcli tune --calibrate` on an NVIDIA H200,
      * 2026-11-26, where mma_sync fitted 552.6 and 561.5) */
     { "f16", "mma_tiny", 54.78, 0.0, 1.00, 1.00 },

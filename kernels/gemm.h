@@ -42,6 +42,8 @@ struct dgemm_problem {
     int batch;
     long long stride_a, stride_b, stride_c;
     long long lda;          /* between rows of A: K, but for a split of K (f64_dmma) */
+    int k_last;             /* > 0: the stack's last product's K, shorter than k (a split's
+                               last slice; KERNEL_K_LAST stages); 0: every product's is k */
 };
 
 /* 16-bit float operands (bits, as uint16_t): IEEE binary16, or bfloat16
@@ -56,6 +58,7 @@ struct hgemm_problem {
     int batch;
     long long stride_a, stride_b, stride_c;
     int bf16;
+    int k_last;               /* > 0: the stack's last product's K (dgemm_problem's) */
 };
 
 /* int64 operands, exact integer arithmetic modulo 2^64 (two's complement

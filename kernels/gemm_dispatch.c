@@ -9,7 +9,9 @@
  * into S slices of K, handed to the stage as a stack whose A matrices are
  * the slices' columns (kept K apart by lda) and whose B matrices are their
  * rows, each into its own slab (FP32, or FP64 for double);
- * gemm_split_reduce adds the slabs.  It fills the GPU, and it bounds the
+ * gemm_split_reduce adds the slabs.  A KERNEL_K_LAST stage takes the
+ * stack's last product shorter (k_last), so its slices are one launch;
+ * another stage takes what is left over in a launch of its own.  It fills the GPU, and it bounds the
  * summation: a tensor core's FP32 accumulator does not round to nearest,
  * and over one 65536-long chain its error measured 16 times cuBLAS's,
  * which splits there too (tests/gpu_kernels.c checks both). */
@@ -20,10 +22,12 @@
 #define CHUNK(k) (((k)->flags & KERNEL_BATCHED) ? (int64_t)INT_MAX : 1)
 
 /* One family, one adapter: the struct, the pointer type and the scalars
- * differ, the walk over the stack does not. */
-#define FAMILY_RUN(fn, ptype, elem, launch_t, SET_SCALARS)                            \
-    cudaError_t fn(const struct gemm_kernel *k, const struct gemm_problem *p,         \
-                   const struct launch_env *env)                                       \
+ * differ, the walk over the stack does not.  fn##_last runs a stack whose
+ * last product is k_last long in K (0: k; the 16-bit and FP64 families'
+ * splits, kernels of KERNEL_K_LAST), fn any stack. */
+#define FAMILY_RUN(fn, ptype, elem, launch_t, SET_SCALARS, SET_LAST)                  \
+    static cudaError_t fn##_last(const struct gemm_kernel *k, const struct gemm_problem *p, \
+                                 const struct launch_env *env, int64_t k_last)         \
     {                                                                                  \
         launch_t launch = (launch_t)k->impl;                                           \
         int64_t chunk = CHUNK(k);                                                      \
@@ -41,24 +45,31 @@
             q.stride_a = p->stride_a;                                                  \
             q.stride_b = p->stride_b;                                                  \
             q.stride_c = p->stride_c;                                                  \
+            SET_LAST;                                                                  \
             cudaError_t err = launch(&q, env);                                         \
             if (err != cudaSuccess)                                                    \
                 return err;                                                            \
         }                                                                              \
         return cudaSuccess;                                                            \
+    }                                                                                  \
+    cudaError_t fn(const struct gemm_kernel *k, const struct gemm_problem *p,         \
+                   const struct launch_env *env)                                       \
+    {                                                                                  \
+        return fn##_last(k, p, env, 0);                                                \
     }
 
+#define LAST_OF_STACK (q.k_last = b0 + nb == p->batch ? (int)k_last : 0)
 FAMILY_RUN(gemm_run_sgemm, sgemm_problem, float, sgemm_launch_fn,
-           (q.alpha = (float)p->alpha, q.beta = (float)p->beta))
+           (q.alpha = (float)p->alpha, q.beta = (float)p->beta), (void)k_last)
 FAMILY_RUN(dgemm_run_stack, dgemm_problem, double, dgemm_launch_fn,
-           (q.alpha = p->alpha, q.beta = p->beta, q.lda = p->lda))
+           (q.alpha = p->alpha, q.beta = p->beta, q.lda = p->lda), LAST_OF_STACK)
 FAMILY_RUN(hgemm_run_stack, hgemm_problem, uint16_t, hgemm_launch_fn,
            (q.alpha = (float)p->alpha, q.beta = (float)p->beta, q.bf16 = p->sig == GEMM_BF16,
-            q.lda = (int)p->lda, q.ldb = (int)p->ldb))
+            q.lda = (int)p->lda, q.ldb = (int)p->ldb), LAST_OF_STACK)
 /* The exact path applies alpha and beta in its epilogue; a nonzero beta
  * here only sums into C, step after step of K (src/scale/tiled_run.c). */
 FAMILY_RUN(gemm_run_igemm, igemm_problem, int64_t, igemm_launch_fn,
-           (q.accumulate = p->beta != 0))
+           (q.accumulate = p->beta != 0), (void)k_last)
 
 enum {
     SPLIT_TILE = 128,       /* the tile the split counts by (the stages': 128 x 128 or more) */
@@ -154,10 +165,22 @@ int64_t gemm_split_slice(const struct gemm_kernel *k, const struct gemm_problem 
         slices = p->k / SPLIT_MIN_K_F64;
     if (slices < 2)
         return 0;
-    /* Rounded down to a multiple of 8 elements (16 bytes: every slice's
-     * columns of A start aligned), so that the last slab, run apart after
-     * the others, holds at most 8 x slices values of k. */
+    /* A multiple of 8 elements (16 bytes: every slice's columns of A start
+     * aligned).  Rounded up where the stage takes a shorter last slice in
+     * the same launch: S slices at most, one wave.  Else rounded down, and
+     * the last slab, run apart after the others, holds at most 8 x slices
+     * values of k: a launch of its own, which the same tiles take about as
+     * long as a whole slice (float64 677 x 44 x 3971 on f64_dmma: 22
+     * slices of 176, then 99). */
+    if (k->flags & KERNEL_K_LAST)
+        return ((p->k + slices - 1) / slices + 7) / 8 * 8;
     return p->k / slices / 8 * 8;
+}
+
+/* (kernels/registry.h) */
+int64_t gemm_split_pieces(int64_t k, int64_t slice)
+{
+    return slice > 0 ? (k + slice - 1) / slice : 1;
 }
 
 /* The bytes of one accumulator of the slabs: C's type (float for the
@@ -190,15 +213,17 @@ size_t gemm_split_workspace(const struct gemm_kernel *k, const struct gemm_probl
 }
 
 typedef cudaError_t (*stack_run_fn)(const struct gemm_kernel *k, const struct gemm_problem *p,
-                                    const struct launch_env *env);
+                                    const struct launch_env *env, int64_t k_last);
 
 /* The stack of full slices, then the shorter last one if any, into the
- * slabs; then the sum into C. */
+ * slabs (in the same launch for a KERNEL_K_LAST stage); then the sum into
+ * C. */
 static cudaError_t run_split(const struct gemm_kernel *k, const struct gemm_problem *p,
                              const struct launch_env *env, int64_t slice, stack_run_fn run_stack)
 {
     int64_t full = p->k / slice, tail = p->k - full * slice;
     int64_t slabs = full + (tail > 0);
+    int together = (k->flags & KERNEL_K_LAST) && tail > 0;
     size_t count = (size_t)p->m * p->n, acc = split_acc_size(p);
     size_t in = gc_dtypes[gemm_sigs[p->sig].in].size;
     void *partial;
@@ -215,14 +240,16 @@ static cudaError_t run_split(const struct gemm_kernel *k, const struct gemm_prob
     q.stride_a = slice;
     q.stride_b = slice * p->ldb;
     q.stride_c = (int64_t)count;
-    err = run_stack(k, &q, env);
-    if (err == cudaSuccess && tail > 0) {
+    if (together)
+        q.batch = slabs;
+    err = run_stack(k, &q, env, together ? tail : 0);
+    if (err == cudaSuccess && tail > 0 && !together) {
         q.k = tail;
         q.batch = 1;
         q.a = (const char *)p->a + full * slice * in;
         q.b = (const char *)p->b + full * slice * p->ldb * in;
         q.c = (char *)partial + full * count * acc;
-        err = run_stack(k, &q, env);
+        err = run_stack(k, &q, env, 0);
     }
     if (err == cudaSuccess)
         err = p->sig == GEMM_F64
@@ -239,7 +266,7 @@ cudaError_t gemm_run_hgemm(const struct gemm_kernel *k, const struct gemm_proble
 {
     int64_t slice = gemm_split_slice(k, p, env->sm_count);
     if (slice && p->ldc == p->n)
-        return run_split(k, p, env, slice, hgemm_run_stack);
+        return run_split(k, p, env, slice, hgemm_run_stack_last);
     return hgemm_run_stack(k, p, env);
 }
 
@@ -249,7 +276,7 @@ cudaError_t gemm_run_dgemm(const struct gemm_kernel *k, const struct gemm_proble
 {
     int64_t slice = gemm_split_slice(k, p, env->sm_count);
     if (slice && p->ldc == p->n)
-        return run_split(k, p, env, slice, dgemm_run_stack);
+        return run_split(k, p, env, slice, dgemm_run_stack_last);
     return dgemm_run_stack(k, p, env);
 }
 

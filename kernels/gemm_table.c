@@ -36,7 +36,7 @@
 #define B KERNEL_BATCHED
 #define NA KERNEL_NO_AUTO
 #define MB (KERNEL_BATCHED | KERNEL_MEMORY)
-#define TC (KERNEL_BATCHED | KERNEL_SPLIT_K)
+#define TC (KERNEL_BATCHED | KERNEL_SPLIT_K | KERNEL_K_LAST)
 #define SM90A (KERNEL_BATCHED | KERNEL_SPLIT_K | KERNEL_ARCH_EXACT)
 #define SM90A_F32 (KERNEL_BATCHED | KERNEL_ARCH_EXACT)
 #define PERSIST KERNEL_PERSISTENT
@@ -262,6 +262,14 @@
       "kernels/dgemm/dgemm_08_dmma_tiny.cu",                                                        \
       "tiny FP64 products: 32x32 tiles, K split over a block's 4 warps, DMMA fragments from global", \
       "gemmcli's own, mma.sync m8n8k4 on doubles")                                                  \
+    X("f64_dmma_128x64", dgemm, dmma_128x64, F64, TC, 90, GEO(128, 64, 2, 80, SLICES, 64, 0), NO_WS, \
+      NO_CHECK, "kernels/dgemm/dgemm_09_dmma_128x64.cu",                                            \
+      "f64_dmma on 128x64 tiles of 4 warps, a 3-stage ring, 2 blocks an SM",                        \
+      "gemmcli's own, f64_dmma on a smaller tile")                                                  \
+    X("f64_dmma_64x128", dgemm, dmma_64x128, F64, TC, 90, GEO(64, 128, 2, 80, SLICES, 64, 0), NO_WS, \
+      NO_CHECK, "kernels/dgemm/dgemm_10_dmma_64x128.cu",                                            \
+      "f64_dmma on 64x128 tiles of 4 warps, a 4-stage ring, 2 blocks an SM",                        \
+      "gemmcli's own, f64_dmma on a smaller tile")                                                  \
     X("i64_tiled", igemm, tiled, I64, B, 0, GEO(64, 64, 4, 32, WAVES, 0, 0), NO_WS, NO_CHECK,       \
       "kernels/igemm/igemm_00_tiled.cu",                                                            \
       "exact int64 (mod 2^64) in shared-memory tiles",                                              \

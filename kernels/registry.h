@@ -63,6 +63,8 @@ enum kernel_flags {
     KERNEL_PERSISTENT = 1 << 11, /* a persistent grid whose blocks store a tile's C while
                                   their next tile loads: auto's model keeps C's bytes
                                   under the compute (src/plan/model.c) */
+    KERNEL_K_LAST = 1 << 12,   /* takes a stack whose last product is shorter in K (the
+                                  family struct's k_last): a split's slices in one launch */
 };
 
 /* ---- mul ---- */
@@ -290,11 +292,18 @@ extern const size_t auto_choice_count;
  * KERNEL_SPLIT_K rows split, a single product whose tiles (the row's own,
  * its geometry's tile_m x tile_n) leave SMs idle and whose K is at least
  * twice the geometry's slice_k: into as many slices as fill whole waves
- * of the SMs' slots, each about slice_k long or more; what is left over
- * (under 8 per slice) is one more slab.  auto's model
- * (src/plan/model.c) takes the same cut. */
+ * of the SMs' slots, each about slice_k long or more.  A KERNEL_K_LAST
+ * row takes S slices of ceil(K / S) rounded up, the last one shorter, in
+ * one launch (gemm_split_pieces counts them); any other row S slices of
+ * K / S rounded down, and what is left over (under 8 per slice) is one
+ * more slab in a launch of its own.  auto's model (src/plan/model.c)
+ * takes the same cut. */
 int64_t gemm_split_slice(const struct gemm_kernel *k, const struct gemm_problem *p,
                          int sm_count);
+
+/* The slabs of a split of K into slices `slice` long: the whole slices
+ * and one more for any rest. */
+int64_t gemm_split_pieces(int64_t k, int64_t slice);
 
 /* Stream-K's plan (kernels/sgemm/sgemm_18_stream_k.cu, stream_k and
  * edge_peel): of `tiles` on `slots` blocks at once, each `k_steps` steps

@@ -3,7 +3,7 @@
 # each stage's main loop is the instruction its file claims (FFMA for the
 # FP32 ladder, the CUDA-core 16-bit stages and the 16-bit gemv, DFMA for
 # the CUDA-core FP64 stages and the FP64 gemv, DMMA for the FP64
-# tensor-core stages (f64_dmma, f64_dmma_small, f64_dmma_tiny), HMMA for the mma.sync
+# tensor-core stages (f64_dmma and its smaller tiles, f64_dmma_tiny), HMMA for the mma.sync
 # stages (mma_sync, mma_tiny),
 # HGMMA for every stage built on kernels/hgemm/hgemm_hopper.cuh; the vector
 # transpose's 1-byte path: 16-byte accesses and PRMT),
@@ -36,7 +36,7 @@ for obj in build/kernels/*.o build/kernels/*/*.o; do
         *ref_dgemm*|*convert*|*transpose_*|*sgemm_18_*) want="" ;;
         *sgemm_*|*hgemm_00_*) want=FFMA ;;
         *hgemm_09_*) want=FFMA ;;
-        *dgemm_02_*|*dgemm_07_*|*dgemm_08_*) want=DMMA ;;
+        *dgemm_02_*|*dgemm_07_*|*dgemm_08_*|*dgemm_09_*|*dgemm_10_*) want=DMMA ;;
         *dgemm_*) want=DFMA ;;
         *hgemm_01_*|*hgemm_12_*) want=HMMA ;;
         *hgemm_08_*) want=FFMA ;;

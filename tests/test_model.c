@@ -183,10 +183,53 @@ static void slices(void)
     }
     CHECK(seen >= 3, "only %d SPREAD_SLICES kernels with a rate in the table", seen);
 
+    /* Every split cuts K whole, in slices that keep A's columns 16-byte
+     * aligned.  A stage that takes a shorter last slice in the same launch
+     * (KERNEL_K_LAST) runs one wave of slots at most; any other stage's
+     * last slab is the few values of k left over, under 8 a slice. */
+    int k_last_rows = 0;
+    for (size_t i = 0; i < gemm_kernel_count; i++) {
+        const struct gemm_kernel *k = &gemm_kernels[i];
+        const struct gemm_geometry *g = k->geometry;
+        if (!g || !(k->flags & KERNEL_SPLIT_K))
+            continue;
+        enum gemm_sig sig = (k->sigs & (1u << GEMM_F64)) ? GEMM_F64 : GEMM_F16;
+        k_last_rows += (k->flags & KERNEL_K_LAST) != 0;
+        static const int64_t ks[] = { 500, 4133, 3971, 8191, 4096, 2329 };
+        static const int64_t tiles_mn[][2] = { { 1, 1 }, { 3, 11 }, { 4, 2 }, { 6, 1 } };
+        for (size_t a = 0; a < sizeof ks / sizeof ks[0]; a++)
+            for (size_t t = 0; t < sizeof tiles_mn / sizeof tiles_mn[0]; t++) {
+                int64_t tiles = tiles_mn[t][0] * tiles_mn[t][1];
+                struct gemm_problem q = problem(sig, 1, tiles_mn[t][0] * g->tile_m - 3,
+                                                tiles_mn[t][1] * g->tile_n - 5, ks[a]);
+                int64_t len = gemm_split_slice(k, &q, SMS);
+                if (!len)
+                    continue;
+                int64_t pieces = gemm_split_pieces(q.k, len), rest = q.k - (pieces - 1) * len;
+                CHECK(len % 8 == 0 && rest > 0 && rest <= len,
+                      "%s %lldx%lldx%lld: slices of %lld, the last %lld", k->name,
+                      (long long)q.m, (long long)q.n, (long long)q.k, (long long)len,
+                      (long long)rest);
+                if (k->flags & KERNEL_K_LAST)
+                    CHECK(pieces * tiles <= (int64_t)SMS * g->per_sm,
+                          "%s %lldx%lldx%lld: %lld slices of %lld tiles in one launch over %d "
+                          "slots", k->name, (long long)q.m, (long long)q.n, (long long)q.k,
+                          (long long)pieces, (long long)tiles, SMS * g->per_sm);
+                else
+                    CHECK(q.k % len < 8 * (q.k / len),
+                          "%s %lldx%lldx%lld: %lld left over from slices of %lld", k->name,
+                          (long long)q.m, (long long)q.n, (long long)q.k,
+                          (long long)(q.k % len), (long long)len);
+            }
+    }
+    CHECK(k_last_rows >= 2, "only %d KERNEL_K_LAST rows", k_last_rows);
+
     /* FP64's slices are 64 deep where they are 4 or more, else 256 deep
      * at least: 44 tiles of f64_dmma over 132 SMs leave room for 3 slices,
      * which K = 500 cannot fill 256 deep and K = 20640 can; 33 tiles for 4,
-     * which K = 500 fills 120 deep.  The model follows the dispatcher. */
+     * which K = 500 fills 128 deep, the last 116 (f64_dmma takes a shorter
+     * last slice in the same launch; 120 deep and a fifth of 20 where a
+     * stage does not).  The model follows the dispatcher. */
     const struct gemm_kernel *dm = gemm_kernel_find("f64_dmma");
     const struct gemm_geometry *g = dm ? dm->geometry : NULL;
     CHECK(g != NULL, "f64_dmma has a geometry");
@@ -200,7 +243,8 @@ static void slices(void)
               "f64_dmma, 44 tiles, K = 500: %lld-deep slices", (long long)s3);
         CHECK(sd == 20640 / 3 / 8 * 8 && model_estimate(dm, &deep, SMS).slices == 3,
               "f64_dmma, 44 tiles, K = 20640: %lld-deep slices", (long long)sd);
-        CHECK(s4 == 120 && model_estimate(dm, &four, SMS).slices == 4,
+        CHECK(s4 == 128 && gemm_split_pieces(500, s4) == 4 &&
+                  model_estimate(dm, &four, SMS).slices == 4,
               "f64_dmma, 33 tiles, K = 500: %lld-deep slices, the model's %d", (long long)s4,
               model_estimate(dm, &four, SMS).slices);
     }

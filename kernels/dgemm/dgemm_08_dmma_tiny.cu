@@ -49,8 +49,8 @@ struct dtiny_frag {
 
 static __device__ __forceinline__ void dtiny_load(dtiny_frag &f, const double *__restrict__ a,
                                                   const double *__restrict__ b,
-                                                  const struct dgemm_problem &p, int row0,
-                                                  int col0, int k, int g, int t)
+                                                  const struct dgemm_problem &p, int kk_end,
+                                                  int row0, int col0, int k, int g, int t)
 {
 #pragma unroll
     for (int h = 0; h < DTINY_STEP / 4; h++) {
@@ -58,8 +58,8 @@ static __device__ __forceinline__ void dtiny_load(dtiny_frag &f, const double *_
 #pragma unroll
         for (int i = 0; i < 4; i++) {
             int r = row0 + 8 * i + g, c = col0 + 8 * i + g;
-            f.a[h][i] = r < p.m && kk < p.k ? __ldg(a + r * p.lda + kk) : 0.0;
-            f.b[h][i] = kk < p.k && c < p.n ? __ldg(b + (long long)kk * p.n + c) : 0.0;
+            f.a[h][i] = r < p.m && kk < kk_end ? __ldg(a + r * p.lda + kk) : 0.0;
+            f.b[h][i] = kk < kk_end && c < p.n ? __ldg(b + (long long)kk * p.n + c) : 0.0;
         }
     }
 }
@@ -90,13 +90,15 @@ static __global__ void __launch_bounds__(DTINY_THREADS, 3) dgemm_dmma_tiny_kerne
         for (int j = 0; j < 4; j++)
             acc[i][j][0] = acc[i][j][1] = 0.0;
 
-    const int steps = (p.k + DTINY_STEP - 1) / DTINY_STEP;
+    /* (a split's shorter last slice: kernels/gemm_dispatch.c) */
+    const int k = p.k_last > 0 && prod == p.batch - 1 ? p.k_last : p.k;
+    const int steps = (k + DTINY_STEP - 1) / DTINY_STEP;
     dtiny_frag cur, next;
     if (warp < steps)
-        dtiny_load(cur, a, b, p, row0, col0, DTINY_STEP * warp, g, t);
+        dtiny_load(cur, a, b, p, k, row0, col0, DTINY_STEP * warp, g, t);
     for (int s = warp; s < steps; s += DTINY_WARPS) {
         if (s + DTINY_WARPS < steps)
-            dtiny_load(next, a, b, p, row0, col0, DTINY_STEP * (s + DTINY_WARPS), g, t);
+            dtiny_load(next, a, b, p, k, row0, col0, DTINY_STEP * (s + DTINY_WARPS), g, t);
 #pragma unroll
         for (int h = 0; h < DTINY_STEP / 4; h++)
 #pragma unroll

@@ -242,15 +242,18 @@ dgemm_dmma_kernel(const struct dgemm_problem p, int tiles_m, int tiles_n)
 {
     extern __shared__ __align__(16) double dmma_smem[];
     long long z = (long long)blockIdx.z * gridDim.y + blockIdx.y;
-    if (z >= (p.batch > 1 ? p.batch : 1))
+    long long batch = p.batch > 1 ? p.batch : 1;
+    if (z >= batch)
         return;
+    /* (a split's shorter last slice: kernels/gemm_dispatch.c) */
+    const int k = p.k_last > 0 && z == batch - 1 ? p.k_last : p.k;
     int tm, tn;
     dmma_tile_of<DM>(blockIdx.x, tiles_m, tiles_n, &tm, &tn);
     int bm0 = tm * DM::bm, bn0 = tn * DM::bn;
     int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     int g = lane / 4, t = lane % 4;
     int wm0 = warp / DM::warps_n * DM::wm, wn0 = warp % DM::warps_n * DM::wn;
-    int ktiles = p.k > 0 ? (p.k - 1) / DM::bk + 1 : 0;
+    int ktiles = k > 0 ? (k - 1) / DM::bk + 1 : 0;
     double *as0 = dmma_smem;
     double *bs0 = dmma_smem + DM::stages * DM::a_stage;
     /* The lane's fragments at k-step 0: A rows wm0 + 2g, +1; B columns
@@ -267,7 +270,7 @@ dgemm_dmma_kernel(const struct dgemm_problem p, int tiles_m, int tiles_n)
             for (int e = 0; e < 4; e++)
                 acc[i][j][e] = 0.0;
 
-    dmma_loader<DM, VEC> loader(p.a + z * p.stride_a, p.b + z * p.stride_b, p.m, p.n, p.k, p.lda,
+    dmma_loader<DM, VEC> loader(p.a + z * p.stride_a, p.b + z * p.stride_b, p.m, p.n, k, p.lda,
                             bm0, bn0);
     /* Tiles 0 .. stages - 2, one commit group each. */
 #pragma unroll

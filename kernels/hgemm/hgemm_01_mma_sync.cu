@@ -60,11 +60,11 @@
  * Blocks walk bands of 8 tile rows (f16_simt's order, for L2 reuse); a
  * stack of products takes blockIdx.y, in launches of at most 65535.
  *
- * ptxas (sm_90, CUDA 13.0): 228 registers, no spills (the other 17
- * instantiations, copy paths x f16/bf16, 228 to 252, none spill), 96 KiB of
+ * ptxas (sm_90, CUDA 13.0): 234 registers, no spills (the other 17
+ * instantiations, copy paths x f16/bf16, 234 to 252, none spill), 96 KiB of
  * dynamic shared memory, one block of 256 threads per SM.  The SASS of the
- * main loop holds 64 HMMA.16816.F32 (.F32.BF16 for bfloat16) in 133
- * instructions per tile of 32 (48%): 8 LDSM.16.M88.4, 8 LDSM.16.MT88.4, 6
+ * main loop holds 64 HMMA.16816.F32 (.F32.BF16 for bfloat16) in 135
+ * instructions per tile of 32 (47%): 8 LDSM.16.M88.4, 8 LDSM.16.MT88.4, 6
  * LDGSTS.128, one BAR.SYNC, the 3 never-executed LDS that ptxas puts before
  * LDGSTS and 43 others (addresses, predicates, cp.async groups, the
  * branch).  With 4-byte copies for both operands: 186 (24 LDGSTS.32); with
@@ -500,7 +500,9 @@ hgemm_mma_sync_kernel(const struct hmma_args args)
     int tm, tn;
     hmma_tile_of(blockIdx.x, args.tiles_m, args.tiles_n, C::group, &tm, &tn);
     int bm0 = tm * C::bm, bn0 = tn * C::bn;
-    int tiles = p.k > 0 ? (p.k - 1) / C::bk + 1 : 0;
+    /* (a split's shorter last slice: kernels/gemm_dispatch.c) */
+    const int k = p.k_last > 0 && product == p.batch - 1 ? p.k_last : p.k;
+    int tiles = k > 0 ? (k - 1) / C::bk + 1 : 0;
 
     int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     int warp_m = warp / C::warps_n, warp_n = warp % C::warps_n;
@@ -514,7 +516,7 @@ hgemm_mma_sync_kernel(const struct hmma_args args)
         b_lane[j] = hmma_b_lane(warp_n, lane, j);
 
     hmma_loader<AMODE, BMODE> loader(p.a + product * p.stride_a, p.b + product * p.stride_b,
-                                     p.m, p.n, p.k, p.lda, p.ldb, bm0, bn0,
+                                     p.m, p.n, k, p.lda, p.ldb, bm0, bn0,
                                      threadIdx.x);
 
     /* Tiles 0 .. STAGES-2, one group each (empty past K). */

@@ -89,8 +89,8 @@ struct tiny_frag {
 template <bool PAIR>
 static __device__ __forceinline__ void tiny_load(tiny_frag &f, const uint16_t *__restrict__ a,
                                                  const uint16_t *__restrict__ b,
-                                                 const struct hgemm_problem &p, int row0, int col0,
-                                                 int k, int g, int t)
+                                                 const struct hgemm_problem &p, int kk, int row0,
+                                                 int col0, int k, int g, int t)
 {
 #pragma unroll
     for (int mi = 0; mi < 2; mi++)
@@ -99,14 +99,14 @@ static __device__ __forceinline__ void tiny_load(tiny_frag &f, const uint16_t *_
 #pragma unroll
             for (int h = 0; h < 2; h++)
                 f.a[mi][h + 2 * q] = tiny_a_pair<PAIR>(a, row0 + 16 * mi + g + 8 * h,
-                                                       k + 2 * t + 8 * q, p.m, p.k, p.lda);
+                                                       k + 2 * t + 8 * q, p.m, kk, p.lda);
 #pragma unroll
     for (int ni = 0; ni < 4; ni++)
 #pragma unroll
         for (int q = 0; q < 2; q++) {
             int kb = k + 2 * t + 8 * q, col = col0 + 8 * ni + g;
-            f.b[ni][q] = tiny_ld16(b, kb, col, p.k, p.n, p.ldb) |
-                         tiny_ld16(b, kb + 1, col, p.k, p.n, p.ldb) << 16;
+            f.b[ni][q] = tiny_ld16(b, kb, col, kk, p.n, p.ldb) |
+                         tiny_ld16(b, kb + 1, col, kk, p.n, p.ldb) << 16;
         }
 }
 
@@ -132,13 +132,15 @@ static __global__ void __launch_bounds__(TINY_THREADS, 2) hgemm_mma_tiny_kernel(
             for (int r = 0; r < 4; r++)
                 acc[mi][ni][r] = 0.0f;
 
-    const int steps = (p.k + 15) / 16;
+    /* (a split's shorter last slice: kernels/gemm_dispatch.c) */
+    const int kk = p.k_last > 0 && prod == p.batch - 1 ? p.k_last : p.k;
+    const int steps = (kk + 15) / 16;
     tiny_frag cur, next;
     if (warp < steps)
-        tiny_load<PAIR>(cur, a, b, p, row0, col0, 16 * warp, g, t);
+        tiny_load<PAIR>(cur, a, b, p, kk, row0, col0, 16 * warp, g, t);
     for (int s = warp; s < steps; s += TINY_WARPS) {
         if (s + TINY_WARPS < steps)
-            tiny_load<PAIR>(next, a, b, p, row0, col0, 16 * (s + TINY_WARPS), g, t);
+            tiny_load<PAIR>(next, a, b, p, kk, row0, col0, 16 * (s + TINY_WARPS), g, t);
 #pragma unroll
         for (int mi = 0; mi < 2; mi++)
 #pragma unroll
@@ -181,7 +183,8 @@ extern "C" cudaError_t hgemm_mma_tiny_launch(const struct hgemm_problem *p,
                                              const struct launch_env *env)
 {
     long long stride_a = p->batch > 1 ? p->stride_a : 0;
-    bool pair = p->k % 2 == 0 && p->lda % 2 == 0 && stride_a % 2 == 0 && (uintptr_t)p->a % 4 == 0;
+    bool pair = p->k % 2 == 0 && p->k_last % 2 == 0 && p->lda % 2 == 0 && stride_a % 2 == 0 &&
+                (uintptr_t)p->a % 4 == 0;
     void (*kernel)(tiny_args<hgemm_problem>) =
         p->bf16 ? (pair ? hgemm_mma_tiny_kernel<true, true> : hgemm_mma_tiny_kernel<true, false>)
                 : (pair ? hgemm_mma_tiny_kernel<false, true> : hgemm_mma_tiny_kernel<false, false>);

@@ -148,11 +148,17 @@ static double tiled_util(const struct gemm_kernel *k, const struct gemm_geometry
         double s = 1, rest_k = 0;
         if (k->flags & KERNEL_SPLIT_K) {
             /* The dispatcher's own cut (kernels/gemm_dispatch.c): S slices
-             * in one launch, and any few values of k left over in one more. */
+             * in one launch, and any few values of k left over in one more
+             * (in the same launch, a shorter last slice, on a KERNEL_K_LAST
+             * stage). */
             int64_t len = p->batch == 1 ? gemm_split_slice(k, p, sm_count) : 0;
             s = len ? floor(kk / (double)len) : 1;
             rest_k = len ? kk - s * (double)len : 0;
             slice_k = len ? (double)len : kk;
+            if (rest_k > 0 && (k->flags & KERNEL_K_LAST)) {
+                s = (double)gemm_split_pieces(p->k, len);
+                rest_k = 0;
+            }
         } else if (g->slice_k > 0) {
             /* A stage that slices K itself: the splitk stages' plan
              * (sgemm_16_splitk.cu, splitk_count), gemm_fill_slices; the

@@ -11,10 +11,11 @@
  * rows, each into its own slab (FP32, or FP64 for double);
  * gemm_split_reduce adds the slabs.  A KERNEL_K_LAST stage takes the
  * stack's last product shorter (k_last), so its slices are one launch;
- * another stage takes what is left over in a launch of its own.  It fills the GPU, and it bounds the
- * summation: a tensor core's FP32 accumulator does not round to nearest,
- * and over one 65536-long chain its error measured 16 times cuBLAS's,
- * which splits there too (tests/gpu_kernels.c checks both). */
+ * another stage takes what is left over in a launch of its own.  The
+ * split fills the GPU, and it bounds the summation: a tensor core's FP32
+ * accumulator does not round to nearest, and over one 65536-long chain
+ * its error measured 16 times cuBLAS's, which splits there too
+ * (tests/gpu_kernels.c checks both). */
 #include <limits.h>
 
 #include "kernels/gemm.h"

@@ -66,7 +66,7 @@
  * main loop holds 64 HMMA.16816.F32 (.F32.BF16 for bfloat16) in 135
  * instructions per tile of 32 (47%): 8 LDSM.16.M88.4, 8 LDSM.16.MT88.4, 6
  * LDGSTS.128, one BAR.SYNC, the 3 never-executed LDS that ptxas puts before
- * LDGSTS and 43 others (addresses, predicates, cp.async groups, the
+ * LDGSTS and 45 others (addresses, predicates, cp.async groups, the
  * branch).  With 4-byte copies for both operands: 186 (24 LDGSTS.32); with
  * 2-byte loads for both: about 450 (48 LDG.U16, 24 PRMT).
  *

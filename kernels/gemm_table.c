@@ -217,9 +217,9 @@
       "kernels/hgemm/hgemm_12_mma_tiny.cu",                                                         \
       "tiny products: 32x32 tiles, K split over a block's 8 warps, fragments straight from global", \
       "gemmcli's own, mma.sync m16n8k16")                                                           \
-    X("tf32", sgemm, tf32, TF32, SM90A_F32 | PERSIST, 90, GEO(128, 256, 1, 128, SLICES, 256, 0), WS, CHECK,   \
+    X("tf32", sgemm, tf32, TF32, SM90A_F32 | PERSIST, 90, GEO(256, 128, 1, 128, SLICES, 256, 0), WS, CHECK,   \
       "kernels/sgemm/sgemm_20_tf32.cu",                                                             \
-      "float on the tensor cores, one TF32 pass (lossy): persistent's ring on packed TF32 copies",  \
+      "float on the tensor cores, one TF32 pass (lossy): C^T = B^T A^T, B from registers",          \
       "gemmcli's own, persistent's kernel on TF32 wgmma")                                           \
     X("tf32x3", sgemm, tf32x3, TF32X3, SM90A_F32 | PERSIST, 90, GEO(128, 256, 1, 128, SLICES, 256, 0), WS, CHECK, \
       "kernels/sgemm/sgemm_21_tf32x3.cu",                                                           \

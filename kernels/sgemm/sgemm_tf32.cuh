@@ -1,6 +1,7 @@
-/* What the TF32 tensor-core stages share (sgemm_20_tf32.cu,
- * sgemm_21_tf32x3.cu): float operands on Hopper's tensor cores, through
- * packed TF32 copies (kernels/sgemm/tf32_split.cu), on persistent's machinery
+/* tf32x3's machinery (sgemm_21_tf32x3.cu), whose split of K (tc32_split_of)
+ * and checks tf32 (sgemm_20_tf32.cu) takes too: float operands on
+ * Hopper's tensor cores, through packed TF32 copies
+ * (kernels/sgemm/tf32_split.cu), on persistent's machinery
  * (kernels/hgemm/hgemm_persistent.cuh): a producer warpgroup filling a TMA ring,
  * two consumer warpgroups of 64 rows each on 128 x 256 tiles, the walk of
  * a persistent block over the tiles of the stack in L2 bands.
@@ -20,8 +21,7 @@
  * plane and the copy engine fills zeros past its edges.  A slot of the
  * ring holds one tile of every plane of A, then of B.
  *
- * Run through its stages:
- *   gemmcli mul a.npy b.npy -o c.npy --kernel tf32 --compute tf32 --verify --repeat 20
+ * Run through its stage:
  *   gemmcli mul a.npy b.npy -o c.npy --kernel tf32x3 --compute tf32x3 --verify --repeat 20 */
 #ifndef GC_KERNELS_SGEMM_TF32_CUH
 #define GC_KERNELS_SGEMM_TF32_CUH
@@ -324,16 +324,20 @@ static inline int tc32_check(const struct gemm_problem *p, char *why, size_t n)
     return 1;
 }
 
-/* A 3-D map over a copy: count x parts planes of rows x ld floats, boxes
- * of box_rows x 32 into the 128-byte swizzle. */
-static inline cudaError_t tc32_map(CUtensorMap *map, const float *base, int rows, int ld,
-                                   int planes, int box_rows)
+/* A 3-D map over `planes` matrices of rows x cols floats, ld apart a row
+ * and stride a matrix (a packed copy: cols = ld, stride = rows x ld), in
+ * boxes of box_rows x 32 into the 128-byte swizzle. */
+static inline cudaError_t tc32_map(CUtensorMap *map, const float *base, long long cols,
+                                   long long rows, long long ld, long long stride, int planes,
+                                   int box_rows)
 {
     PFN_cuTensorMapEncodeTiled_v12000 encode = hopper_encode_fn();
     if (!encode)
         return cudaErrorNotSupported;
-    cuuint64_t dims[3] = { (cuuint64_t)ld, (cuuint64_t)rows, (cuuint64_t)planes };
-    cuuint64_t strides[2] = { (cuuint64_t)ld * 4, (cuuint64_t)rows * ld * 4 };
+    if (planes < 2)
+        stride = rows * ld;
+    cuuint64_t dims[3] = { (cuuint64_t)cols, (cuuint64_t)rows, (cuuint64_t)planes };
+    cuuint64_t strides[2] = { (cuuint64_t)ld * 4, (cuuint64_t)(stride > 0 ? stride : ld) * 4 };
     cuuint32_t box[3] = { HOPPER_ROW_BYTES / 4, (cuuint32_t)box_rows, 1 };
     cuuint32_t steps[3] = { 1, 1, 1 };
     CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, const_cast<float *>(base), dims,
@@ -406,9 +410,11 @@ static inline cudaError_t tc32_run(const struct sgemm_problem *p, cudaStream_t s
         if (err == cudaSuccess)
             err = tf32_pack_launch(&pb, stream);
         if (err == cudaSuccess)
-            err = tc32_map(&map_a, copy_a, p->m, pl.ld, pl.count_a * C::parts, C::bm);
+            err = tc32_map(&map_a, copy_a, pl.ld, p->m, pl.ld, (long long)p->m * pl.ld,
+                           pl.count_a * C::parts, C::bm);
         if (err == cudaSuccess)
-            err = tc32_map(&map_b, copy_b, p->n, pl.ld, pl.count_b * C::parts, C::bn);
+            err = tc32_map(&map_b, copy_b, pl.ld, p->n, pl.ld, (long long)p->n * pl.ld,
+                           pl.count_b * C::parts, C::bn);
         fix = { p->m, p->n, p->k, (int)batch, p->alpha, p->beta, p->a, p->b, p->c,
                 sa, sb, args.stride_c, args.rows_a, args.cols_b, any, 1, 0 };
         if (pl.slices > 1) {

@@ -2,15 +2,18 @@
  * by tf32 and tf32x3 (sgemm_20_tf32.cu, sgemm_21_tf32x3.cu):
  *   gemmcli mul a.npy b.npy -o c.npy --kernel tf32x3 --compute tf32x3 --verify --repeat 20
  *
- * Packing.  A TF32 operand of wgmma must be K-major in shared memory for
- * both A and B (the transposed layouts exist for 16-bit types only), and B
- * arrives k x n with N contiguous; so B is transposed on the way, through a
- * 32 x 32 tile in shared memory so that reads and writes both run along
- * rows.  A keeps its layout.  Either way the copy is packed (rows of ld
- * floats, ld a multiple of 4 for the tensor map's 16-byte rows) and its
- * values are TF32 already: the tensor core reads the top 19 bits of a float
- * and ignores the rest, which truncates; rounding here makes it round to
- * nearest instead.
+ * Packing.  A TF32 operand of wgmma must be K-major in shared memory (the
+ * transposed layouts exist for 16-bit types only), and B arrives k x n
+ * with N contiguous; so tf32x3's copy of B is B transposed, through a 32
+ * x 32 tile in shared memory so that reads and writes both run along rows.
+ * A keeps its layout.  Either way the copy is packed (rows of ld floats,
+ * ld a multiple of 4 for the tensor map's 16-byte rows) and its values are
+ * TF32 already: the tensor core reads the top 19 bits of a float and
+ * ignores the rest, which truncates; rounding here makes it round to
+ * nearest instead.  tf32 reads B through registers, as it is, and needs
+ * the pack only where rows are not 16-byte multiples; its A, where they
+ * are, takes the plain rounding copy (tf32_round_launch), 16 bytes a
+ * thread.
  *
  * The split (3xTF32, after Ootomo and Yokota).  x = hi + lo + r with
  * hi = tf32(x) and lo = tf32(x - hi): x - hi is exact in FP32, and
@@ -33,7 +36,10 @@
 #include "kernels/common.cuh"
 #include "kernels/sgemm/tf32_split.h"
 
-enum { PACK_TILE = 32, PACK_ROWS = 8, FIXUP_THREADS = 256, FIXUP_BLOCKS = 2048 };
+enum {
+    PACK_TILE = 32, PACK_ROWS = 8, FIXUP_THREADS = 256, FIXUP_BLOCKS = 2048,
+    ROUND_THREADS = 256, ROUND_BLOCKS = 132 * 16
+};
 
 static __device__ __forceinline__ float tf32_round(float x)
 {
@@ -126,6 +132,42 @@ extern "C" cudaError_t tf32_pack_launch(const struct tf32_pack *p, cudaStream_t 
         tf32_pack_kernel<true><<<grid, block, 0, stream>>>(*p);
     else
         tf32_pack_kernel<false><<<grid, block, 0, stream>>>(*p);
+    return launch_result();
+}
+
+/* The rounding copy: float4 a thread, grid-stride. */
+static __global__ void __launch_bounds__(ROUND_THREADS)
+tf32_round_kernel(float4 *dst, const float4 *src, size_t count4)
+{
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < count4;
+         i += (size_t)gridDim.x * blockDim.x) {
+        float4 v = src[i];
+        dst[i] = make_float4(tf32_round(v.x), tf32_round(v.y), tf32_round(v.z), tf32_round(v.w));
+    }
+}
+
+static __global__ void __launch_bounds__(ROUND_THREADS)
+tf32_round1_kernel(float *dst, const float *src, size_t count)
+{
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < count;
+         i += (size_t)gridDim.x * blockDim.x)
+        dst[i] = tf32_round(src[i]);
+}
+
+extern "C" cudaError_t tf32_round_launch(float *dst, const float *src, size_t count,
+                                         cudaStream_t stream)
+{
+    if (count == 0)
+        return cudaSuccess;
+    bool vec = (uintptr_t)dst % 16 == 0 && (uintptr_t)src % 16 == 0 && count % 4 == 0;
+    size_t items = vec ? count / 4 : count;
+    size_t blocks = (items + ROUND_THREADS - 1) / ROUND_THREADS;
+    unsigned grid = (unsigned)(blocks < (size_t)ROUND_BLOCKS ? blocks : (size_t)ROUND_BLOCKS);
+    if (vec)
+        tf32_round_kernel<<<grid, ROUND_THREADS, 0, stream>>>((float4 *)dst, (const float4 *)src,
+                                                              items);
+    else
+        tf32_round1_kernel<<<grid, ROUND_THREADS, 0, stream>>>(dst, src, items);
     return launch_result();
 }
 

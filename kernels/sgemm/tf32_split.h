@@ -1,8 +1,9 @@
 /* The passes around the TF32 tensor-core stages (kernels/sgemm/tf32_split.cu,
- * used by kernels/sgemm/sgemm_tf32.cuh): before the product, float operands are
- * rounded to TF32, or split into a TF32 high part and a TF32 low part,
- * into packed K-major copies that a tensor map reads; after it, the rows
- * and columns of C that met an infinity are computed again in FP32.
+ * used by kernels/sgemm/sgemm_tf32.cuh and kernels/sgemm/sgemm_20_tf32.cu):
+ * before the product, float operands are rounded to TF32, or split into a
+ * TF32 high part and a TF32 low part, into packed copies that a tensor
+ * map reads; after it (tf32x3), the rows and columns of C that met an
+ * infinity are computed again in FP32.
  * Not registered kernels. */
 #ifndef GC_KERNELS_TF32_SPLIT_H
 #define GC_KERNELS_TF32_SPLIT_H
@@ -32,6 +33,12 @@ struct tf32_pack {
 };
 
 cudaError_t tf32_pack_launch(const struct tf32_pack *p, cudaStream_t stream);
+
+/* dst[i] = src[i] rounded to TF32 (to nearest, ties away from zero;
+ * infinities and NaNs as they are) for i < count: one pass at the copy's
+ * rate, 16 bytes at a time where both are 16-byte aligned and count a
+ * multiple of 4. */
+cudaError_t tf32_round_launch(float *dst, const float *src, size_t count, cudaStream_t stream);
 
 /* Rows of A and columns of B that hold an infinity, as tf32_pack flagged
  * them, for a stack of `batch` products C = alpha A B + beta C (dense,

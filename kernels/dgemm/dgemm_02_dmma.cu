@@ -101,13 +101,4 @@
 
 typedef dmma_cfg<128, 128, 5, 1> DM;
 
-extern "C" cudaError_t dgemm_dmma_launch(const struct dgemm_problem *p,
-                                         const struct launch_env *env)
-{
-    return dmma_launch<DM>(p, env);
-}
-
-extern "C" cudaError_t dgemm_dmma_attr(struct kernel_attr *out)
-{
-    return dmma_attr<DM>(out);
-}
+DMMA_STAGE(dmma, DM)

@@ -27,13 +27,4 @@
 
 typedef dmma_cfg<64, 64, 3, 4> DS;
 
-extern "C" cudaError_t dgemm_dmma_small_launch(const struct dgemm_problem *p,
-                                               const struct launch_env *env)
-{
-    return dmma_launch<DS>(p, env);
-}
-
-extern "C" cudaError_t dgemm_dmma_small_attr(struct kernel_attr *out)
-{
-    return dmma_attr<DS>(out);
-}
+DMMA_STAGE(dmma_small, DS)

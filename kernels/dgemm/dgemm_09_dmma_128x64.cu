@@ -27,13 +27,4 @@
 
 typedef dmma_cfg<128, 64, 3, 2> DW;
 
-extern "C" cudaError_t dgemm_dmma_128x64_launch(const struct dgemm_problem *p,
-                                                const struct launch_env *env)
-{
-    return dmma_launch<DW>(p, env);
-}
-
-extern "C" cudaError_t dgemm_dmma_128x64_attr(struct kernel_attr *out)
-{
-    return dmma_attr<DW>(out);
-}
+DMMA_STAGE(dmma_128x64, DW)

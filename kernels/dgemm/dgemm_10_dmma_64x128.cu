@@ -23,13 +23,4 @@
 
 typedef dmma_cfg<64, 128, 4, 2> DN;
 
-extern "C" cudaError_t dgemm_dmma_64x128_launch(const struct dgemm_problem *p,
-                                                const struct launch_env *env)
-{
-    return dmma_launch<DN>(p, env);
-}
-
-extern "C" cudaError_t dgemm_dmma_64x128_attr(struct kernel_attr *out)
-{
-    return dmma_attr<DN>(out);
-}
+DMMA_STAGE(dmma_64x128, DN)

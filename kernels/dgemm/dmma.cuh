@@ -402,4 +402,18 @@ static cudaError_t dmma_attr(struct kernel_attr *out)
     return kernel_attr_of(dgemm_dmma_kernel<DM, true>, DM::threads, DM::smem, out);
 }
 
+/* A stage on this template: its registry entry points, dgemm_NAME_launch
+ * and dgemm_NAME_attr, for the configuration CFG (a dmma_cfg). */
+#define DMMA_STAGE(name, CFG)                                                                      \
+    extern "C" cudaError_t dgemm_##name##_launch(const struct dgemm_problem *p,                    \
+                                                 const struct launch_env *env)                     \
+    {                                                                                              \
+        return dmma_launch<CFG>(p, env);                                                           \
+    }                                                                                              \
+                                                                                                   \
+    extern "C" cudaError_t dgemm_##name##_attr(struct kernel_attr *out)                            \
+    {                                                                                              \
+        return dmma_attr<CFG>(out);                                                                \
+    }
+
 #endif

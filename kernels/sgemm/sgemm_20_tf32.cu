@@ -316,13 +316,6 @@ sgemm_tf32_kernel(const __grid_constant__ CUtensorMap map_a,
 
 /* ---- host ---- */
 
-enum { TF32_MAX_BLOCKS = 1 << 16, TF32_ALIGN = 256 };
-
-static inline size_t tf32_round_up(size_t x)
-{
-    return (x + TF32_ALIGN - 1) / TF32_ALIGN * TF32_ALIGN;
-}
-
 /* How a problem runs: A's rounded copy (packed, K floats a row, or K
  * rounded up to 4 where the copy engine needs it: rows of 16-byte
  * multiples), whether B needs a padded copy (the same rule, on its rows
@@ -356,14 +349,14 @@ static inline void tf32_plan_of(const struct gemm_problem *p, const void *a, con
     pl->stride_a = (long long)p->m * pl->ld_a;
     pl->stride_b = pl->pad_b ? (long long)p->k * pl->ld_b : p->stride_b;
     tc32_split_of(p->m, p->n, p->k, batch, TF::bm, TF::bn, sms, &pl->split);
-    pl->a_bytes = tf32_round_up((size_t)pl->count_a * p->m * pl->ld_a * 4);
-    pl->b_bytes = pl->pad_b ? tf32_round_up((size_t)pl->count_b * p->k * pl->ld_b * 4) : 0;
+    pl->a_bytes = tc32_round_up((size_t)pl->count_a * p->m * pl->ld_a * 4);
+    pl->b_bytes = pl->pad_b ? tc32_round_up((size_t)pl->count_b * p->k * pl->ld_b * 4) : 0;
     pl->flag_bytes = pl->pack_a || pl->pad_b
-                         ? tf32_round_up((size_t)pl->count_a * p->m + (size_t)pl->count_b * p->k) +
-                               TF32_ALIGN
+                         ? tc32_round_up((size_t)pl->count_a * p->m + (size_t)pl->count_b * p->k) +
+                               TC32_ALIGN
                          : 0;
     pl->slab_bytes = pl->split.slices > 1
-                         ? tf32_round_up((size_t)pl->split.slices * p->m * p->n * sizeof(float))
+                         ? tc32_round_up((size_t)pl->split.slices * p->m * p->n * sizeof(float))
                          : 0;
     pl->total = p->k > 0 && p->m > 0 && p->n > 0
                     ? pl->a_bytes + pl->b_bytes + pl->flag_bytes + pl->slab_bytes
@@ -382,7 +375,7 @@ static cudaError_t tf32_run(const struct sgemm_problem *p, const struct launch_e
     if (err != cudaSuccess)
         return err;
     cudaStream_t stream = env->stream;
-    int sms = env->sm_count < 1 ? 1 : min(env->sm_count, (int)TF32_MAX_BLOCKS);
+    int sms = env->sm_count < 1 ? 1 : min(env->sm_count, (int)TC32_MAX_BLOCKS);
     long long batch = p->batch > 1 ? p->batch : 1;
     struct gemm_problem gp;
     memset(&gp, 0, sizeof gp);
@@ -405,7 +398,7 @@ static cudaError_t tf32_run(const struct sgemm_problem *p, const struct launch_e
     args.beta = p->beta;
     long long tiles_m = ((long long)p->m + TF::bm - 1) / TF::bm;
     long long tiles_n = ((long long)p->n + TF::bn - 1) / TF::bn;
-    if (tiles_m * tiles_n > INT_MAX - TF32_MAX_BLOCKS)
+    if (tiles_m * tiles_n > INT_MAX - TC32_MAX_BLOCKS)
         return cudaErrorInvalidConfiguration;
     args.tiles_m = (int)tiles_m;
     args.tiles_n = (int)tiles_n;
@@ -424,7 +417,7 @@ static cudaError_t tf32_run(const struct sgemm_problem *p, const struct launch_e
         if (err != cudaSuccess)
             return err;
         unsigned char *flags = (unsigned char *)(buf + pl.a_bytes + pl.b_bytes);
-        int *any = (int *)(flags + pl.flag_bytes - TF32_ALIGN);
+        int *any = (int *)(flags + pl.flag_bytes - TC32_ALIGN);
         if (pl.flag_bytes)
             err = cudaMemsetAsync(flags, 0, pl.flag_bytes, stream);
         if (err == cudaSuccess && pl.pack_a) {
@@ -461,7 +454,7 @@ static cudaError_t tf32_run(const struct sgemm_problem *p, const struct launch_e
 
     /* Headroom: a block's next unit number, id + blocks, must not wrap. */
     int per = args.tiles_m * args.tiles_n;
-    long long chunk = (INT_MAX - TF32_MAX_BLOCKS) / per;
+    long long chunk = (INT_MAX - TC32_MAX_BLOCKS) / per;
     if (chunk < 1)
         chunk = 1;
     for (long long b0 = 0; err == cudaSuccess && b0 < batch; b0 += chunk) {

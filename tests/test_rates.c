@@ -56,8 +56,8 @@ static void measured(const struct rates_device *d, struct model_rates *r, time_t
     r->compute_scale = r->memory_scale = 1;
     r->count = 2;
     r->e[0] = (struct rate_entry){ "f16", "cluster_multicast", 612.25, 1700, 3.5, 2.25, 0.0135,
-                                   4.5, 6.25, 0, 0 };
-    r->e[1] = (struct rate_entry){ "f32", "thin", 0.5, 2950.0, 1, 1, 0, 0, 0, 7.5, 1500.0 };
+                                   4.5, 6.25, 0, 0, 0.75 };
+    r->e[1] = (struct rate_entry){ "f32", "thin", 0.5, 2950.0, 1, 1, 0, 0, 0, 7.5, 1500.0, 0 };
 }
 
 static void test_text(void)
@@ -74,12 +74,12 @@ static void test_text(void)
     CHECK(e && fabs(e->tflops - 612.25) < 0.01 && fabs(e->slice_eff - 3.5) < 0.01 &&
               fabs(e->ragged_eff - 2.25) < 0.01 && fabs(e->gbps - 1700) < 0.1 &&
               fabs(e->floor_ms - 0.0135) < 1e-6 && fabs(e->odd_eff - 4.5) < 0.01 &&
-              fabs(e->few_eff - 6.25) < 0.01,
+              fabs(e->few_eff - 6.25) < 0.01 && fabs(e->short_eff - 0.75) < 0.001,
           "f16 cluster_multicast read back");
     CHECK(e && e->tall_tflops == 0 && e->tall_gbps == 0, "no N path's rates: none read back");
     e = rates_find(&back, "f32", "thin");
     CHECK(e && fabs(e->gbps - 2950) < 0.1 && e->floor_ms == 0 && e->odd_eff == 0 &&
-              e->few_eff == 0 && fabs(e->tall_tflops - 7.5) < 0.001 &&
+              e->few_eff == 0 && e->short_eff == 0 && fabs(e->tall_tflops - 7.5) < 0.001 &&
               fabs(e->tall_gbps - 1500) < 0.1,
           "f32 thin's bandwidths, both paths, read back");
     CHECK(fabs(back.copy_gbps - 3004.5) < 0.1, "copy %.1f", back.copy_gbps);
@@ -112,17 +112,20 @@ static void test_text(void)
     static const struct {
         const char *line, *what;
     } bad_lines[] = {
-        { "rate f16 wgmma 1 0 1 1 0 0 0 -1 0", "a negative tall_tflops" },
-        { "rate f16 wgmma 1 0 1 1 0 0 0 0 nan", "a NaN tall_gbps" },
+        { "rate f16 wgmma 1 0 1 1 0 0 0 0 0 -1", "a negative short_eff" },
+        { "rate f16 wgmma 1 0 1 1 0 0 0 0 0 nan", "a NaN short_eff" },
+        { "rate f16 wgmma 1 0 1 1 0 0 0 0 0", "a rate line of the sixth format (no short_eff)" },
+        { "rate f16 wgmma 1 0 1 1 0 0 0 -1 0 0", "a negative tall_tflops" },
+        { "rate f16 wgmma 1 0 1 1 0 0 0 0 nan 0", "a NaN tall_gbps" },
         { "rate f16 wgmma 1 0 1 1 0 0 0", "a rate line of the fifth format (no N path's)" },
-        { "rate f16 wgmma nan 0 1 1 0 0 0 0 0", "a NaN rate" },
-        { "rate f16 wgmma 1 0 0 1 0 0 0 0 0", "a slice_eff of 0" },
-        { "rate f16 wgmma 1 0 1 0 0 0 0 0 0", "a ragged_eff of 0" },
-        { "rate f16 wgmma 1 0 1 1 -2 0 0 0 0", "a negative floor" },
-        { "rate f16 wgmma 1 0 1 1 0 -1 0 0 0", "a negative odd_eff" },
-        { "rate f16 wgmma 1 0 1 1 0 inf 0 0 0", "an infinite odd_eff" },
-        { "rate f16 wgmma 1 0 1 1 0 0 -1 0 0", "a negative few_eff" },
-        { "rate f16 wgmma 1 0 1 1 0 0 nan 0 0", "a NaN few_eff" },
+        { "rate f16 wgmma nan 0 1 1 0 0 0 0 0 0", "a NaN rate" },
+        { "rate f16 wgmma 1 0 0 1 0 0 0 0 0 0", "a slice_eff of 0" },
+        { "rate f16 wgmma 1 0 1 0 0 0 0 0 0 0", "a ragged_eff of 0" },
+        { "rate f16 wgmma 1 0 1 1 -2 0 0 0 0 0", "a negative floor" },
+        { "rate f16 wgmma 1 0 1 1 0 -1 0 0 0 0", "a negative odd_eff" },
+        { "rate f16 wgmma 1 0 1 1 0 inf 0 0 0 0", "an infinite odd_eff" },
+        { "rate f16 wgmma 1 0 1 1 0 0 -1 0 0 0", "a negative few_eff" },
+        { "rate f16 wgmma 1 0 1 1 0 0 nan 0 0 0", "a NaN few_eff" },
         { "rate f16 wgmma 1 0 1 1 0 0", "a rate line of the fourth format (no few_eff)" },
         { "rate f16 wgmma 1 0 1 1 0", "a rate line of the third format (no odd_eff)" },
         { "rate f16 wgmma 1 0 1 1", "a rate line of the second format (no floor)" },
@@ -209,12 +212,13 @@ static void test_fit(void)
     rates_use(&t);
     const int sms = 132;
     const struct gemm_kernel *k = kernel("wgmma_pipeline");
-    struct rate_entry truth = { "f16", "wgmma_pipeline", 500, 700, 2.5, 3, 0.02, 5, 4, 0, 0 }, fit;
+    struct rate_entry truth = { "f16", "wgmma_pipeline", 500, 700, 2.5, 3, 0.02, 5, 4, 0, 0, 0 },
+                      fit;
     int64_t shapes[][3] = { { 8192, 8192, 2048 }, { 8192, 8192, 32 }, { 256, 256, 65536 },
                             { 3002, 2998, 1002 }, { 8192, 8192, 8 }, { 64, 64, 64 },
-                            { 3001, 2999, 1003 }, { 7, 13001, 2003 } };
-    struct rate_sample s[8];
-    for (int i = 0; i < 8; i++) {
+                            { 3001, 2999, 1003 }, { 7, 13001, 2003 }, { 8190, 8194, 6 } };
+    struct rate_sample s[9];
+    for (int i = 0; i < 9; i++) {
         s[i].p = problem(GEMM_F16, 1, shapes[i][0], shapes[i][1], shapes[i][2]);
         s[i].ms = model_estimate_rate(k, &s[i].p, sms, &truth, 3000).ms;
     }
@@ -232,6 +236,22 @@ static void test_fit(void)
     struct rate_entry no_few = truth;
     no_few.few_eff = 0;
     CHECK(model_ragged_factor(&s[7].p, &no_few) == 5, "without few_eff, odd_eff");
+    /* A ragged product's factor: short_eff over the share of a tile's k
+     * that fills and drains its pipeline, the long factor over the rest. */
+    double share = model_fill_share(k, &s[8].p, 1);
+    CHECK(share > 0.5 && share < 1 && model_fill_share(k, &s[0].p, 1) < 0.15 &&
+              model_fill_share(kernel("gemv"), &s[8].p, 1) == 0,
+          "the fill's share: K = 6 %.2f, K = 2048 %.3f, none for a memory-bound stage", share,
+          model_fill_share(k, &s[0].p, 1));
+    struct rate_entry with_short = truth;
+    with_short.short_eff = 0.6;
+    double with = model_estimate_rate(k, &s[8].p, sms, &with_short, 3000).compute_ms;
+    double without = model_estimate_rate(k, &s[8].p, sms, &truth, 3000).compute_ms;
+    CHECK(fabs(with / without - (3 * (1 - share) + 0.6 * share) / 3) < 1e-9,
+          "8190x8194x6: compute %.4f ms with short_eff, %.4f without", with, without);
+    CHECK(model_estimate_rate(k, &s[0].p, sms, &with_short, 3000).ms ==
+              model_estimate_rate(k, &s[0].p, sms, &truth, 3000).ms,
+          "an aligned product takes no ragged factor");
     CHECK(rates_fit(k, GEMM_F16, s, 8, sms, 3000, &fit) == 0, "fit");
     CHECK(fabs(fit.tflops - 500) < 500 * 0.02, "the full rate: %.1f", fit.tflops);
     CHECK(fabs(fit.gbps - 700) < 700 * 0.02, "the stores of C: %.1f GB/s", fit.gbps);
@@ -255,7 +275,7 @@ static void test_fit(void)
      * stays under its compute, with the reads, at the store rate its
      * samples show (timings made by the model at that rate again). */
     const struct gemm_kernel *pk = kernel("cluster_multicast");
-    struct rate_entry ptruth = { "f16", "cluster_multicast", 600, 2000, 1, 1, 0.02, 0, 0, 0, 0 }, pfit;
+    struct rate_entry ptruth = { "f16", "cluster_multicast", 600, 2000, 1, 1, 0.02, 0, 0, 0, 0, 0 }, pfit;
     struct rate_sample ps[6];
     CHECK(pk && (pk->flags & KERNEL_PERSISTENT), "cluster_multicast is persistent");
     CHECK(!(k->flags & KERNEL_PERSISTENT), "%s is not", k->name);
@@ -279,8 +299,30 @@ static void test_fit(void)
     CHECK(fabs(fit.ragged_eff - 3) < 0.15, "the ragged rows' factor: %.2f", fit.ragged_eff);
     CHECK(fabs(fit.odd_eff - 5) < 0.25, "the odd rows' factor: %.2f", fit.odd_eff);
     CHECK(fabs(fit.few_eff - 4) < 0.2, "the few rows' factor: %.2f", fit.few_eff);
-    CHECK(rates_fit(k, GEMM_F16, s, 7, sms, 3000, &no_few) == 0 && no_few.few_eff == 0,
-          "no sample of a few rows, no few rows' factor (%.2f)", no_few.few_eff);
+    /* (a short K's sample whose time is mostly C's stores says nothing of
+     * the fill: no factor from it) */
+    struct rate_sample s9[9];
+    memcpy(s9, s, sizeof s9);
+    s9[8].ms = model_estimate_rate(k, &s9[8].p, sms, &with_short, 3000).ms;
+    CHECK(rates_fit(k, GEMM_F16, s9, 9, sms, 3000, &no_few) == 0 && no_few.short_eff == 0,
+          "8190x8194x6 at 700 GB/s of stores: no short factor (%.2f)", no_few.short_eff);
+    /* A short K where the fill sets the time: its factor, and the long one
+     * beside it (a float32 tiled stage, C's stores at the copy's rate). */
+    const struct gemm_kernel *ck = kernel("cp_async");
+    struct rate_entry ctruth = { "f32", "cp_async", 48, 0, 1, 1.1, 0.008, 0, 0, 0, 0, 0.52 }, cfit;
+    int64_t cshapes[][3] = { { 4096, 4096, 2048 }, { 8192, 8192, 32 }, { 4096, 4096, 512 },
+                             { 3001, 2999, 1003 }, { 8191, 8193, 5 }, { 4095, 4097, 21 } };
+    struct rate_sample cs[6];
+    for (int i = 0; i < 6; i++) {
+        cs[i].p = problem(GEMM_F32, 1, cshapes[i][0], cshapes[i][1], cshapes[i][2]);
+        cs[i].ms = model_estimate_rate(ck, &cs[i].p, sms, &ctruth, 3000).ms;
+    }
+    CHECK(rates_fit(ck, GEMM_F32, cs, 6, sms, 3000, &cfit) == 0 &&
+              fabs(cfit.short_eff - 0.52) < 0.03 && fabs(cfit.ragged_eff - 1.1) < 0.05,
+          "cp_async: a short K's factor %.3f, the long one %.3f", cfit.short_eff,
+          cfit.ragged_eff);
+    CHECK(rates_fit(ck, GEMM_F32, cs, 4, sms, 3000, &cfit) == 0 && cfit.short_eff == 0,
+          "no ragged sample of a short K, no short factor (%.2f)", cfit.short_eff);
     struct gemm_problem fp32 = problem(GEMM_F32, 1, 3001, 2999, 1003);
     CHECK(!model_odd(&fp32) && model_ragged_factor(&fp32, &fit) == fit.ragged_eff,
           "float rows are never odd: 4-byte values");
@@ -288,7 +330,7 @@ static void test_fit(void)
 
     /* A memory-bound kernel: its bandwidth. */
     const struct gemm_kernel *g = kernel("gemv");
-    struct rate_entry gtruth = { "f32", "gemv", 0, 2000, 1, 1, 0, 0, 0, 0, 0 };
+    struct rate_entry gtruth = { "f32", "gemv", 0, 2000, 1, 1, 0, 0, 0, 0, 0, 0 };
     struct rate_sample gs[2];
     gs[0].p = problem(GEMM_F32, 1, 1, 8192, 4096);
     gs[1].p = problem(GEMM_F32, 1, 8192, 1, 4096);
@@ -301,7 +343,7 @@ static void test_fit(void)
     /* The thin stages' two paths apart: M <= 32 reads B, more rows read A,
      * each at its own rates; one path measured alone serves both. */
     const struct gemm_kernel *th = kernel("thin");
-    struct rate_entry ttruth = { "f32", "thin", 8, 2400, 1, 1, 0, 0, 0, 6, 1200 };
+    struct rate_entry ttruth = { "f32", "thin", 8, 2400, 1, 1, 0, 0, 0, 6, 1200, 0 };
     struct rate_sample ts[4];
     ts[0].p = problem(GEMM_F32, 1, 1, 8192, 4096);
     ts[1].p = problem(GEMM_F32, 1, 32, 8192, 4096);

@@ -12,6 +12,7 @@
 #define SLICE_EFF_MOST 16.0
 #define RAGGED_EFF_LEAST 0.5
 #define RAGGED_EFF_MOST 16.0
+#define SHORT_EFF_LEAST 0.2
 #define TINY_FLOP 16e6            /* a sample at most this and TINY_BYTES: the floor's alone */
 #define TINY_BYTES 16777216.0
 
@@ -138,7 +139,7 @@ static double fit_rate(const struct gemm_kernel *k, const struct rate_sample *s,
 {
     double v[64], best = 0, big = 0, big_work = 0;
     int nv = 0;
-    const struct rate_entry any = { "", "", 1, 0, 1, 1, 0, 0, 0, 0, 0 };
+    const struct rate_entry any = { "", "", 1, 0, 1, 1, 0, 0, 0, 0, 0, 0 };
     for (int i = 0; i < n; i++) {
         /* (the workspace's copies are the model's apart from the rate) */
         double prepare = model_estimate_rate(k, &s[i].p, sm_count, &any, copy_gbps).prepare_ms;
@@ -194,29 +195,87 @@ static int fit_tiled(const struct gemm_kernel *k, const struct rate_sample *s, i
 
 /* How much slower than modelled a kernel ran where the rows of A or B are
  * not whole 16-byte units (the loads a stage takes there are narrower, or
- * a copy comes first): the median over those samples of the measured time
- * over the model's at the fitted rate.  Called apart for the samples of a
- * few rows (few_eff), with odd 16-bit rows (odd_eff) and the others
- * (ragged_eff). */
+ * a copy comes first): the measured time over the model's at the fitted
+ * rate.  Called apart for the samples of a few rows (few_eff), with odd
+ * 16-bit rows (odd_eff) and the others (ragged_eff).  The median over the
+ * samples; with `largest`, the sample of the most multiply-adds.
+ *
+ * A float32 tiled stage takes the largest for ragged_eff, and fits its
+ * samples of a short K apart (short_eff, fit_short): its factor describes
+ * the main loop's loads, and the thin and short samples beside it
+ * measured the model's tile and fill terms as much as the loads
+ * (`cp_async`: 1.0 on 3001 x 2999 x 1003, 0.75 on 13001 x 7 x 2003, 0.56
+ * on 8191 x 8193 x 5; their median, 0.74, took it for 4097^3, 85% of
+ * cuBLAS where `edge_peel` runs 98%).  The 16-bit and FP64 stages keep the
+ * median over all: there the narrow loads cost a tile what its rows ask
+ * (float16 `mma_sync` ran 3001 x 2999 x 1003 4.3 times its aligned model,
+ * and 38 x 8846 x 4693, 38 rows of its 128, at 118% of cuBLAS; with the
+ * short sample out of the median auto sent it to `persistent`, 62%), and
+ * the split moved float16's sweep down (the changed shapes 0.95 times as
+ * fast, geometric mean) and float64's by as much either way as two
+ * calibrations do (NVIDIA H100, 2026-11-27, `bench --sweep 200 --seed
+ * 41`, the split and the build before in one run). */
 static double fit_ragged(const struct gemm_kernel *k, const struct rate_sample *s, int n,
-                         int sm_count, double copy_gbps, const struct rate_entry *e)
+                         int sm_count, double copy_gbps, const struct rate_entry *e, int largest)
 {
-    double ratio[64];
+    double ratio[64], most_macs = 0, biggest = 0;
     int nr = 0;
     struct rate_entry aligned = *e;
     aligned.ragged_eff = 1;
-    aligned.odd_eff = aligned.few_eff = 0;
+    aligned.odd_eff = aligned.few_eff = aligned.short_eff = 0;
     for (int i = 0; i < n && nr < 64; i++) {
         if (!model_ragged(&s[i].p))
             continue;
         struct model_estimate m = model_estimate_rate(k, &s[i].p, sm_count, &aligned, copy_gbps);
         /* (the factor scales compute and reads alone, as in the model) */
         double busy = fmax(m.compute_ms, m.memory_ms);
-        if (busy > 0)
-            ratio[nr++] =
-                (s[i].ms - m.overhead_ms - m.prepare_ms - m.store_ms - m.reduce_ms) / busy;
+        if (busy <= 0)
+            continue;
+        ratio[nr] = (s[i].ms - m.overhead_ms - m.prepare_ms - m.store_ms - m.reduce_ms) / busy;
+        /* (the part of it that the fill's factor, where fitted, explains) */
+        double share = model_fill_share(k, &s[i].p, m.slices);
+        if (e->short_eff > 0 && !model_few(&s[i].p) && share < 1)
+            ratio[nr] = (ratio[nr] - e->short_eff * share) / (1 - share);
+        double macs = (double)s[i].p.batch * s[i].p.m * s[i].p.n * s[i].p.k;
+        if (macs > most_macs) {
+            most_macs = macs;
+            biggest = ratio[nr];
+        }
+        nr++;
     }
-    return nr ? fmin(RAGGED_EFF_MOST, fmax(RAGGED_EFF_LEAST, median_of(ratio, nr))) : 1;
+    if (!nr)
+        return 1;
+    double eff = largest ? biggest : median_of(ratio, nr);
+    return fmin(RAGGED_EFF_MOST, fmax(RAGGED_EFF_LEAST, eff));
+}
+
+/* A tiled kernel's short_eff: at each ragged sample of a short K, the
+ * factor over its fill share that, blended with the long factor already
+ * fitted (e's ragged_eff or odd_eff) over the rest, gives its measured
+ * time (model.c); the median over the samples. */
+static double fit_short(const struct gemm_kernel *k, const struct rate_sample *s, int n,
+                        int sm_count, double copy_gbps, const struct rate_entry *e)
+{
+    double ratio[64];
+    int nr = 0;
+    struct rate_entry aligned = *e;
+    aligned.ragged_eff = 1;
+    aligned.odd_eff = aligned.few_eff = aligned.short_eff = 0;
+    for (int i = 0; i < n && nr < 64; i++) {
+        struct model_estimate m = model_estimate_rate(k, &s[i].p, sm_count, &aligned, copy_gbps);
+        double busy = fmax(m.compute_ms, m.memory_ms);
+        double share = model_fill_share(k, &s[i].p, m.slices);
+        if (busy <= 0 || share <= 0)
+            continue;
+        /* (a time mostly made of what the factor does not scale says
+         * nothing of it: `edge_peel`'s strips and copies at 8191 x 8193 x 5) */
+        double own = s[i].ms - m.overhead_ms - m.prepare_ms - m.store_ms - m.reduce_ms;
+        if (own < 0.5 * s[i].ms)
+            continue;
+        double whole = own / busy;
+        ratio[nr++] = (whole - model_ragged_factor(&s[i].p, e) * (1 - share)) / share;
+    }
+    return nr ? fmin(RAGGED_EFF_MOST, fmax(SHORT_EFF_LEAST, median_of(ratio, nr))) : 0;
 }
 
 int rates_fit(const struct gemm_kernel *k, enum gemm_sig sig, const struct rate_sample *s,
@@ -226,8 +285,12 @@ int rates_fit(const struct gemm_kernel *k, enum gemm_sig sig, const struct rate_
     snprintf(out->type, sizeof out->type, "%s", gemm_sigs[sig].name);
     snprintf(out->kernel, sizeof out->kernel, "%s", k->name);
     out->slice_eff = out->ragged_eff = 1;
-    struct rate_sample kept[64], ragged[64], odd[64], few[64];
-    int nk = 0, nr = 0, no = 0, nf = 0;
+    struct rate_sample kept[64], ragged[64], odd[64], few[64], shorts[64];
+    int nk = 0, nr = 0, no = 0, nf = 0, ns = 0;
+    /* (a float32 tiled stage: its ragged factor from its largest sample,
+     * a short K's apart; the 16-bit and FP64 stages keep the median over
+     * all their ragged samples, see below) */
+    int split = k->geometry && k->geometry->spread != SPREAD_MEMORY && sig == GEMM_F32;
     double floor_ms = 0;
     for (int i = 0; i < n; i++) {
         if (!isfinite(s[i].ms) || s[i].ms <= 0)
@@ -238,6 +301,9 @@ int rates_fit(const struct gemm_kernel *k, enum gemm_sig sig, const struct rate_
         } else if (model_few(&s[i].p)) {
             if (nf < 64)
                 few[nf++] = s[i];
+        } else if (split && model_ragged(&s[i].p) && s[i].p.k <= MODEL_SHORT_K) {
+            if (ns < 64)
+                shorts[ns++] = s[i];
         } else if (model_odd(&s[i].p)) {   /* (odd 16-bit rows are ragged too) */
             if (no < 64)
                 odd[no++] = s[i];
@@ -252,16 +318,23 @@ int rates_fit(const struct gemm_kernel *k, enum gemm_sig sig, const struct rate_
         return -1;
     int rc = k->geometry->spread == SPREAD_MEMORY ? fit_paths(kept, nk, out)
                                                    : fit_tiled(k, kept, nk, sm_count, copy_gbps, out);
-    /* (rows of odd 16-bit values alone: their factor stands for both) */
-    if (!rc && no) {
-        out->odd_eff = fit_ragged(k, odd, no, sm_count, copy_gbps, out);
-        out->ragged_eff = nr ? fit_ragged(k, ragged, nr, sm_count, copy_gbps, out) : out->odd_eff;
-    } else if (!rc) {
-        out->ragged_eff = fit_ragged(k, ragged, nr, sm_count, copy_gbps, out);
+    /* (rows of odd 16-bit values alone: their factor stands for both; a
+     * short K's factor with the long ones in hand, then those again with
+     * it, as each ragged sample's time holds both) */
+    for (int pass = 0; !rc && pass < (ns ? 2 : 1); pass++) {
+        if (no) {
+            out->odd_eff = fit_ragged(k, odd, no, sm_count, copy_gbps, out, 0);
+            out->ragged_eff = nr ? fit_ragged(k, ragged, nr, sm_count, copy_gbps, out, split)
+                                 : out->odd_eff;
+        } else {
+            out->ragged_eff = fit_ragged(k, ragged, nr, sm_count, copy_gbps, out, split);
+        }
+        if (ns)
+            out->short_eff = fit_short(k, shorts, ns, sm_count, copy_gbps, out);
     }
     /* (a few rows' factor apart where measured; 0 leaves the others) */
     if (!rc && nf)
-        out->few_eff = fit_ragged(k, few, nf, sm_count, copy_gbps, out);
+        out->few_eff = fit_ragged(k, few, nf, sm_count, copy_gbps, out, 0);
     /* (last: the fits above compare samples with the model unfloored) */
     out->floor_ms = floor_ms;
     return rc;

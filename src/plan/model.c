@@ -78,6 +78,15 @@ double model_ragged_factor(const struct gemm_problem *p, const struct rate_entry
     return f > 0 ? f : 1;
 }
 
+double model_fill_share(const struct gemm_kernel *k, const struct gemm_problem *p, int slices)
+{
+    const struct gemm_geometry *g = k->geometry;
+    if (!g || g->spread == SPREAD_MEMORY || g->k_fill <= 0 || p->k <= 0)
+        return 0;
+    double slice_k = (double)p->k / (slices > 1 ? slices : 1);
+    return g->k_fill / (slice_k + g->k_fill);
+}
+
 double model_out_bytes(const struct gemm_problem *p)
 {
     size_t out = gc_dtypes[gemm_sigs[p->sig].out].size;
@@ -208,7 +217,7 @@ struct model_estimate model_estimate_rate(const struct gemm_kernel *k,
     /* A memory-bound kernel not measured yet is taken to move its bytes at
      * the device's copy rate, its compute unbounded, until a calibration
      * or `gemmcli bench --auto-table` measures it. */
-    static const struct rate_entry unmeasured = { "", "", 0, 0, 1, 1, 0, 0, 0, 0, 0 };
+    static const struct rate_entry unmeasured = { "", "", 0, 0, 1, 1, 0, 0, 0, 0, 0, 0 };
     if (g && g->spread == SPREAD_MEMORY && !r)
         r = &unmeasured;
     if (!g || !r || (g->spread != SPREAD_MEMORY && r->tflops <= 0 && r->gbps <= 0))
@@ -272,8 +281,18 @@ struct model_estimate model_estimate_rate(const struct gemm_kernel *k,
     /* Rows of A or B that are not whole 16-byte units take the stage's
      * narrower loads (or a copy first), as measured (ragged_eff; odd_eff
      * where 16-bit rows are an odd number of values and not even 4-byte
-     * loads are left; few_eff where A has a few rows). */
+     * loads are left; few_eff where A has a few rows); over the share of
+     * a tile's k that its pipeline fills and drains, short_eff where
+     * measured: float32 `cp_async` ran 3001 x 2999 x 1003 at about 1.0
+     * of its aligned model and 8191 x 8193 x 5 at 0.56, and one factor
+     * for both either put 4097^3 on it (0.73: 85% of cuBLAS where
+     * `edge_peel` runs 98%) or sent 28340 x 8918 x 21 to `small_k` (0.96:
+     * 69% where `cp_async` runs 122%; NVIDIA H100, 2026-11-26). */
     double f = model_ragged_factor(p, r);
+    if (r->short_eff > 0 && model_ragged(p) && !model_few(p)) {
+        double share = model_fill_share(k, p, e.slices);
+        f = f * (1 - share) + r->short_eff * share;
+    }
     e.compute_ms *= f;
     e.memory_ms *= f;
     /* (a persistent kernel's stores are not: they leave through shared

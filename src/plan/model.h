@@ -57,6 +57,15 @@ int model_few(const struct gemm_problem *p);
  * 16-bit rows, ragged_eff for other ragged rows, else 1. */
 double model_ragged_factor(const struct gemm_problem *p, const struct rate_entry *r);
 
+/* The share of a tiled kernel's k per tile that its pipeline's fill and
+ * drain take: k_fill / (k of a slice + k_fill), for p cut into `slices`
+ * slices of K (1: none); 0 for a kernel without a tiled geometry.  A
+ * ragged product's factor is short_eff (where measured) over this share
+ * and the factor above over the rest.  A ragged sample of K at most
+ * MODEL_SHORT_K fits short_eff (src/plan/fit.c). */
+#define MODEL_SHORT_K 64
+double model_fill_share(const struct gemm_kernel *k, const struct gemm_problem *p, int slices);
+
 /* The share of kernel k's full rate that p allows (1 for memory-bound
  * kernels and kernels without a geometry). */
 double model_util(const struct gemm_kernel *k, const struct gemm_problem *p, int sm_count);

@@ -15,10 +15,10 @@
  *
  * The file is text:
  *
- *   # gemmcli rates 6
+ *   # gemmcli rates 7
  *   device NVIDIA_H100_80GB_HBM3 9.0 132 1980 3352 13000
  *   build 5d1c2e04a7b3f9e1 2026-11-25T10:31:05Z 3004.1 2.6
- *   rate f32 edge_peel 46.12 0.0 1.00 1.35 13.8 0.000 0.000 0.000 0.0
+ *   rate f32 edge_peel 46.12 0.0 1.00 1.35 13.8 0.000 0.000 0.000 0.0 0.560
  *   ...
  *
  *   device: name (blanks made '_'), compute capability, SMs, clock (MHz),
@@ -37,7 +37,10 @@
  *           the ragged one), and the ragged factor for products of at
  *           most 32 rows (the thin stages' M path; 0: the one above),
  *           then a memory-bound kernel's TFLOP/s and GB/s over more rows
- *           than that (its N path; a GB/s of 0: the first two serve).
+ *           than that (its N path; a GB/s of 0: the first two serve), and
+ *           a tiled kernel's ragged factor for its pipeline's fill and
+ *           drain, which a short K is mostly made of (0: the ragged one
+ *           throughout).
  *
  * Host code only; nothing printed. */
 #ifndef GC_RATES_H
@@ -48,7 +51,7 @@
 
 #include "kernels/registry.h"
 
-#define RATES_VERSION 6
+#define RATES_VERSION 7
 #define RATES_MAX 96
 #define RATES_STALE_DAYS 90
 
@@ -82,6 +85,11 @@ struct rate_entry {
                                   stages' N path, which reads A where the M path reads B);
                                   tall_gbps 0: the two above serve both */
     double tall_gbps;
+    double short_eff;          /* a tiled kernel's ragged factor for the k_fill values of k
+                                  its pipeline fills and drains over, fitted where K is at
+                                  most MODEL_SHORT_K; the model blends it with the factor
+                                  above by their shares of the tile's k (model.h,
+                                  model_fill_share); 0: that factor throughout */
 };
 
 struct model_rates {

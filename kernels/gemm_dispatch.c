@@ -93,7 +93,7 @@ int64_t gemm_stream_k_runs(int64_t tiles, int64_t slots, int64_t k_steps)
 
 /* (kernels/registry.h)  Where the tiles are as many as the SMs or more,
  * slicing only evens out the SMs' loads: float 18 x 18630 x 1004 on
- * splitk_32x128, 146 tiles of 32 x 128 on 132 SMs of 5 blocks, ran whole
+ * splitk_32x128, 146 tiles of 32 x 128 on 132 SMs of 5 blocks (its count then), ran whole
  * tiles in 94 us (the busiest SM two of 1004 values of k) and 4 slices in
  * 70 (five of 251); 14 x 41767 x 2281, 327 tiles, 295 and 228 in 2; but
  * 32 x 32768 x 1024, 256 tiles, 71 whole and 74 in 2 (the busiest SM 2 x

@@ -123,11 +123,11 @@
       "swizzle with K split across blocks when M x N is small",                                     \
       "Efficient GEMM in CUDA (CUTLASS), split K; How to optimize SGEMM on NVIDIA GPUs, extra "     \
       "notes")                                                                                      \
-    X("splitk_64x128", sgemm, splitk_64x128, F32, B, 80, GEO(64, 128, 2, 64, SLICES, 128, 0), WS,   \
+    X("splitk_64x128", sgemm, splitk_64x128, F32, B, 80, GEO(64, 128, 4, 64, SLICES, 128, 0), WS,   \
       NO_CHECK, "kernels/sgemm/sgemm_16_splitk.cu",                                                 \
       "splitk on swizzle_64x128's tile: a few rows over a long K",                                  \
       "Efficient GEMM in CUDA (CUTLASS), split K")                                                  \
-    X("splitk_32x128", sgemm, splitk_32x128, F32, B, 80, GEO(32, 128, 5, 64, SLICES, 128, 0), WS,   \
+    X("splitk_32x128", sgemm, splitk_32x128, F32, B, 80, GEO(32, 128, 7, 64, SLICES, 64, 0), WS,    \
       CHECK, "kernels/sgemm/sgemm_16_splitk.cu",                                                    \
       "splitk on a 32 x 128 tile of 64 threads: 32 rows or fewer over a long K",                    \
       "Efficient GEMM in CUDA (CUTLASS), split K")                                                  \

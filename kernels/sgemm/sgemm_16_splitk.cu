@@ -3,19 +3,19 @@
  * the same on swizzle_64x128's tile, for a few rows over a long K (22 x
  * 4518 x 18135: the 128-row tile computes 22 rows of 128); and
  * splitk_32x128, on a tile of one warp's 32 rows by two warps' 128
- * columns (64 threads, five blocks an SM), for products of 32 rows or
- * fewer (31 x 2317 x 24178: the 64-row tile computes 31 rows of 64).
+ * columns (64 threads, seven blocks an SM, BK 8), for products of 32 rows
+ * or fewer (31 x 2317 x 24178: the 64-row tile computes 31 rows of 64).
  *
  * Against swizzle: each of S splits multiplies a K/S slice into its own
  * M x N slab of a workspace (stream-ordered cudaMallocAsync, freed the same
  * way); a second kernel (kernels/gemm_split.cu) sums the slabs in a fixed
  * order and applies alpha and beta, so the result does not depend on
  * scheduling, unlike atomics.  S fills one wave of two blocks per SM
- * (five of the 32-row tile) and no more, with at least 8 tiles of k per
- * split, where the tiles are fewer than the SMs; where they are as many
- * or more, S is the count that lightens the busiest SM by a tenth, or 1
- * and this is swizzle (splitk_count below).  A stack of products counts as one grid
- * of tiles: S is chosen for all of them together, the workspace holds a
+ * (four of the 64-row tile, seven of the 32-row one) and no more, with
+ * at least 8 tiles of k per split, where the tiles are fewer than the
+ * SMs; where they are as many or more, S is the count that lightens the
+ * busiest SM by a tenth, or 1 and this is swizzle (splitk_count below).
+ * A stack of products counts as one grid of tiles: S is chosen for all of them together, the workspace holds a
  * slab per split and product (split outermost), and one reduce launch sums
  * every product's slabs.
  *
@@ -37,16 +37,31 @@
 
 typedef pipe_cfg<4, 2, 16, 4> splitk_cfg;
 typedef pipe_cfg<2, 2, 16, 4> splitk_64x128_cfg;
-typedef pipe_cfg<1, 2, 16, 4> splitk_32x128_cfg;
+/* BK 8: 21 KiB of stages, seven blocks of 64 threads an SM (ptxas held
+ * to eight blocks' 128 registers spills; at six blocks' bound it takes
+ * 141, which leaves room for seven), where BK 16 took 41 KiB and five.
+ * With eight blocks at BK 8: 22 x 4518 x 18135 0.2095 -> 0.1820 ms, 31 x
+ * 2317 x 24178 0.1584 -> 0.1361, 32 x 8192 x 4096 0.0804 -> 0.0739 (3
+ * stages of BK 16, seven blocks: 0.2108, 0.1595, 0.0839; NVIDIA H100,
+ * 2026-11-27, the variants in one run, `gemmcli mul --kernel
+ * splitk_32x128 --repeat 20`). */
+struct splitk_32x128_cfg : pipe_cfg<1, 2, 8, 4> {
+    static constexpr int min_blocks = 6;
+};
 /* SPLITK_FILL_K: what a block's pipeline costs to fill and drain, in
  * values of k (the k_fill of their rows in kernels/gemm_table.c). */
 enum { SPLITK_GROUP = 8, SPLITK_MIN_TILES = 8, SPLITK_FILL_K = 64 };
 
 /* How many slices of K (gemm_fill_slices, kernels/registry.h): never more
- * blocks than one wave of PER_SM per SM holds (two of the 128- and 64-row
- * tiles; five of the 32-row tile's 64 threads, as many as its 41 KiB of
- * stages leave room for), each slice at least SPLITK_MIN_TILES tiles
- * deep.  Rounded up, the count started a second wave of a few blocks that
+ * blocks than one wave of PER_SM per SM holds (two of the 128-row tile;
+ * four of the 64-row tile, as many as its 50 KiB of stages and 128
+ * registers a thread leave room for; seven of the 32-row tile's 64
+ * threads), each slice at least SPLITK_MIN_TILES tiles deep.  The 64-row
+ * tile's slices once filled two blocks an SM: four ran 38 x 8846 x 4693
+ * in 0.1673 ms where two took 0.1883, 148 x 3127 x 2329 in 0.0902 where
+ * 0.1058, 2040 x 63 x 917 0.0296 where 0.0313, 49 x 1685 x 38486 the same
+ * (0.253), but 438 x 401 x 4133 0.0704 where 0.0685 and 747 x 42 x 522
+ * 0.0247 where 0.0232 (NVIDIA H100, 2026-11-27, one run).  Rounded up, the count started a second wave of a few blocks that
  * took most of the first one's time: float 49 x 1685 x 38486, 14 tiles of
  * 64 x 128 in 19 slices, 266 blocks on 264 slots; 22 x 4518 x 18135, 36
  * tiles of 32 x 128 in 19, 684 blocks on 660 (NVIDIA H200, 2026-11-26,
@@ -122,7 +137,7 @@ static size_t splitk_workspace(const struct gemm_problem *g)
     }
 
 SPLITK_STAGE(splitk, splitk_cfg, 2)
-SPLITK_STAGE(splitk_64x128, splitk_64x128_cfg, 2)
+SPLITK_STAGE(splitk_64x128, splitk_64x128_cfg, 4)
 
 /* The 32-row tile for 32 rows or fewer: beyond, two of its tiles compute
  * what one of splitk_64x128's does, reading B twice (38 x 8846 x 4693:
@@ -139,4 +154,4 @@ extern "C" int sgemm_splitk_32x128_check(const struct gemm_problem *p, char *why
     return 1;
 }
 
-SPLITK_STAGE(splitk_32x128, splitk_32x128_cfg, 5)
+SPLITK_STAGE(splitk_32x128, splitk_32x128_cfg, 7)

@@ -193,6 +193,23 @@ static int fit_tiled(const struct gemm_kernel *k, const struct rate_sample *s, i
     return 0;
 }
 
+/* A ragged sample against the model with every ragged factor at 1: the
+ * time the factor scales (compute and reads, as in the model), and the
+ * part of its measured time left for it (*own) and the fill's share of
+ * its tiles' k (*share). */
+static double ragged_busy(const struct gemm_kernel *k, const struct rate_sample *s,
+                          int sm_count, double copy_gbps, const struct rate_entry *e,
+                          double *own, double *share)
+{
+    struct rate_entry aligned = *e;
+    aligned.ragged_eff = 1;
+    aligned.odd_eff = aligned.few_eff = aligned.short_eff = 0;
+    struct model_estimate m = model_estimate_rate(k, &s->p, sm_count, &aligned, copy_gbps);
+    *own = s->ms - m.overhead_ms - m.prepare_ms - m.store_ms - m.reduce_ms;
+    *share = model_fill_share(k, &s->p, m.slices);
+    return fmax(m.compute_ms, m.memory_ms);
+}
+
 /* How much slower than modelled a kernel ran where the rows of A or B are
  * not whole 16-byte units (the loads a stage takes there are narrower, or
  * a copy comes first): the measured time over the model's at the fitted
@@ -205,7 +222,7 @@ static int fit_tiled(const struct gemm_kernel *k, const struct rate_sample *s, i
  * the main loop's loads, and the thin and short samples beside it
  * measured the model's tile and fill terms as much as the loads
  * (`cp_async`: 1.0 on 3001 x 2999 x 1003, 0.75 on 13001 x 7 x 2003, 0.56
- * on 8191 x 8193 x 5; their median, 0.74, took it for 4097^3, 85% of
+ * on 8191 x 8193 x 5; their median, 0.74, took it for 4097^3, 86% of
  * cuBLAS where `edge_peel` runs 98%).  The 16-bit and FP64 stages keep the
  * median over all: there the narrow loads cost a tile what its rows ask
  * (float16 `mma_sync` ran 3001 x 2999 x 1003 4.3 times its aligned model,
@@ -220,20 +237,15 @@ static double fit_ragged(const struct gemm_kernel *k, const struct rate_sample *
 {
     double ratio[64], most_macs = 0, biggest = 0;
     int nr = 0;
-    struct rate_entry aligned = *e;
-    aligned.ragged_eff = 1;
-    aligned.odd_eff = aligned.few_eff = aligned.short_eff = 0;
     for (int i = 0; i < n && nr < 64; i++) {
         if (!model_ragged(&s[i].p))
             continue;
-        struct model_estimate m = model_estimate_rate(k, &s[i].p, sm_count, &aligned, copy_gbps);
-        /* (the factor scales compute and reads alone, as in the model) */
-        double busy = fmax(m.compute_ms, m.memory_ms);
+        double own, share;
+        double busy = ragged_busy(k, &s[i], sm_count, copy_gbps, e, &own, &share);
         if (busy <= 0)
             continue;
-        ratio[nr] = (s[i].ms - m.overhead_ms - m.prepare_ms - m.store_ms - m.reduce_ms) / busy;
+        ratio[nr] = own / busy;
         /* (the part of it that the fill's factor, where fitted, explains) */
-        double share = model_fill_share(k, &s[i].p, m.slices);
         if (e->short_eff > 0 && !model_few(&s[i].p) && share < 1)
             ratio[nr] = (ratio[nr] - e->short_eff * share) / (1 - share);
         double macs = (double)s[i].p.batch * s[i].p.m * s[i].p.n * s[i].p.k;
@@ -258,18 +270,13 @@ static double fit_short(const struct gemm_kernel *k, const struct rate_sample *s
 {
     double ratio[64];
     int nr = 0;
-    struct rate_entry aligned = *e;
-    aligned.ragged_eff = 1;
-    aligned.odd_eff = aligned.few_eff = aligned.short_eff = 0;
     for (int i = 0; i < n && nr < 64; i++) {
-        struct model_estimate m = model_estimate_rate(k, &s[i].p, sm_count, &aligned, copy_gbps);
-        double busy = fmax(m.compute_ms, m.memory_ms);
-        double share = model_fill_share(k, &s[i].p, m.slices);
+        double own, share;
+        double busy = ragged_busy(k, &s[i], sm_count, copy_gbps, e, &own, &share);
         if (busy <= 0 || share <= 0)
             continue;
         /* (a time mostly made of what the factor does not scale says
          * nothing of it: `edge_peel`'s strips and copies at 8191 x 8193 x 5) */
-        double own = s[i].ms - m.overhead_ms - m.prepare_ms - m.store_ms - m.reduce_ms;
         if (own < 0.5 * s[i].ms)
             continue;
         double whole = own / busy;

@@ -285,7 +285,7 @@ struct model_estimate model_estimate_rate(const struct gemm_kernel *k,
      * a tile's k that its pipeline fills and drains, short_eff where
      * measured: float32 `cp_async` ran 3001 x 2999 x 1003 at about 1.0
      * of its aligned model and 8191 x 8193 x 5 at 0.56, and one factor
-     * for both either put 4097^3 on it (0.73: 85% of cuBLAS where
+     * for both either put 4097^3 on it (0.74: 86% of cuBLAS where
      * `edge_peel` runs 98%) or sent 28340 x 8918 x 21 to `small_k` (0.96:
      * 69% where `cp_async` runs 122%; NVIDIA H100, 2026-11-26). */
     double f = model_ragged_factor(p, r);

@@ -2,8 +2,9 @@
  * kernels`, --kernel, auto and its model, bench and the GPU tests all walk
  * this one table.  A stage is one file and one row of MUL_STAGES below:
  * the row declares what the file defines (FAMILY_ID_launch and
- * FAMILY_ID_attr; FAMILY_ID_workspace where it says WS, FAMILY_ID_check
- * where it says CHECK) and makes its entry; nothing else names them.
+ * FAMILY_ID_attr; FAMILY_ID_workspace where it says WS or WS_SLICED,
+ * FAMILY_ID_slices where it says WS_SLICED, FAMILY_ID_check where it says
+ * CHECK) and makes its entry; nothing else names them.
  * tests/stage_docs.py checks that the file's header, the man page and the
  * README agree with the rows.
  *
@@ -11,7 +12,9 @@
  * bf16, dgemm f64, igemm i64: kernels/gemm.h); the launcher's id; the
  * signatures it computes; flags; the lowest compute capability; its
  * geometry for auto's model (below); WS if it takes workspace from the
- * stream's pool beyond the operands, or NO_WS; CHECK if it has conditions
+ * stream's pool beyond the operands, WS_SLICED where that workspace holds
+ * the slabs of slices of K a memory-bound stage cuts itself (their count
+ * is auto's model's to ask), or NO_WS; CHECK if it has conditions
  * of its own (alignment, say) for can_implement, or NO_CHECK; the file;
  * the idea; the published work it follows.
  *
@@ -148,7 +151,7 @@
       "kernels/sgemm/sgemm_19_edge_peel.cu",                                                        \
       "stream_k on whole tiles; thin leftover edges by a strip kernel",                             \
       "gemmcli's own, on Stream-K")                                                                 \
-    X("gemv", sgemm, gemv, F32, KERNEL_VECTOR | MB, 0, GEO(1, 1, 1, 0, MEMORY, 0, 0), WS, CHECK,    \
+    X("gemv", sgemm, gemv, F32, KERNEL_VECTOR | MB, 0, GEO(1, 1, 1, 0, MEMORY, 0, 0), WS_SLICED, CHECK, \
       "kernels/sgemm/sgemm_22_gemv.cu",                                                             \
       "vector times matrix (M = 1, K split) or matrix times vector (N = 1, a warp per row)",        \
       "gemmcli's own, memory-bound shapes")                                                         \
@@ -156,7 +159,7 @@
       "kernels/sgemm/sgemm_23_small.cu",                                                            \
       "stacks of products up to 64x64x64: chunks streamed by cp.async, 4x4 results per item",       \
       "gemmcli's own, memory-bound shapes")                                                         \
-    X("thin", sgemm, thin, F32, MB, 0, GEO(1, 1, 1, 0, MEMORY, 0, 4.0), WS, CHECK,                  \
+    X("thin", sgemm, thin, F32, MB, 0, GEO(1, 1, 1, 0, MEMORY, 0, 4.0), WS_SLICED, CHECK,            \
       "kernels/sgemm/sgemm_24_thin.cu",                                                             \
       "a thin side (M or N <= 32): the wide operand streamed once, K split into slices",            \
       "gemmcli's own, memory-bound shapes")                                                         \
@@ -201,11 +204,11 @@
       "kernels/hgemm/hgemm_07_cluster_multicast.cu",                                                \
       "persistent in clusters of 2 sharing B by TMA multicast; TMA-store epilogue",                 \
       "Outperforming cuBLAS on H100: a Worklog, clusters and TMA multicast")                        \
-    X("f16_gemv", hgemm, gemv, F16 | BF16, KERNEL_VECTOR | MB, 0, GEO(1, 1, 1, 0, MEMORY, 0, 0), WS, CHECK, \
+    X("f16_gemv", hgemm, gemv, F16 | BF16, KERNEL_VECTOR | MB, 0, GEO(1, 1, 1, 0, MEMORY, 0, 0), WS_SLICED, CHECK, \
       "kernels/hgemm/hgemm_08_gemv.cu",                                                             \
       "f16/bf16 vector times matrix or matrix times vector: gemv's kernels, FP32 accumulation",     \
       "gemmcli's own, memory-bound shapes")                                                         \
-    X("f16_thin", hgemm, thin, F16 | BF16, MB, 0, GEO(1, 1, 1, 0, MEMORY, 0, 4.0), WS, CHECK,       \
+    X("f16_thin", hgemm, thin, F16 | BF16, MB, 0, GEO(1, 1, 1, 0, MEMORY, 0, 4.0), WS_SLICED, CHECK,       \
       "kernels/hgemm/hgemm_10_thin.cu",                                                             \
       "thin's kernels on f16/bf16 operands: the wide operand streamed once, FP32 sums",             \
       "gemmcli's own, memory-bound shapes")                                                         \
@@ -242,11 +245,11 @@
       "kernels/dgemm/dgemm_02_dmma.cu",                                                             \
       "FP64 tensor cores: mma.sync m16n8k4 (DMMA), LDS.128 fragments, 5-stage cp.async ring",       \
       "gemmcli's own, mma.sync m16n8k4 on doubles")                                                 \
-    X("f64_gemv", dgemm, gemv, F64, KERNEL_VECTOR | MB, 0, GEO(1, 1, 1, 0, MEMORY, 0, 0), WS, CHECK, \
+    X("f64_gemv", dgemm, gemv, F64, KERNEL_VECTOR | MB, 0, GEO(1, 1, 1, 0, MEMORY, 0, 0), WS_SLICED, CHECK, \
       "kernels/dgemm/dgemm_03_gemv.cu",                                                             \
       "FP64 vector times matrix or matrix times vector: gemv's kernels, double partial sums",       \
       "gemmcli's own, memory-bound shapes")                                                         \
-    X("f64_thin", dgemm, thin, F64, MB, 0, GEO(1, 1, 1, 0, MEMORY, 0, 4.0), WS, CHECK,              \
+    X("f64_thin", dgemm, thin, F64, MB, 0, GEO(1, 1, 1, 0, MEMORY, 0, 4.0), WS_SLICED, CHECK,              \
       "kernels/dgemm/dgemm_05_thin.cu",                                                             \
       "thin's kernels in FP64: the wide operand streamed once, 2 columns a thread, K sliced",       \
       "gemmcli's own, memory-bound shapes")                                                         \
@@ -279,11 +282,17 @@
 /* The declarations and entries a row's WS and CHECK columns stand for. */
 #define DECLARE_NO_WS(fam, id)
 #define DECLARE_WS(fam, id) size_t fam##_##id##_workspace(const struct gemm_problem *p);
+#define DECLARE_WS_SLICED(fam, id)                                                                 \
+    DECLARE_WS(fam, id) int64_t fam##_##id##_slices(const struct gemm_problem *p, int sm_count);
 #define DECLARE_NO_CHECK(fam, id)
 #define DECLARE_CHECK(fam, id)                                                                     \
     int fam##_##id##_check(const struct gemm_problem *p, char *why, size_t n);
 #define ENTRY_NO_WS(fam, id) NULL
 #define ENTRY_WS(fam, id) fam##_##id##_workspace
+#define ENTRY_WS_SLICED(fam, id) fam##_##id##_workspace
+#define SLICES_NO_WS(fam, id) NULL
+#define SLICES_WS(fam, id) NULL
+#define SLICES_WS_SLICED(fam, id) fam##_##id##_slices
 #define ENTRY_NO_CHECK(fam, id) NULL
 #define ENTRY_CHECK(fam, id) fam##_##id##_check
 
@@ -302,16 +311,17 @@ void gemm_cpu(const struct gemm_problem *p, int threads);
 #define ROW(name, fam, id, sigs, flags, cc, geometry, ws, check, file, idea, source)              \
     { name, idea, source, file, flags, sigs, cc, gemm_run_##fam,                                   \
       (const void *)fam##_##id##_launch, NULL, fam##_##id##_attr, ENTRY_##check(fam, id),          \
-      ENTRY_##ws(fam, id), geometry },
+      ENTRY_##ws(fam, id), SLICES_##ws(fam, id), geometry },
 
 const struct gemm_kernel gemm_kernels[] = {
     { "cublas", "cuBLAS: SGEMM (FP32, no TF32), GemmEx f16/bf16 (FP32 compute), TF32, DGEMM",
       "cuBLAS", "kernels/reference/gemm_cublas.c", KERNEL_REFERENCE | KERNEL_BATCHED | KERNEL_ANY_LD,
-      F32 | F16 | BF16 | F64 | TF32, 0, gemm_cublas_run, NULL, NULL, NULL, NULL, NULL, NULL },
+      F32 | F16 | BF16 | F64 | TF32, 0, gemm_cublas_run, NULL, NULL, NULL, NULL, NULL, NULL,
+      NULL },
     { "cpu", "multithreaded blocked C: double accumulators, exact int64 (no GPU)", "gemmcli's own",
       "kernels/reference/gemm_cpu.c", KERNEL_HOST | KERNEL_NO_AUTO | KERNEL_BATCHED | KERNEL_ANY_LD,
       F32 | F16 | BF16 | F64 | I64 | TF32 | TF32X3, 0, NULL, NULL, gemm_cpu, NULL, NULL, NULL,
-      NULL },
+      NULL, NULL },
     MUL_STAGES(ROW)
 };
 

@@ -164,6 +164,10 @@ typedef void (*gemm_host_fn)(const struct gemm_problem *p, int threads);
 /* A row's own conditions beyond the generic ones: 1, or 0 with the reason. */
 typedef int (*gemm_check_fn)(const struct gemm_problem *p, char *why, size_t n);
 typedef size_t (*gemm_workspace_fn)(const struct gemm_problem *p);
+/* The slices of K a memory-bound stage cuts p into on sm_count SMs (each
+ * slice's sums a slab of the workspace, added by a second launch); 1: C
+ * written by the one launch. */
+typedef int64_t (*gemm_slices_fn)(const struct gemm_problem *p, int sm_count);
 
 struct gemm_kernel {
     const char *name;
@@ -179,6 +183,7 @@ struct gemm_kernel {
     kernel_attr_fn attr;       /* NULL when not applicable */
     gemm_check_fn check;       /* NULL: no conditions of its own */
     gemm_workspace_fn workspace;   /* NULL: none beyond the stream's pool */
+    gemm_slices_fn slices;     /* NULL: never slices K itself, or a tiled stage (its geometry) */
     const struct gemm_geometry *geometry;   /* NULL: auto never picks it */
 };
 

@@ -430,8 +430,8 @@ enum known_dip {
     DIP_SLICES,        /* a sliced kernel's cut of K (the count or the length of its
                           slices) changes between the two shapes (kernels/gemm_dispatch.c's
                           rule: whole waves, floor(K / slice_k) slices at most, lengths a
-                          multiple of 8, a leftover slab run apart), and the time follows
-                          it down */
+                          multiple of 8, a leftover slab run apart; gemv's and the thin
+                          stages' own), and the time follows it down */
     DIP_F64_VECTOR,    /* FP64 slices no vector (m or n = 1; f64_gemv's shapes): the
                           vector takes its K unsliced, one row or column more is sliced */
     DIP_STREAM_K_STEPS,/* stream-K's tail along k: a run takes GEMM_STREAM_K_MIN_STEPS k-steps
@@ -460,6 +460,9 @@ static enum known_dip dip_class(const struct gemm_kernel *k, const struct gemm_p
     enum gemm_spread spread = k->geometry->spread;
     if (small->prepare_ms > big->prepare_ms)
         return DIP_PADDED;
+    if (spread == SPREAD_MEMORY && k->slices &&
+        (small->slices != big->slices || small->reduce_ms != big->reduce_ms))
+        return DIP_SLICES;
     if (spread == SPREAD_SLICES &&
         (small->slices != big->slices || small->reduce_ms != big->reduce_ms ||
          gemm_split_slice(k, p, SMS) != gemm_split_slice(k, q, SMS)))

@@ -7,11 +7,9 @@
  * a change to the fit or the model that picks worse on real times fails
  * here.  The thresholds are this build's figures less a margin; the times
  * are one day's on one GPU, so a stage rewritten since runs otherwise, and
- * the file is re-recorded then (its head says how).  The file predates the
- * calibration's 32768x8x1024 (the thin stages' N path where its bytes bind)
- * and `splitk_64x128` and `splitk_32x128`: the N path's fit here is the
- * older one's, and neither splitk tile is a candidate; nor are the thin
- * stages' M path times those of its finer slices on a short grid.
+ * the file is re-recorded then (its head says how): last with the thin
+ * stages' balanced slices (kernels/memory_bound/thin.cuh, thin_balance),
+ * and with `splitk_64x128` and `splitk_32x128` among the candidates.
  *
  * Usage: test_replay [FILE] (default tests/data/replay-h100.csv); with
  * REPLAY_SHAPES set in the environment it lists the shapes whose pick ran
@@ -222,9 +220,9 @@ int main(int argc, char **argv)
         const char *name;
         double within_least, mean_least;
     } types[] = {
-        { GEMM_F32, "f32", 0.80, 0.93 },
-        { GEMM_F16, "f16", 0.60, 0.85 },
-        { GEMM_F64, "f64", 0.70, 0.90 },
+        { GEMM_F32, "f32", 0.78, 0.93 },
+        { GEMM_F16, "f16", 0.68, 0.88 },
+        { GEMM_F64, "f64", 0.74, 0.92 },
     };
     for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
         int n = 0, good = 0;

@@ -31,6 +31,11 @@ extern "C" size_t dgemm_thin_workspace(const struct gemm_problem *p)
     return thin_workspace<gemv_f64>(p);
 }
 
+extern "C" int64_t dgemm_thin_slices(const struct gemm_problem *p, int sm_count)
+{
+    return thin_slices<gemv_f64>(p, sm_count);
+}
+
 extern "C" cudaError_t dgemm_thin_launch(const struct dgemm_problem *p,
                                          const struct launch_env *env)
 {

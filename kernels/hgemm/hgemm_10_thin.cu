@@ -33,6 +33,11 @@ extern "C" size_t hgemm_thin_workspace(const struct gemm_problem *p)
     return thin_workspace<gemv_f16>(p);   /* the same plan for bf16 */
 }
 
+extern "C" int64_t hgemm_thin_slices(const struct gemm_problem *p, int sm_count)
+{
+    return thin_slices<gemv_f16>(p, sm_count);
+}
+
 extern "C" cudaError_t hgemm_thin_launch(const struct hgemm_problem *p,
                                          const struct launch_env *env)
 {

@@ -508,6 +508,17 @@ static size_t gemv_workspace(const struct gemm_problem *p)
     return most;
 }
 
+/* The slices a launch on sm_count SMs cuts p into, its loads the widest
+ * (auto's model asks). */
+template <typename E>
+static int64_t gemv_slices(const struct gemm_problem *p, int sm_count)
+{
+    if ((p->m != 1 && p->n != 1) || p->m < 1 || p->n < 1 || p->k < 1 || p->batch < 1 ||
+        sm_count < 1)
+        return 1;
+    return gemv_plan_of<E>(p->m, p->n, p->k, p->batch, E::vec, sm_count).slices;
+}
+
 static int gemv_check(const char *name, const struct gemm_problem *p, char *why, size_t n)
 {
     if (p->m != 1 && p->n != 1) {

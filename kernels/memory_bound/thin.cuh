@@ -49,7 +49,10 @@
  *     occupancy) without a part-filled second wave, each slice at least
  *     64 values of k deep (and 16 per k-lane; where 64 would leave the
  *     GPU short, the N path goes down to one chunk a slice and the M
- *     path to one step of every k-lane, up to a block an SM).  The
+ *     path to one step of every k-lane, up to a block an SM).  A grid
+ *     that fills more than half the slots unsliced takes the count of
+ *     slices whose waves and slabs cost least (thin_balance; README,
+ *     "Measurements behind the stages").  The
  *     slices write their own M x N slabs of a workspace and gemv_reduce
  *     adds them in a fixed order and applies alpha and beta, so the
  *     result does not depend on scheduling.  With S = 1 the kernel
@@ -492,9 +495,44 @@ static inline int thin_bound(int side)
     return side <= 4 ? 4 : side <= 8 ? 8 : side <= 16 ? 16 : side <= 24 ? 24 : 32;
 }
 
+enum {
+    THIN_BALANCE_MOST = 16,     /* slices thin_balance weighs at most */
+    /* A launch's cost in bytes moved: 4 us at 3 TB/s. */
+    THIN_LAUNCH_BYTES = 12000000
+};
+
+/* Slices for a grid of `blocks` that fills the slots more than half
+ * unsliced (where the rule below takes 1): a block's time is its
+ * chain of loads, whatever else shares its SM, so ceil(blocks x s /
+ * slots) waves of K / s each take the time, plus the slabs of s slices,
+ * written and read, and the reduction's launch.  The s, 1 to
+ * THIN_BALANCE_MOST and `most`, that takes the least, where it is 3%
+ * under the fewer slices' (float64 48074 x 8 x 1364: 188 blocks of rows
+ * on 264 slots, 59% of cuBLAS in one wave with 76 slots idle; float16
+ * and float kept their times there, within 3%, NVIDIA H200, 2026-11-27). */
+template <typename E>
+static long thin_balance(int m, int n, int k, long blocks, long most, long slots)
+{
+    double bytes = ((double)m * k + (double)k * n) * sizeof(typename E::elem);
+    double slab = 2.0 * m * n * sizeof(typename E::acc);
+    long best = 1;
+    double best_cost = 1e300;
+    long top = most < (long)THIN_BALANCE_MOST ? most : (long)THIN_BALANCE_MOST;
+    for (long s = 1; s <= top || s == 1; s++) {
+        double waves = (double)((blocks * s + slots - 1) / slots) / s;
+        double extra = s > 1 ? (s * slab + THIN_LAUNCH_BYTES) * blocks / (bytes * slots) : 0;
+        if (waves + extra < best_cost * 0.97) {
+            best = s;
+            best_cost = waves + extra;
+        }
+    }
+    return best;
+}
+
 /* `slots`: the blocks the GPU holds at once (SMs x blocks per SM); the
  * slices of K are as many as fill them once, never a wave and a part (a
- * grid of 2.2 waves runs 3). */
+ * grid of 2.2 waves runs 3); a grid that fills them more than half, as
+ * thin_balance says. */
 template <typename E>
 static struct thin_plan thin_plan_for(int m, int n, int k, int batch, int sm_count, long slots)
 {
@@ -568,6 +606,8 @@ static struct thin_plan thin_plan_for(int m, int n, int k, int batch, int sm_cou
         want = THIN_MOST_SLICES;
     if (want < 1)
         want = 1;
+    if (blocks * 2 > slots)
+        want = thin_balance<E>(m, n, k, blocks, most, slots);
     long slice = (k + want - 1) / want;
     slice = (slice + grain - 1) / grain * grain;
     pl.slice = (int)(slice < 1 ? grain : slice);
@@ -664,8 +704,25 @@ static size_t thin_workspace(const struct gemm_problem *p)
     int batch = p->batch < THIN_MOST_Z ? (int)p->batch : THIN_MOST_Z;
     /* 256 SMs holding 8 blocks each: more than any GPU has. */
     struct thin_plan pl = thin_plan_for<E>((int)p->m, (int)p->n, (int)p->k, batch, 256, 256 * 8);
-    return pl.slices > 1
-               ? (size_t)pl.slices * batch * p->m * p->n * sizeof(typename E::acc) : 0;
+    /* (or thin_balance's, on a GPU whose slots the blocks fill) */
+    long slices = pl.slices;
+    if (slices < THIN_BALANCE_MOST)
+        slices = p->k < (long)THIN_BALANCE_MOST ? (long)p->k : (long)THIN_BALANCE_MOST;
+    return slices > 1 ? (size_t)slices * batch * p->m * p->n * sizeof(typename E::acc) : 0;
+}
+
+/* The slices a launch on sm_count SMs cuts p into (the first product of
+ * a stack's launch; the blocks an SM holds taken as 2, the widest
+ * kernels' count: auto's model asks, without a device at hand). */
+template <typename E>
+static int64_t thin_slices(const struct gemm_problem *p, int sm_count)
+{
+    if (p->m < 1 || p->n < 1 || p->k < 1 || p->batch < 1 || sm_count < 1 ||
+        (p->m > THIN_MOST && p->n > THIN_MOST) || p->k > 0x7fffffff)
+        return 1;
+    int batch = p->batch < THIN_MOST_Z ? (int)p->batch : THIN_MOST_Z;
+    return thin_plan_for<E>((int)p->m, (int)p->n, (int)p->k, batch, sm_count, 2L * sm_count)
+        .slices;
 }
 
 static inline bool thin_aligned(const void *ptr, size_t bytes)

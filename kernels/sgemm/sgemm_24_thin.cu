@@ -28,6 +28,11 @@ extern "C" size_t sgemm_thin_workspace(const struct gemm_problem *p)
     return thin_workspace<gemv_f32>(p);
 }
 
+extern "C" int64_t sgemm_thin_slices(const struct gemm_problem *p, int sm_count)
+{
+    return thin_slices<gemv_f32>(p, sm_count);
+}
+
 extern "C" cudaError_t sgemm_thin_launch(const struct sgemm_problem *p,
                                          const struct launch_env *env)
 {

@@ -50,20 +50,25 @@ static double sample_tflops(const struct rate_sample *s)
  * side's bound: float16 16 x 8192 x 4096 ran at 10.9 TFLOP/s, 32 rows at
  * 7.4, and 17 x 2415 x 579 at 69% of cuBLAS where mma_tiny ran it at 127%,
  * NVIDIA H100, 2026-11-26). */
-static int fit_memory(const struct rate_sample *s, int n, struct rate_entry *out)
+static int fit_memory(const struct gemm_kernel *k, const struct rate_sample *s, int n,
+                      int sm_count, double copy_gbps, struct rate_entry *out)
 {
-    double best = 0, flops_best = 0;
-    for (int i = 0; i < n; i++) {
-        double busy = fmax(s[i].ms - MODEL_LAUNCH_MS, s[i].ms / 2);
-        best = fmax(best, model_bytes(&s[i].p) / (busy / 1e3) / 1e9);
+    double best = 0, flops_best = 0, busy[64];
+    /* (each sample's time less its launch and what its slices add, as the
+     * model has them) */
+    static const struct rate_entry any = { "", "", 0, 1, 1, 1, 0, 0, 0, 0, 0, 0 };
+    for (int i = 0; i < n && i < 64; i++) {
+        struct model_estimate m = model_estimate_rate(k, &s[i].p, sm_count, &any, copy_gbps);
+        busy[i] = fmax(s[i].ms - m.overhead_ms - m.reduce_ms, s[i].ms / 2);
+        best = fmax(best, model_bytes(&s[i].p) / (busy[i] / 1e3) / 1e9);
     }
     if (!(best > 0))
         return -1;
-    for (int i = 0; i < n; i++) {
-        double busy = fmax(s[i].ms - MODEL_LAUNCH_MS, s[i].ms / 2);
-        if (s[i].p.batch == 1 && busy > 1.5 * model_bytes(&s[i].p) / (best * 1e9) * 1e3)
-            flops_best = flops_best > 0 ? fmin(flops_best, sample_tflops(&s[i]))
-                                        : sample_tflops(&s[i]);
+    for (int i = 0; i < n && i < 64; i++) {
+        struct rate_sample b = s[i];
+        b.ms = busy[i];
+        if (s[i].p.batch == 1 && busy[i] > 1.5 * model_bytes(&s[i].p) / (best * 1e9) * 1e3)
+            flops_best = flops_best > 0 ? fmin(flops_best, sample_tflops(&b)) : sample_tflops(&b);
     }
     out->gbps = best;
     out->tflops = flops_best;
@@ -78,7 +83,8 @@ static int fit_memory(const struct rate_sample *s, int n, struct rate_entry *out
  * 16 x 8192 x 4096 at 4.5 TFLOP/s, the N path moved 1.7 TB/s at 32768 x
  * 16 x 1024 and ran 32768 x 32 x 1024 at 9.9).  A kernel measured on one
  * path alone has one pair. */
-static int fit_paths(const struct rate_sample *s, int n, struct rate_entry *out)
+static int fit_paths(const struct gemm_kernel *k, const struct rate_sample *s, int n,
+                     int sm_count, double copy_gbps, struct rate_entry *out)
 {
     struct rate_sample few[64], tall[64];
     int nf = 0, nt = 0;
@@ -93,10 +99,11 @@ static int fit_paths(const struct rate_sample *s, int n, struct rate_entry *out)
             tall[nt++] = s[i];
     }
     if (!nf || !nt)
-        return fit_memory(s, n, out);
+        return fit_memory(k, s, n, sm_count, copy_gbps, out);
     struct rate_entry t = *out;
-    if (fit_memory(few, nf, out) != 0 || fit_memory(tall, nt, &t) != 0)
-        return fit_memory(s, n, out);
+    if (fit_memory(k, few, nf, sm_count, copy_gbps, out) != 0 ||
+        fit_memory(k, tall, nt, sm_count, copy_gbps, &t) != 0)
+        return fit_memory(k, s, n, sm_count, copy_gbps, out);
     out->tall_tflops = t.tflops;
     out->tall_gbps = t.gbps;
     return 0;
@@ -323,7 +330,7 @@ int rates_fit(const struct gemm_kernel *k, enum gemm_sig sig, const struct rate_
     }
     if (!nk || !k->geometry)
         return -1;
-    int rc = k->geometry->spread == SPREAD_MEMORY ? fit_paths(kept, nk, out)
+    int rc = k->geometry->spread == SPREAD_MEMORY ? fit_paths(k, kept, nk, sm_count, copy_gbps, out)
                                                    : fit_tiled(k, kept, nk, sm_count, copy_gbps, out);
     /* (rows of odd 16-bit values alone: their factor stands for both; a
      * short K's factor with the long ones in hand, then those again with

@@ -10,12 +10,12 @@
 struct model_estimate {
     double ms;                 /* the estimate; INFINITY: no geometry or no rate */
     double compute_ms, memory_ms, overhead_ms;
-    double reduce_ms;          /* SPREAD_SLICES: summing the slices */
+    double reduce_ms;          /* summing the slices (SPREAD_SLICES; gemv, thin) */
     double prepare_ms;         /* the stage's workspace written and read before it runs */
     double store_ms;           /* a tiled kernel's stores of C at its own measured rate,
                                   after its tiles' compute (0: C is in memory_ms) */
     double util;               /* share of the kernel's full rate the shape allows */
-    int slices;                /* SPREAD_SLICES: slices of K (1: none) */
+    int slices;                /* slices of K (1: none) */
 };
 
 /* The estimate for kernel `k` computing p (in p->sig) on a device of
@@ -72,5 +72,7 @@ double model_util(const struct gemm_kernel *k, const struct gemm_problem *p, int
 
 /* The time of one launch, back to back on a stream. */
 #define MODEL_LAUNCH_MS 0.004
+/* A workspace taken from the stream's pool and given back, in a run. */
+#define MODEL_POOL_MS 0.002
 
 #endif

@@ -165,9 +165,11 @@ typedef void (*gemm_host_fn)(const struct gemm_problem *p, int threads);
 typedef int (*gemm_check_fn)(const struct gemm_problem *p, char *why, size_t n);
 typedef size_t (*gemm_workspace_fn)(const struct gemm_problem *p);
 /* The slices of K a memory-bound stage cuts p into on sm_count SMs (each
- * slice's sums a slab of the workspace, added by a second launch); 1: C
- * written by the one launch. */
-typedef int64_t (*gemm_slices_fn)(const struct gemm_problem *p, int sm_count);
+ * slice's sums a slab of the workspace); 1: C written by the one launch.
+ * *joined: 1 where the launch adds its slices itself (its last block a
+ * region does: kernels/memory_bound/join.cuh), 0 where a second launch
+ * does. */
+typedef int64_t (*gemm_slices_fn)(const struct gemm_problem *p, int sm_count, int *joined);
 
 struct gemm_kernel {
     const char *name;

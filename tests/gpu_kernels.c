@@ -243,7 +243,10 @@ static const struct mul_case stack_cases[] = {
 /* What the vector rows add, run on them alone in f32, f16, bf16 and f64:
  * few rows or a dot product with a long K (split into slices), ragged K
  * and N (narrower loads), stacks in one launch with A or B shared, beta,
- * and K = 0 (C = beta C0). */
+ * and K = 0 (C = beta C0).  The slices are joined by the launch itself
+ * in one level, in two (a few columns over a long K, 35 x 60370; a dot
+ * product of 4000003), or by a second launch (1 x 8192 x 8192 in
+ * vector_cases): kernels/memory_bound/join.cuh. */
 static const struct mul_case gemv_cases[] = {
     { 1, 1, 1, 100003, 1.0f, 0.0f, 0, 1 },
     { 8, 1, 1, 1000001, 1.0f, 0.0f, 0, 0 },
@@ -254,6 +257,8 @@ static const struct mul_case gemv_cases[] = {
     { 1, 1, 1001, 5000, 1.0f, 0.5f, 0, 1 },
     { 1, 7, 1, 9, 1.0f, 0.0f, 0, 1 },
     { 1, 1, 3, 1001, 1.0f, 0.0f, 0, 1 },
+    { 1, 1, 35, 60370, 1.0f, 0.5f, 0, 1 },
+    { 1, 1, 1, 4000003, 1.0f, 0.0f, 0, 0 },
     { 100, 1, 512, 512, 1.0f, 0.0f, 0, 0 },
     { 1000, 1, 512, 512, 1.0f, 0.0f, 2, 0 },
     { 200, 128, 1, 256, 1.0f, 0.0f, 1, 1 },

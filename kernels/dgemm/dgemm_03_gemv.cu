@@ -26,9 +26,10 @@ extern "C" size_t dgemm_gemv_workspace(const struct gemm_problem *p)
     return gemv_workspace<gemv_f64>(p);
 }
 
-extern "C" int64_t dgemm_gemv_slices(const struct gemm_problem *p, int sm_count)
+extern "C" int64_t dgemm_gemv_slices(const struct gemm_problem *p, int sm_count,
+                                    int *joined)
 {
-    return gemv_slices<gemv_f64>(p, sm_count);
+    return gemv_slices<gemv_f64>(p, sm_count, joined);
 }
 
 extern "C" int dgemm_gemv_check(const struct gemm_problem *p, char *why, size_t n)

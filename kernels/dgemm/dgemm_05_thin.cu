@@ -31,9 +31,10 @@ extern "C" size_t dgemm_thin_workspace(const struct gemm_problem *p)
     return thin_workspace<gemv_f64>(p);
 }
 
-extern "C" int64_t dgemm_thin_slices(const struct gemm_problem *p, int sm_count)
+extern "C" int64_t dgemm_thin_slices(const struct gemm_problem *p, int sm_count,
+                                    int *joined)
 {
-    return thin_slices<gemv_f64>(p, sm_count);
+    return thin_slices<gemv_f64>(p, sm_count, joined);
 }
 
 extern "C" cudaError_t dgemm_thin_launch(const struct dgemm_problem *p,

@@ -32,9 +32,10 @@ extern "C" size_t hgemm_gemv_workspace(const struct gemm_problem *p)
     return gemv_workspace<gemv_f16>(p);   /* the same plan for bf16 */
 }
 
-extern "C" int64_t hgemm_gemv_slices(const struct gemm_problem *p, int sm_count)
+extern "C" int64_t hgemm_gemv_slices(const struct gemm_problem *p, int sm_count,
+                                    int *joined)
 {
-    return gemv_slices<gemv_f16>(p, sm_count);
+    return gemv_slices<gemv_f16>(p, sm_count, joined);
 }
 
 extern "C" int hgemm_gemv_check(const struct gemm_problem *p, char *why, size_t n)

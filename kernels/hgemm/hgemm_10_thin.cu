@@ -33,9 +33,10 @@ extern "C" size_t hgemm_thin_workspace(const struct gemm_problem *p)
     return thin_workspace<gemv_f16>(p);   /* the same plan for bf16 */
 }
 
-extern "C" int64_t hgemm_thin_slices(const struct gemm_problem *p, int sm_count)
+extern "C" int64_t hgemm_thin_slices(const struct gemm_problem *p, int sm_count,
+                                    int *joined)
 {
-    return thin_slices<gemv_f16>(p, sm_count);
+    return thin_slices<gemv_f16>(p, sm_count, joined);
 }
 
 extern "C" cudaError_t hgemm_thin_launch(const struct hgemm_problem *p,

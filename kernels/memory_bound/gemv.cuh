@@ -50,14 +50,18 @@
  * huge K in the slices 1/64 of B gives (1x46x52479: 386 in float16; the
  * 1 MiB alone made 2187, which lost to 386).
  *
- * Slices.  A split K writes one slab of partial sums per slice
- * (cudaMallocAsync from the stream's pool; the registry's workspace is its
- * bound), and gemv_reduce_kernel adds the slabs of each element in a fixed
- * order: group y of a block sums slices y, y + G, ... in turn, then the G
- * group sums meet in a fixed tree in shared memory; a row of 3125 slices
- * is summed by 256 threads, not 1.  The reduce applies alpha and beta; so
- * does a kernel that wrote C itself.  K = 0 is the reduce over no slice
- * with alpha 0: C = beta C0 (or 0).  No result depends on scheduling.
+ * Slices.  A split K writes one slab of partial sums per slice.  Where
+ * the sum is small, the launch adds them itself (join.cuh): the last warp
+ * of a row (rows), the last block of a block's columns (cols), in one
+ * level or, for one result a thread, in two, with the slabs and tickets
+ * kept per stream (slab_space.h).  Otherwise the slabs come from the
+ * stream's pool (the registry's workspace is their bound) and
+ * gemv_reduce_kernel adds them in a fixed order: group y of a block sums
+ * slices y, y + G, ... in turn, then the G group sums meet in a fixed
+ * tree in shared memory; a row of 3125 slices is summed by 256 threads,
+ * not 1.  Whichever adds them applies alpha and beta; so does a kernel
+ * that wrote C itself.  K = 0 is the reduce over no slice with alpha 0:
+ * C = beta C0 (or 0).  No result depends on scheduling.
  *
  * Registers.  Left alone, ptxas starts the multiply-adds of a step's
  * first loads before issuing its last ones, holding about half of them in
@@ -88,6 +92,8 @@
 
 #include "kernels/common.cuh"
 #include "kernels/gemm.h"
+#include "kernels/memory_bound/join.cuh"
+#include "kernels/memory_bound/slab_space.h"
 
 enum {
     GEMV_ROWS_THREADS = 256,
@@ -239,6 +245,8 @@ struct gemv_args {
     int slices, slice;              /* K's slices (cols: blockIdx.y), values of k in each */
     int col_blocks;                 /* cols: blocks of columns per product */
     typename E::acc *partial;       /* the slices' slabs; NULL: one slice, into C */
+    unsigned *tickets;              /* the join's (join.cuh), where this launch joins */
+    int group;                      /* its slices a ticket; 0: a second launch joins */
 };
 
 /* C (or the slab of the slice) for element `at` of the flattened stack,
@@ -334,7 +342,54 @@ gemv_rows_kernel(const gemv_args<E> p)
             sum += __shfl_xor_sync(0xffffffffu, sum, off);
         if (lane == 0)
             gemv_put<T>(p.c, p.stride_c, p.alpha, p.beta, p.partial, s * rows, g, z, r, sum);
+        if (p.group)
+            join_slices_warp<T>(p.tickets, g, rows, (int)s, p.slices, p.group, p.partial, rows,
+                                g, p.c + z * p.stride_c + r, p.alpha, p.beta);
     }
+}
+
+/* The columns [j, j + W) of product z, over the slice [k0, k1). */
+template <typename E, int W, int U>
+static __device__ __forceinline__ void gemv_cols_step(const gemv_args<E> &p, long long z, int j,
+                                                      int k0, int k1, long long count)
+{
+    typedef typename E::acc T;
+    const typename E::elem *av = p.a + z * p.stride_a, *bc = p.b + z * p.stride_b + j;
+    T s[W];
+#pragma unroll
+    for (int i = 0; i < W; i++)
+        s[i] = T(0);
+    int kk = k0;
+#pragma unroll 1
+    for (; kk + U <= k1; kk += U) {
+        gemv_unit<E, W> bu[U];
+        T x[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            bu[u] = gemv_load<E, W>(bc + (long long)(kk + u) * p.ldb);
+            x[u] = gemv_load1<E>(av + kk + u);
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            T v[W];
+            E::template widen<W>(bu[u].w, v);
+#pragma unroll
+            for (int i = 0; i < W; i++)
+                s[i] = gemv_fma(x[u], v[i], s[i]);
+        }
+    }
+#pragma unroll 1
+    for (; kk < k1; kk++) {
+        T x = gemv_load1<E>(av + kk), v[W];
+        E::template widen<W>(gemv_load<E, W>(bc + (long long)kk * p.ldb).w, v);
+#pragma unroll
+        for (int i = 0; i < W; i++)
+            s[i] = gemv_fma(x, v[i], s[i]);
+    }
+#pragma unroll
+    for (int i = 0; i < W; i++)
+        gemv_put<T>(p.c, p.stride_c, p.alpha, p.beta, p.partial, blockIdx.y * count,
+                    z * p.n + j + i, z, j + i, s[i]);
 }
 
 /* Cols: C[z][j..j+W) = alpha (a_z B_z)[j..j+W) + beta C0, or the slice's
@@ -348,46 +403,19 @@ gemv_cols_kernel(const gemv_args<E> p)
     const int k0 = blockIdx.y * p.slice, k1 = min(p.k, k0 + p.slice);
     for (long long t = blockIdx.x; t < blocks; t += gridDim.x) {
         long long z = p.batch > 1 ? t / p.col_blocks : 0;
-        long long col = ((t - z * p.col_blocks) * blockDim.x + threadIdx.x) * W;
-        if (col >= p.n)
-            continue;
-        const int j = (int)col;
-        const typename E::elem *av = p.a + z * p.stride_a, *bc = p.b + z * p.stride_b + j;
-        T s[W];
-#pragma unroll
-        for (int i = 0; i < W; i++)
-            s[i] = T(0);
-        int kk = k0;
-#pragma unroll 1
-        for (; kk + U <= k1; kk += U) {
-            gemv_unit<E, W> bu[U];
-            T x[U];
-#pragma unroll
-            for (int u = 0; u < U; u++) {
-                bu[u] = gemv_load<E, W>(bc + (long long)(kk + u) * p.ldb);
-                x[u] = gemv_load1<E>(av + kk + u);
-            }
-#pragma unroll
-            for (int u = 0; u < U; u++) {
-                T v[W];
-                E::template widen<W>(bu[u].w, v);
-#pragma unroll
-                for (int i = 0; i < W; i++)
-                    s[i] = gemv_fma(x[u], v[i], s[i]);
-            }
+        long long col0 = (t - z * p.col_blocks) * blockDim.x * W, col = col0 + threadIdx.x * W;
+        if (col < p.n)
+            gemv_cols_step<E, W, U>(p, z, (int)col, k0, k1, count);
+        if (p.group) {
+            const int items = (int)min((long long)blockDim.x * W, p.n - col0);
+            T *c = p.c + z * p.stride_c + col0;
+            const long long base = z * p.n + col0;
+            join_slices<T>(p.tickets, t, blocks, blockIdx.y, p.slices, p.group, p.partial, count,
+                           items, p.alpha, p.beta, [&](int i, T **out) {
+                               *out = c + i;
+                               return base + i;
+                           });
         }
-#pragma unroll 1
-        for (; kk < k1; kk++) {
-            T x = gemv_load1<E>(av + kk), v[W];
-            E::template widen<W>(gemv_load<E, W>(bc + (long long)kk * p.ldb).w, v);
-#pragma unroll
-            for (int i = 0; i < W; i++)
-                s[i] = gemv_fma(x, v[i], s[i]);
-        }
-#pragma unroll
-        for (int i = 0; i < W; i++)
-            gemv_put<T>(p.c, p.stride_c, p.alpha, p.beta, p.partial, blockIdx.y * count,
-                        z * p.n + j + i, z, j + i, s[i]);
     }
 }
 
@@ -491,6 +519,19 @@ static struct gemv_plan gemv_plan_of(long long m, long long n, long long k, long
     return pl;
 }
 
+/* How a launch of plan pl (loads w wide) joins its slices (join.cuh):
+ * rows, a warp a result and every row its region; cols, the columns of a
+ * block its region. */
+template <typename E>
+static struct join_plan gemv_join_plan(const struct gemv_plan &pl, long long n, int w)
+{
+    if (pl.col_blocks == 0)
+        return join_plan_of(pl.count, pl.slices, 1, 32, SLAB_TICKETS);
+    long long items = (long long)pl.threads * w < n ? (long long)pl.threads * w : n;
+    return join_plan_of(pl.count / n * pl.col_blocks, pl.slices, items, pl.threads,
+                        SLAB_TICKETS);
+}
+
 /* The slabs' bytes for the registry: a bound over every width and up to
  * 256 SMs. */
 template <typename E>
@@ -511,12 +552,15 @@ static size_t gemv_workspace(const struct gemm_problem *p)
 /* The slices a launch on sm_count SMs cuts p into, its loads the widest
  * (auto's model asks). */
 template <typename E>
-static int64_t gemv_slices(const struct gemm_problem *p, int sm_count)
+static int64_t gemv_slices(const struct gemm_problem *p, int sm_count, int *joined)
 {
+    *joined = 0;
     if ((p->m != 1 && p->n != 1) || p->m < 1 || p->n < 1 || p->k < 1 || p->batch < 1 ||
         sm_count < 1)
         return 1;
-    return gemv_plan_of<E>(p->m, p->n, p->k, p->batch, E::vec, sm_count).slices;
+    struct gemv_plan pl = gemv_plan_of<E>(p->m, p->n, p->k, p->batch, E::vec, sm_count);
+    *joined = pl.slices > 1 && gemv_join_plan<E>(pl, p->n, E::vec).group > 0;
+    return pl.slices;
 }
 
 static int gemv_check(const char *name, const struct gemm_problem *p, char *why, size_t n)
@@ -616,17 +660,34 @@ static cudaError_t gemv_run(struct gemv_args<E> p, const struct launch_env *env)
     p.slice = pl.slice;
     p.col_blocks = pl.col_blocks;
     p.partial = NULL;
+    p.tickets = NULL;
+    p.group = 0;
     if (pl.slices == 1)
         return gemv_launch_w<E, E::vec>(p, w, 1, pl.threads, env->stream);
-    cudaError_t err = cudaMallocAsync((void **)&p.partial,
-                                      (size_t)pl.slices * pl.count * sizeof(T), env->stream);
+    /* The slices joined in this launch where the kept space allows. */
+    const size_t bytes = (size_t)pl.slices * pl.count * sizeof(T);
+    struct join_plan jp = gemv_join_plan<E>(pl, p.n, w);
+    struct slab_space space = { NULL, NULL };
+    cudaError_t err = jp.group ? slab_space_get(env->stream, bytes, (size_t)jp.tickets, &space)
+                               : cudaSuccess;
     if (err != cudaSuccess)
         return err;
+    if (space.tickets) {
+        p.tickets = space.tickets;
+        p.group = jp.group;
+    }
+    p.partial = (T *)space.slabs;
+    bool pooled = !p.partial;
+    if (pooled) {
+        err = cudaMallocAsync((void **)&p.partial, bytes, env->stream);
+        if (err != cudaSuccess)
+            return err;
+    }
     err = gemv_launch_w<E, E::vec>(p, w, pl.slices, pl.threads, env->stream);
-    if (err == cudaSuccess)
+    if (err == cudaSuccess && !p.group)
         err = gemv_reduce<T>(p.c, p.partial, pl.count, pl.slices, per, p.stride_c, p.alpha,
                              p.beta, env->stream);
-    cudaError_t free_err = cudaFreeAsync(p.partial, env->stream);
+    cudaError_t free_err = pooled ? cudaFreeAsync(p.partial, env->stream) : cudaSuccess;
     return err != cudaSuccess ? err : free_err;
 }
 

@@ -53,10 +53,13 @@
  *     that fills more than half the slots unsliced takes the count of
  *     slices whose waves and slabs cost least (thin_balance; README,
  *     "Measurements behind the stages").  The
- *     slices write their own M x N slabs of a workspace and gemv_reduce
- *     adds them in a fixed order and applies alpha and beta, so the
- *     result does not depend on scheduling.  With S = 1 the kernel
- *     writes C itself.
+ *     slices write their own M x N slabs of a workspace, added in a
+ *     fixed order with alpha and beta applied, so the result does not
+ *     depend on scheduling: by the launch itself where that sum is small
+ *     (the last block of each block's region of C, join.cuh; those
+ *     kernels are built apart, JOIN, so that the others keep the code
+ *     they were measured as), else by gemv_reduce.  With S = 1 the
+ *     kernel writes C itself.
  * A stack is one launch per 65535 products (blockIdx.z), with per-operand
  * strides; a stride of 0 shares an operand.  Both sides above 32 are
  * refused: M x Q or N sums per thread would spill.  Rows are dense (lda =
@@ -153,7 +156,29 @@ struct thin_args {
     typename E::acc *out;       /* C when gridDim.y == 1, else the workspace */
     long long sa, sb, sc;
     typename E::acc alpha, beta;
+    typename E::acc *c;         /* C, where this launch joins its slices */
+    unsigned *tickets;          /* the join's (join.cuh) */
+    int group;                  /* its slices a ticket; 0: a second launch joins */
 };
+
+/* The join of a block's region of C (join.cuh) where the launch joins its
+ * slices: `items` results, item i at row i / w and column j0 + i % w (w
+ * 0: one run of memory, item i at j0 + i). */
+template <typename E>
+static __device__ __forceinline__ void thin_join(const thin_args<E> &p, long long j0, int w,
+                                                 int items)
+{
+    typedef typename E::acc T;
+    const long long count = (long long)p.m * p.n, z = blockIdx.z;
+    T *c = p.c + z * p.sc;
+    join_slices<T>(p.tickets, z * gridDim.x + blockIdx.x, (long long)gridDim.x * gridDim.z,
+                   blockIdx.y, gridDim.y, p.group, p.out, count * p.batch, items, p.alpha, p.beta,
+                   [&](int i, T **out) {
+                       long long at = w ? (long long)(i / w) * p.n + j0 + i % w : j0 + i;
+                       *out = c + at;
+                       return z * count + at;
+                   });
+}
 
 /* N values at p, widened, W at a time (p aligned to W values): one load
  * of N when W == N, pairs when W == 2, single values when W == 1; values
@@ -196,7 +221,7 @@ static __device__ __forceinline__ void thin_store(const thin_args<E> &p, size_t 
  * columns are Q / W groups of W adjacent ones, group g at (g tx + x) W
  * from the block's first column: adjacent lanes read adjacent pieces of
  * B's rows whatever W is (W = Q: the thread's columns are adjacent). */
-template <typename E, int MB, int W>
+template <typename E, int MB, int W, bool JOIN>
 static __global__ void __launch_bounds__(THIN_THREADS, MB <= 8 ? 2 : 1)
 thin_m_kernel(thin_args<E> p)
 {
@@ -326,6 +351,10 @@ thin_m_kernel(thin_args<E> p)
         }
         __syncthreads();
     }
+    if constexpr (JOIN) {
+        const int w = min(cols, p.n - j0);
+        thin_join(p, j0, w, p.m * w);
+    }
 }
 
 /* N <= NB: a thread per row of A, its N sums in registers; A and B come
@@ -333,7 +362,7 @@ thin_m_kernel(thin_args<E> p)
  * by KC / V adjacent lanes, V values each (4 with whole loads, else W), so
  * a warp's load covers whole pieces of rows (64 bytes for the 16-bit
  * types, 128 for float and double) whatever W is. */
-template <typename E, int NB, int W>
+template <typename E, int NB, int W, bool JOIN>
 static __global__ void __launch_bounds__(thin_n_threads<E>(NB),
                                          thin_rows_per<E>(NB) > 1           ? 2
                                          : W == thin_shape<E>::U ? 0
@@ -478,6 +507,9 @@ thin_n_kernel(thin_args<E> p)
             __syncthreads();
         }
     }
+    /* (the block's rows are one run: item i is element r0 N + i) */
+    if constexpr (JOIN)
+        thin_join(p, (long long)r0 * p.n, 0, (min(p.m, r0 + THIN_ROWS) - r0) * p.n);
 }
 
 /* ---- the host ---- */
@@ -620,28 +652,36 @@ static struct thin_plan thin_plan_for(int m, int n, int k, int batch, int sm_cou
 enum thin_width { THIN_SINGLE, THIN_PAIRS, THIN_WHOLE };
 
 /* The kernel for a path, a bound and a width. */
-template <typename E, int NB>
+template <typename E, int NB, bool JOIN>
 static const void *thin_kernel_bound(bool by_rows, enum thin_width w)
 {
     constexpr int Q = thin_cols<E>(NB), U = thin_shape<E>::U;
     if (by_rows)
-        return w == THIN_WHOLE   ? (const void *)thin_n_kernel<E, NB, U>
-               : w == THIN_PAIRS ? (const void *)thin_n_kernel<E, NB, (U > 2 ? 2 : U)>
-                                 : (const void *)thin_n_kernel<E, NB, 1>;
-    return w == THIN_WHOLE   ? (const void *)thin_m_kernel<E, NB, Q>
-           : w == THIN_PAIRS ? (const void *)thin_m_kernel<E, NB, (Q > 2 ? 2 : Q)>
-                             : (const void *)thin_m_kernel<E, NB, 1>;
+        return w == THIN_WHOLE   ? (const void *)thin_n_kernel<E, NB, U, JOIN>
+               : w == THIN_PAIRS ? (const void *)thin_n_kernel<E, NB, (U > 2 ? 2 : U), JOIN>
+                                 : (const void *)thin_n_kernel<E, NB, 1, JOIN>;
+    return w == THIN_WHOLE   ? (const void *)thin_m_kernel<E, NB, Q, JOIN>
+           : w == THIN_PAIRS ? (const void *)thin_m_kernel<E, NB, (Q > 2 ? 2 : Q), JOIN>
+                             : (const void *)thin_m_kernel<E, NB, 1, JOIN>;
 }
 
+/* The kernel for a bound and width; `join`: the one that adds its own
+ * slices (join.cuh), built apart so that the kernels that do not keep
+ * the code they were tuned as. */
 template <typename E>
-static const void *thin_kernel(bool by_rows, int bound, enum thin_width w)
+static const void *thin_kernel(bool by_rows, int bound, enum thin_width w, bool join = false)
 {
     switch (bound) {
-    case 4: return thin_kernel_bound<E, 4>(by_rows, w);
-    case 8: return thin_kernel_bound<E, 8>(by_rows, w);
-    case 16: return thin_kernel_bound<E, 16>(by_rows, w);
-    case 24: return thin_kernel_bound<E, 24>(by_rows, w);
-    default: return thin_kernel_bound<E, 32>(by_rows, w);
+    case 4: return join ? thin_kernel_bound<E, 4, true>(by_rows, w)
+                        : thin_kernel_bound<E, 4, false>(by_rows, w);
+    case 8: return join ? thin_kernel_bound<E, 8, true>(by_rows, w)
+                        : thin_kernel_bound<E, 8, false>(by_rows, w);
+    case 16: return join ? thin_kernel_bound<E, 16, true>(by_rows, w)
+                         : thin_kernel_bound<E, 16, false>(by_rows, w);
+    case 24: return join ? thin_kernel_bound<E, 24, true>(by_rows, w)
+                         : thin_kernel_bound<E, 24, false>(by_rows, w);
+    default: return join ? thin_kernel_bound<E, 32, true>(by_rows, w)
+                         : thin_kernel_bound<E, 32, false>(by_rows, w);
     }
 }
 
@@ -711,18 +751,39 @@ static size_t thin_workspace(const struct gemm_problem *p)
     return slices > 1 ? (size_t)slices * batch * p->m * p->n * sizeof(typename E::acc) : 0;
 }
 
+/* How a launch of plan pl joins its slices (join.cuh): each block's
+ * region of C a ticket, all M rows of its columns (M path) or its rows'
+ * N columns (N path). */
+template <typename E>
+static struct join_plan thin_join_plan(const struct thin_plan &pl, long long m, long long n,
+                                       int batch)
+{
+    long long items;
+    if (pl.by_rows) {
+        items = (m < (long long)THIN_ROWS ? m : (long long)THIN_ROWS) * n;
+    } else {
+        long long cols = (long long)thin_cols<E>(pl.bound) * pl.tx;
+        items = m * (cols < n ? cols : n);
+    }
+    return join_plan_of((long long)pl.blocks * batch, pl.slices, items,
+                        thin_threads<E>(pl.by_rows, pl.bound), SLAB_TICKETS);
+}
+
 /* The slices a launch on sm_count SMs cuts p into (the first product of
  * a stack's launch; the blocks an SM holds taken as 2, the widest
  * kernels' count: auto's model asks, without a device at hand). */
 template <typename E>
-static int64_t thin_slices(const struct gemm_problem *p, int sm_count)
+static int64_t thin_slices(const struct gemm_problem *p, int sm_count, int *joined)
 {
+    *joined = 0;
     if (p->m < 1 || p->n < 1 || p->k < 1 || p->batch < 1 || sm_count < 1 ||
         (p->m > THIN_MOST && p->n > THIN_MOST) || p->k > 0x7fffffff)
         return 1;
     int batch = p->batch < THIN_MOST_Z ? (int)p->batch : THIN_MOST_Z;
-    return thin_plan_for<E>((int)p->m, (int)p->n, (int)p->k, batch, sm_count, 2L * sm_count)
-        .slices;
+    struct thin_plan pl =
+        thin_plan_for<E>((int)p->m, (int)p->n, (int)p->k, batch, sm_count, 2L * sm_count);
+    *joined = pl.slices > 1 && thin_join_plan<E>(pl, p->m, p->n, batch).group > 0;
+    return pl.slices;
 }
 
 static inline bool thin_aligned(const void *ptr, size_t bytes)
@@ -792,27 +853,49 @@ static cudaError_t thin_run_problem(const P *p, const struct launch_env *env)
         args.sc = p->stride_c;
         args.alpha = alpha;
         args.beta = beta;
+        args.c = c;
+        args.tickets = NULL;
+        args.group = 0;
         dim3 grid((unsigned)pl.blocks, (unsigned)pl.slices, (unsigned)batch);
+        const int threads = thin_threads<E>(pl.by_rows, pl.bound);
         T *partial = NULL;
+        bool pooled = false;
         if (pl.slices > 1) {
-            err = cudaMallocAsync((void **)&partial, (size_t)pl.slices * batch * per * sizeof(T),
-                                  env->stream);
-            if (err != cudaSuccess)
-                return err;
+            /* The slices joined in this launch where the kept space
+             * allows, each block's region of C a ticket. */
+            const size_t bytes = (size_t)pl.slices * batch * per * sizeof(T);
+            struct join_plan jp = thin_join_plan<E>(pl, p->m, p->n, batch);
+            struct slab_space space = { NULL, NULL };
+            if (jp.group) {
+                err = slab_space_get(env->stream, bytes, (size_t)jp.tickets, &space);
+                if (err != cudaSuccess)
+                    return err;
+            }
+            if (space.tickets) {
+                args.tickets = space.tickets;
+                args.group = jp.group;
+            }
+            partial = (T *)space.slabs;
+            pooled = !partial;
+            if (pooled) {
+                err = cudaMallocAsync((void **)&partial, bytes, env->stream);
+                if (err != cudaSuccess)
+                    return err;
+            }
             args.out = partial;
         } else {
             args.out = c;
         }
         void *params[] = { &args };
-        err = cudaLaunchKernel(thin_kernel<E>(pl.by_rows, pl.bound, width), grid,
-                               thin_threads<E>(pl.by_rows, pl.bound), params, 0, env->stream);
+        err = cudaLaunchKernel(thin_kernel<E>(pl.by_rows, pl.bound, width, args.group > 0), grid,
+                               threads, params, 0, env->stream);
         cudaError_t last = launch_result();   /* and clears it */
         if (err == cudaSuccess)
             err = last;
-        if (err == cudaSuccess && partial)
+        if (err == cudaSuccess && partial && !args.group)
             err = gemv_reduce<T>(c, partial, per * batch, pl.slices, per, stride_c, alpha, beta,
                                  env->stream);
-        if (partial) {
+        if (pooled) {
             cudaError_t free_err = cudaFreeAsync(partial, env->stream);
             if (err == cudaSuccess)
                 err = free_err;
@@ -827,7 +910,7 @@ static cudaError_t thin_run_problem(const P *p, const struct launch_env *env)
 template <typename E>
 static cudaError_t thin_attr(struct kernel_attr *out)
 {
-    return kernel_attr_of(thin_m_kernel<E, 32, thin_cols<E>(32)>, THIN_THREADS, 0, out);
+    return kernel_attr_of(thin_m_kernel<E, 32, thin_cols<E>(32), false>, THIN_THREADS, 0, out);
 }
 
 #endif

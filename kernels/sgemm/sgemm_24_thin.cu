@@ -28,9 +28,10 @@ extern "C" size_t sgemm_thin_workspace(const struct gemm_problem *p)
     return thin_workspace<gemv_f32>(p);
 }
 
-extern "C" int64_t sgemm_thin_slices(const struct gemm_problem *p, int sm_count)
+extern "C" int64_t sgemm_thin_slices(const struct gemm_problem *p, int sm_count,
+                                    int *joined)
 {
-    return thin_slices<gemv_f32>(p, sm_count);
+    return thin_slices<gemv_f32>(p, sm_count, joined);
 }
 
 extern "C" cudaError_t sgemm_thin_launch(const struct sgemm_problem *p,

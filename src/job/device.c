@@ -8,6 +8,7 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "kernels/convert.h"
+#include "kernels/memory_bound/slab_space.h"
 
 int device_cuda_fail(cudaError_t err, const char *what, const char *file, int line)
 {
@@ -102,6 +103,7 @@ void device_close(struct gc_device *d)
     if (d->cublas)
         cublasDestroy(d->cublas);
     device_timer_destroy(&d->timer);
+    slab_space_forget(d->stream);
     cudaStreamDestroy(d->stream);
     d->open = 0;
 }

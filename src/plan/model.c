@@ -208,21 +208,24 @@ double model_util(const struct gemm_kernel *k, const struct gemm_problem *p, int
                       &reduce_ms);
 }
 
-/* A memory-bound stage that cuts K into slices (gemv, thin): its second
- * launch, the slabs from the stream's pool, and their bytes written and
- * read.  On an H200's host a launch took 4.4 us and a pooled allocation
- * with its release 2.2 us more of an event-timed run; float16 1188 x 32
- * x 677 on `f16_thin`, 43 slices, took 21.3 us where its reads alone said
- * 8 (NVIDIA H200, 2026-11-27). */
+/* A memory-bound stage that cuts K into slices (gemv, thin): the slabs'
+ * bytes written and read, and either the launch's own join (its last
+ * block a region adds them: kernels/memory_bound/join.cuh) or a second
+ * launch with the slabs from the stream's pool.  On an H200's host a
+ * launch took 4.4 us and a pooled allocation with its release 2.2 us more
+ * of an event-timed run; float16 1188 x 32 x 677 on `f16_thin`, 43
+ * slices added by a second launch, took 21.3 us where its reads alone
+ * said 8 (NVIDIA H200, 2026-11-27). */
 static void memory_slices(const struct gemm_kernel *k, const struct gemm_problem *p,
                           int sm_count, double copy_gbps, struct model_estimate *e)
 {
-    int64_t s = k->slices && p->batch > 0 ? k->slices(p, sm_count) : 1;
+    int joined = 0;
+    int64_t s = k->slices && p->batch > 0 ? k->slices(p, sm_count, &joined) : 1;
     if (s <= 1)
         return;
     double acc = p->sig == GEMM_F64 ? 8 : 4;
     e->slices = (int)s;
-    e->reduce_ms = LAUNCH_MS + MODEL_POOL_MS +
+    e->reduce_ms = (joined ? MODEL_JOIN_MS : LAUNCH_MS + MODEL_POOL_MS) +
                    2 * (double)s * p->batch * (double)p->m * p->n * acc / (copy_gbps * 1e9) * 1e3;
 }
 

@@ -238,9 +238,8 @@ static inline struct join_plan join_plan_of(long long regions, long long slices,
     if (items * slices > budget) {
         /* Two levels only where a thread joins one item: with more, its
          * items' loads wait on each other's stores (the first level adds
-         * in place), and a second launch was faster (float 1 x 3655 x
-         * 2249 on `thin`, 512 items a block of 256: 27.5 us where it had
-         * taken 25.0, NVIDIA H100, 2026-11-27). */
+         * in place), and a second launch was faster (README,
+         * "Measurements behind the stages"). */
         if (items > threads)
             return jp;
         group = 1;

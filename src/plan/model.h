@@ -75,8 +75,8 @@ double model_util(const struct gemm_kernel *k, const struct gemm_problem *p, int
 /* A workspace taken from the stream's pool and given back, in a run. */
 #define MODEL_POOL_MS 0.002
 /* A launch's own join of its slices, past the slabs' bytes: the last
- * block's fence and ticket, and its reads that wait on L2.  It saved 2.5
- * to 5.4 us against a second launch and a pooled workspace (modelled as
+ * block's fence and ticket, and its reads that wait on L2.  It saved 1.0
+ * to 5.7 us against a second launch and a pooled workspace (modelled as
  * 6) on the thin and gemv stages' small products (NVIDIA H100,
  * 2026-11-27). */
 #define MODEL_JOIN_MS 0.002

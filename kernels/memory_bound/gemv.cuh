@@ -549,8 +549,9 @@ static size_t gemv_workspace(const struct gemm_problem *p)
     return most;
 }
 
-/* The slices a launch on sm_count SMs cuts p into, its loads the widest
- * (auto's model asks). */
+/* The slices a launch on sm_count SMs cuts p into, its loads the widest,
+ * and in *joined whether that launch adds them itself (auto's model asks;
+ * a run whose rows take narrower loads may plan otherwise). */
 template <typename E>
 static int64_t gemv_slices(const struct gemm_problem *p, int sm_count, int *joined)
 {

@@ -769,9 +769,10 @@ static struct join_plan thin_join_plan(const struct thin_plan &pl, long long m, 
                         thin_threads<E>(pl.by_rows, pl.bound), SLAB_TICKETS);
 }
 
-/* The slices a launch on sm_count SMs cuts p into (the first product of
- * a stack's launch; the blocks an SM holds taken as 2, the widest
- * kernels' count: auto's model asks, without a device at hand). */
+/* The slices a launch on sm_count SMs cuts p into, and in *joined whether
+ * that launch adds them itself (the first product of a stack's launch;
+ * the blocks an SM holds taken as 2, the widest kernels' count: auto's
+ * model asks, without a device at hand). */
 template <typename E>
 static int64_t thin_slices(const struct gemm_problem *p, int sm_count, int *joined)
 {

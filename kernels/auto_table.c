@@ -20,6 +20,7 @@ const struct auto_rate auto_rates[] = {
     /* (added after that run: swizzle_64x128's tile kernel, its figure) */
     { "f32", "splitk_64x128", 47.66, 0.0, 1.00, 1.00 },
     { "f32", "splitk_32x128", 47.66, 0.0, 1.00, 1.00 },
+    { "f32", "splitk_128x64", 47.66, 0.0, 1.00, 1.00 },
     { "f32", "thread_8x16", 48.70, 0.0, 1.00, 1.00 },
     { "f32", "narrow_256x64", 42.65, 0.0, 1.00, 1.00 },
     { "f32", "stream_k", 48.95, 0.0, 1.00, 1.00 },
@@ -63,6 +64,9 @@ const struct auto_rate auto_rates[] = {
     { "f16", "mma_tiny", 54.78, 0.0, 1.00, 1.00 },
     { "bf16", "mma_tiny", 53.17, 0.0, 1.00, 1.00 },
     { "bf16", "mma_sync", 456.39, 0.0, 1.00, 1.00 },
+    /* (mma_sync_128x128: mma_sync's figures, its warps' tile the same) */
+    { "f16", "mma_sync_128x128", 448.51, 0.0, 1.00, 1.00 },
+    { "bf16", "mma_sync_128x128", 456.39, 0.0, 1.00, 1.00 },
     { "bf16", "wgmma", 525.96, 0.0, 1.00, 1.00 },
     { "bf16", "wgmma_tma", 650.51, 0.0, 1.00, 1.00 },
     { "bf16", "wgmma_pipeline", 705.16, 0.0, 1.00, 1.00 },

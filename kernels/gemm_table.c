@@ -130,6 +130,10 @@
       NO_CHECK, "kernels/sgemm/sgemm_16_splitk.cu",                                                 \
       "splitk on swizzle_64x128's tile: a few rows over a long K",                                  \
       "Efficient GEMM in CUDA (CUTLASS), split K")                                                  \
+    X("splitk_128x64", sgemm, splitk_128x64, F32, B, 80, GEO(128, 64, 4, 64, SLICES, 128, 0), WS,   \
+      NO_CHECK, "kernels/sgemm/sgemm_16_splitk.cu",                                                 \
+      "splitk on a 128 x 64 tile: N just past a multiple of 128",                                   \
+      "Efficient GEMM in CUDA (CUTLASS), split K")                                                  \
     X("splitk_32x128", sgemm, splitk_32x128, F32, B, 80, GEO(32, 128, 7, 64, SLICES, 64, 0), WS,    \
       CHECK, "kernels/sgemm/sgemm_16_splitk.cu",                                                    \
       "splitk on a 32 x 128 tile of 64 threads: 32 rows or fewer over a long K",                    \
@@ -179,6 +183,10 @@
     X("mma_sync", hgemm, mma_sync, F16 | BF16, TC, 80, GEO(128, 256, 1, 128, SLICES, 512, 0), NO_WS, NO_CHECK, \
       "kernels/hgemm/hgemm_01_mma_sync.cu",                                                         \
       "tensor cores by warp: mma.sync m16n8k16, ldmatrix from a 4-stage cp.async ring",             \
+      "Efficient GEMM in CUDA (CUTLASS), warp-level mma.sync")                                      \
+    X("mma_sync_128x128", hgemm, mma_sync_128x128, F16 | BF16, TC, 80, GEO(128, 128, 2, 128, SLICES, 512, 0), NO_WS, CHECK, \
+      "kernels/hgemm/hgemm_01_mma_sync.cu",                                                         \
+      "mma_sync on a 128 x 128 tile of 4 warps, two blocks an SM: N of 128 or less, or a little past", \
       "Efficient GEMM in CUDA (CUTLASS), warp-level mma.sync")                                      \
     X("wgmma", hgemm, wgmma, F16 | BF16, SM90A, 90, GEO(128, 128, 1, 128, SLICES, 2048, 0), NO_WS, CHECK, \
       "kernels/hgemm/hgemm_02_wgmma.cu",                                                            \

@@ -9,7 +9,9 @@
  * are one day's on one GPU, so a stage rewritten since runs otherwise, and
  * the file is re-recorded then (its head says how): last with the thin
  * stages' balanced slices (kernels/memory_bound/thin.cuh, thin_balance),
- * and with `splitk_64x128` and `splitk_32x128` among the candidates.
+ * and with `splitk_64x128` and `splitk_32x128` among the candidates; the
+ * float32 rows again with `splitk_128x64`.  A stage without rows (float16
+ * `mma_sync_128x128`, added since) has no rate and is never picked.
  *
  * Usage: test_replay [FILE] (default tests/data/replay-h100.csv); with
  * REPLAY_SHAPES set in the environment it lists the shapes whose pick ran

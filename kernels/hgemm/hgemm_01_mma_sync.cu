@@ -70,22 +70,43 @@
  * branch).  With 4-byte copies for both operands: 186 (24 LDGSTS.32); with
  * 2-byte loads for both: about 450 (48 LDG.U16, 24 PRMT).
  *
+ * mma_sync_128x128: the same warps' tiles, 2 x 2 of them on a block of
+ * 128 x 128 (4 warps, 64 KiB of ring, two blocks an SM), for an N of 128
+ * or less, or a little past a multiple of 128, where the 256-column tile
+ * computes mostly padding (N = 122: 122 columns of 256), and for the
+ * operands that the Hopper stages copy first (rows not whole 16-byte
+ * units).  It takes rows of A and B in 4-byte units or more (an even K
+ * and an even N): a thread copies 8 chunks of a tile where mma_sync's
+ * copies 6, and with 2-byte loads for both operands their 64 halves
+ * spilled; with them for one operand, auto's model had no measure of its
+ * rate (the calibration's odd shapes are odd on both sides) and put it
+ * on large odd shapes it ran at half the estimate (README, "Measurements
+ * behind the stages").  The mma_sync kernels are the same code on the
+ * other tile (their SASS unchanged by the template).
+ *
  * Follows "Efficient GEMM in CUDA" (CUTLASS): warp-level mma.sync tiles
  * fed by ldmatrix from a multi-stage cp.async ring in XOR-swizzled shared
  * memory; the PTX ISA's mma and ldmatrix.
  *
  * Run and checked by (a.npy and b.npy float16 or bfloat16):
- *   gemmcli mul a.npy b.npy -o c.npy --kernel mma_sync --verify --repeat 20 */
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel mma_sync --verify --repeat 20
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel mma_sync_128x128 --verify --repeat 20 */
 #include <stdint.h>
+#include <stdio.h>
 
 #include "kernels/gemm.h"
 #include "kernels/common.cuh"
 #include "kernels/hgemm/hmma_mma.cuh"
 
-struct hmma_cfg {
-    static constexpr int bm = 128, bn = 256, bk = 32, stages = 4, group = 8;
-    static constexpr int warps_m = 2, warps_n = 4;
+template <int BN, int MIN_BLOCKS>
+struct hmma_tile {
+    static constexpr int bm = 128, bn = BN, bk = 32, stages = 4, group = 8;
+    static constexpr int warps_m = 2, warps_n = BN / 64;
     static constexpr int warps = warps_m * warps_n, threads = warps * 32;
+    static constexpr int min_blocks = MIN_BLOCKS;
+    /* Whether an operand may take 2-byte loads (odd K or odd N): not on
+     * the 128 x 128 tile (its check says why). */
+    static constexpr bool byte_loads = BN == 256;
     /* A warp's piece of C, in m16n8 tiles, and the k-steps of a tile. */
     static constexpr int wm = bm / warps_m, wn = bn / warps_n;
     static constexpr int mt = wm / 16, nt = wn / 8, ksteps = bk / 16;
@@ -111,17 +132,23 @@ struct hmma_cfg {
     static_assert(stages >= 2, "a pipeline needs at least two stages");
 };
 
+/* mma_sync's tile, and mma_sync_128x128's. */
+typedef hmma_tile<256, 1> hmma_cfg;
+typedef hmma_tile<128, 2> hmma_128x128_cfg;
+
 /* Byte offset in a stage of unit c (halves 8c..8c+7 of k) of row r of A's
  * tile, and of unit c (halves 8c..8c+7 of n) of row r (a k) of B's tile:
  * the swizzled layout of the header. */
+template <class C>
 static __host__ __device__ constexpr int hmma_a_unit(int r, int c)
 {
-    return r * hmma_cfg::a_row + 16 * (c ^ (r >> 1 & 3));
+    return r * C::a_row + 16 * (c ^ (r >> 1 & 3));
 }
 
+template <class C>
 static __host__ __device__ constexpr int hmma_b_unit(int r, int c)
 {
-    return hmma_cfg::a_bytes + r * hmma_cfg::b_row + 16 * (c ^ (r & 7));
+    return C::a_bytes + r * C::b_row + 16 * (c ^ (r & 7));
 }
 
 /* Where `lane` points ldmatrix.x4: for A, m16 tile 0 of warp row warp_m
@@ -130,45 +157,49 @@ static __host__ __device__ constexpr int hmma_b_unit(int r, int c)
  * k16n16 piece `pair` (n-tiles 2 pair, 2 pair + 1) of warp column warp_n
  * at k-step 0 (lanes 0-15 give rows k 0-15 at n 0-7, lanes 16-31 at n
  * 8-15); k-step s is s * b_step_step further. */
+template <class C>
 static __host__ __device__ constexpr int hmma_a_lane(int warp_m, int lane, int s)
 {
-    return hmma_a_unit(warp_m * hmma_cfg::wm + lane % 16, 2 * s + lane / 16);
+    return hmma_a_unit<C>(warp_m * C::wm + lane % 16, 2 * s + lane / 16);
 }
 
+template <class C>
 static __host__ __device__ constexpr int hmma_b_lane(int warp_n, int lane, int pair)
 {
-    return hmma_b_unit(lane % 16, warp_n * (hmma_cfg::wn / 8) + 2 * pair + lane / 16);
+    return hmma_b_unit<C>(lane % 16, warp_n * (C::wn / 8) + 2 * pair + lane / 16);
 }
 
-enum {
-    hmma_a_tile_step = 16 * hmma_cfg::a_row,
-    hmma_b_step_step = 16 * hmma_cfg::b_row,
+template <class C>
+struct hmma_steps {
+    static constexpr int a_tile = 16 * C::a_row, b_step = 16 * C::b_row;
 };
 
 /* The constant steps above, and those between a thread's copies, hold for
  * every row and unit: the XOR only sees bits they leave alone. */
+template <class C>
 static constexpr bool hmma_steps_hold(void)
 {
-    typedef hmma_cfg C;
+    constexpr int hmma_a_tile_step = hmma_steps<C>::a_tile, hmma_b_step_step = hmma_steps<C>::b_step;
     for (int r = 0; r < C::bm; r++)
         for (int c = 0; c < C::a_units; c++) {
-            if (r + 16 < C::bm && hmma_a_unit(r + 16, c) != hmma_a_unit(r, c) + hmma_a_tile_step)
+            if (r + 16 < C::bm && hmma_a_unit<C>(r + 16, c) != hmma_a_unit<C>(r, c) + hmma_a_tile_step)
                 return false;
             if (r + C::a_rows_apart < C::bm &&
-                hmma_a_unit(r + C::a_rows_apart, c) != hmma_a_unit(r, c) + C::a_rows_apart * C::a_row)
+                hmma_a_unit<C>(r + C::a_rows_apart, c) != hmma_a_unit<C>(r, c) + C::a_rows_apart * C::a_row)
                 return false;
         }
     for (int r = 0; r < C::bk; r++)
         for (int c = 0; c < C::b_units; c++) {
-            if (r + 16 < C::bk && hmma_b_unit(r + 16, c) != hmma_b_unit(r, c) + hmma_b_step_step)
+            if (r + 16 < C::bk && hmma_b_unit<C>(r + 16, c) != hmma_b_unit<C>(r, c) + hmma_b_step_step)
                 return false;
             if (r + C::b_rows_apart < C::bk &&
-                hmma_b_unit(r + C::b_rows_apart, c) != hmma_b_unit(r, c) + C::b_rows_apart * C::b_row)
+                hmma_b_unit<C>(r + C::b_rows_apart, c) != hmma_b_unit<C>(r, c) + C::b_rows_apart * C::b_row)
                 return false;
         }
     return true;
 }
-static_assert(hmma_steps_hold(), "swizzled offsets move by constant steps");
+static_assert(hmma_steps_hold<hmma_cfg>() && hmma_steps_hold<hmma_128x128_cfg>(),
+              "swizzled offsets move by constant steps");
 
 struct hmma_args {
     struct hgemm_problem p;
@@ -250,9 +281,8 @@ static __device__ __forceinline__ void hmma_tile_of(int id, int tiles_m, int til
  * 64 bytes of A and one 512-byte row of B per copy.  AMODE and BMODE are
  * the operands' copy sizes in bytes: 16, 4, or 2 (loads through
  * registers). */
-template <int AMODE, int BMODE>
+template <class C, int AMODE, int BMODE>
 struct hmma_loader {
-    typedef hmma_cfg C;
     const uint16_t *a_src, *b_src;   /* chunk 0 of the next tile */
     size_t a_apart, b_apart;         /* elements between a thread's chunks */
     size_t b_tile;                   /* elements between B's tiles: bk * N */
@@ -276,14 +306,14 @@ struct hmma_loader {
          * row then (the others are a_apart further, never read either). */
         a_src = a + (size_t)(bm0 + (a_rows_ok & 1 ? a_r : 0)) * lda + 8 * a_c;
         a_apart = (size_t)C::a_rows_apart * lda;
-        a_dst = hmma_a_unit(a_r, a_c);
+        a_dst = hmma_a_unit<C>(a_r, a_c);
         a_left = k - 8 * a_c;
         int cols = n - bn0 - 8 * b_c;
         b_cols = cols < 0 ? 0 : cols > 8 ? 8 : cols;
         b_src = b + (size_t)b_r * ldb + bn0 + (b_cols > 0 ? 8 * b_c : 0);
         b_apart = (size_t)C::b_rows_apart * ldb;
         b_tile = (size_t)C::bk * ldb;
-        b_dst = hmma_b_unit(b_r, b_c);
+        b_dst = hmma_b_unit<C>(b_r, b_c);
         b_left = k - b_r;
     }
 
@@ -389,32 +419,33 @@ struct hmma_loader {
 
 /* The fragments of k-step s of the tile in the stage at `stage`: A for the
  * warp's 4 m16 tiles, B for its 8 n8 tiles. */
+template <class C>
 struct hmma_frags {
-    uint32_t a[hmma_cfg::mt][4];
-    uint32_t b[hmma_cfg::nt][2];
+    uint32_t a[C::mt][4];
+    uint32_t b[C::nt][2];
 
-    __device__ __forceinline__ void load(unsigned stage, const unsigned (&a_lane)[hmma_cfg::ksteps],
-                                         const unsigned (&b_lane)[hmma_cfg::nt / 2], int s)
+    __device__ __forceinline__ void load(unsigned stage, const unsigned (&a_lane)[C::ksteps],
+                                         const unsigned (&b_lane)[C::nt / 2], int s)
     {
 #pragma unroll
-        for (int i = 0; i < hmma_cfg::mt; i++)
-            hmma_ldsm(a[i], stage + a_lane[s] + i * hmma_a_tile_step);
+        for (int i = 0; i < C::mt; i++)
+            hmma_ldsm(a[i], stage + a_lane[s] + i * hmma_steps<C>::a_tile);
 #pragma unroll
-        for (int j = 0; j < hmma_cfg::nt / 2; j++)
-            hmma_ldsm_trans(b[2 * j], b[2 * j + 1], stage + b_lane[j] + s * hmma_b_step_step);
+        for (int j = 0; j < C::nt / 2; j++)
+            hmma_ldsm_trans(b[2 * j], b[2 * j + 1], stage + b_lane[j] + s * hmma_steps<C>::b_step);
     }
 };
 
-template <bool BF16>
-static __device__ __forceinline__ void hmma_step(float (&acc)[hmma_cfg::mt][hmma_cfg::nt][4],
-                                                 const hmma_frags &f)
+template <class C, bool BF16>
+static __device__ __forceinline__ void hmma_step(float (&acc)[C::mt][C::nt][4],
+                                                 const hmma_frags<C> &f)
 {
     /* A serpentine over n, so that consecutive mmas share an operand. */
 #pragma unroll
-    for (int i = 0; i < hmma_cfg::mt; i++)
+    for (int i = 0; i < C::mt; i++)
 #pragma unroll
-        for (int jj = 0; jj < hmma_cfg::nt; jj++) {
-            int j = i % 2 ? hmma_cfg::nt - 1 - jj : jj;
+        for (int jj = 0; jj < C::nt; jj++) {
+            int j = i % 2 ? C::nt - 1 - jj : jj;
             hmma_mma<BF16>(acc[i][j], f.a[i], f.b[j]);
         }
 }
@@ -430,12 +461,12 @@ static __device__ __forceinline__ void hmma_step(float (&acc)[hmma_cfg::mt][hmma
  * apiece, spreads over all banks), then every warp writes 8 whole rows, a
  * row at a time, lane l at columns l, l + 32, ...: 1 KB contiguous a row,
  * whatever C's alignment. */
-static __device__ __forceinline__ void hmma_store_rows(const float (&acc)[hmma_cfg::mt][hmma_cfg::nt][4],
+template <class C>
+static __device__ __forceinline__ void hmma_store_rows(const float (&acc)[C::mt][C::nt][4],
                                                        float *cs, const struct hgemm_problem &p,
                                                        float *c, int bm0, int bn0, int warp_m,
                                                        int warp_n, int lane)
 {
-    typedef hmma_cfg C;
     constexpr int rows_per_warp = C::wm / C::warps, per_lane = C::bn / 32;
     static_assert((size_t)C::wm * C::bn * sizeof(float) <= C::smem, "half a tile fits the ring");
     static_assert(C::wm % C::warps == 0 && rows_per_warp % 2 == 0, "whole pairs of rows a warp");
@@ -489,11 +520,10 @@ static __device__ __forceinline__ void hmma_store_rows(const float (&acc)[hmma_c
     }
 }
 
-template <bool BF16, int AMODE, int BMODE>
-static __global__ void __launch_bounds__(hmma_cfg::threads, 1)
+template <class C, bool BF16, int AMODE, int BMODE>
+static __global__ void __launch_bounds__(C::threads, C::min_blocks)
 hgemm_mma_sync_kernel(const struct hmma_args args)
 {
-    typedef hmma_cfg C;
     extern __shared__ __align__(128) unsigned char hmma_smem[];
     const struct hgemm_problem &p = args.p;
     long long product = (long long)args.batch0 + blockIdx.y;
@@ -510,12 +540,12 @@ hgemm_mma_sync_kernel(const struct hmma_args args)
     unsigned a_lane[C::ksteps], b_lane[C::nt / 2];
 #pragma unroll
     for (int s = 0; s < C::ksteps; s++)
-        a_lane[s] = hmma_a_lane(warp_m, lane, s);
+        a_lane[s] = hmma_a_lane<C>(warp_m, lane, s);
 #pragma unroll
     for (int j = 0; j < C::nt / 2; j++)
-        b_lane[j] = hmma_b_lane(warp_n, lane, j);
+        b_lane[j] = hmma_b_lane<C>(warp_n, lane, j);
 
-    hmma_loader<AMODE, BMODE> loader(p.a + product * p.stride_a, p.b + product * p.stride_b,
+    hmma_loader<C, AMODE, BMODE> loader(p.a + product * p.stride_a, p.b + product * p.stride_b,
                                      p.m, p.n, k, p.lda, p.ldb, bm0, bn0,
                                      threadIdx.x);
 
@@ -539,7 +569,7 @@ hgemm_mma_sync_kernel(const struct hmma_args args)
             for (int e = 0; e < 4; e++)
                 acc[i][j][e] = 0.0f;
 
-    hmma_frags f[2];
+    hmma_frags<C> f[2];
     hmma_wait<C::stages - 2>();
     __syncthreads();
     f[0].load(smem0, a_lane, b_lane, 0);
@@ -565,7 +595,7 @@ hgemm_mma_sync_kernel(const struct hmma_args args)
             } else {
                 f[(s + 1) % 2].load(rd_addr, a_lane, b_lane, s + 1);
             }
-            hmma_step<BF16>(acc, f[s % 2]);
+            hmma_step<C, BF16>(acc, f[s % 2]);
             if (s == 0) {
                 if (more)
                     loader.issue(wr_addr);
@@ -578,7 +608,7 @@ hgemm_mma_sync_kernel(const struct hmma_args args)
     float *c = p.c + product * p.stride_c;
     int g = lane / 4, t4 = lane % 4;
     if (!args.c_vec) {
-        hmma_store_rows(acc, reinterpret_cast<float *>(hmma_smem), p, c, bm0, bn0, warp_m,
+        hmma_store_rows<C>(acc, reinterpret_cast<float *>(hmma_smem), p, c, bm0, bn0, warp_m,
                         warp_n, lane);
         return;
     }
@@ -617,18 +647,17 @@ static int hmma_mode(const uint16_t *base, int ld, long long stride)
     return 2;
 }
 
-template <bool BF16, int AMODE, int BMODE>
+template <class C, bool BF16, int AMODE, int BMODE>
 static cudaError_t hmma_run(struct hmma_args args, int batch, cudaStream_t stream)
 {
-    typedef hmma_cfg C;
-    cudaError_t err = cudaFuncSetAttribute(hgemm_mma_sync_kernel<BF16, AMODE, BMODE>,
+    cudaError_t err = cudaFuncSetAttribute(hgemm_mma_sync_kernel<C, BF16, AMODE, BMODE>,
                                            cudaFuncAttributeMaxDynamicSharedMemorySize, (int)C::smem);
     if (err != cudaSuccess)
         return err;
     for (long long b0 = 0; b0 < batch; b0 += 65535) {
         args.batch0 = (int)b0;
         dim3 grid((unsigned)(args.tiles_m * args.tiles_n), (unsigned)min(batch - b0, 65535LL));
-        hgemm_mma_sync_kernel<BF16, AMODE, BMODE><<<grid, C::threads, C::smem, stream>>>(args);
+        hgemm_mma_sync_kernel<C, BF16, AMODE, BMODE><<<grid, C::threads, C::smem, stream>>>(args);
         err = launch_result();
         if (err != cudaSuccess)
             return err;
@@ -636,32 +665,37 @@ static cudaError_t hmma_run(struct hmma_args args, int batch, cudaStream_t strea
     return cudaSuccess;
 }
 
-template <bool BF16, int AMODE>
+template <class C, bool BF16, int AMODE>
 static cudaError_t hmma_run_b(const struct hmma_args &args, int bmode, int batch,
                               cudaStream_t stream)
 {
     if (bmode == 16)
-        return hmma_run<BF16, AMODE, 16>(args, batch, stream);
+        return hmma_run<C, BF16, AMODE, 16>(args, batch, stream);
     if (bmode == 4)
-        return hmma_run<BF16, AMODE, 4>(args, batch, stream);
-    return hmma_run<BF16, AMODE, 2>(args, batch, stream);
+        return hmma_run<C, BF16, AMODE, 4>(args, batch, stream);
+    if constexpr (!C::byte_loads)
+        return cudaErrorInvalidValue;
+    else
+        return hmma_run<C, BF16, AMODE, 2>(args, batch, stream);
 }
 
-template <bool BF16>
+template <class C, bool BF16>
 static cudaError_t hmma_run_ab(const struct hmma_args &args, int amode, int bmode, int batch,
                                cudaStream_t stream)
 {
     if (amode == 16)
-        return hmma_run_b<BF16, 16>(args, bmode, batch, stream);
+        return hmma_run_b<C, BF16, 16>(args, bmode, batch, stream);
     if (amode == 4)
-        return hmma_run_b<BF16, 4>(args, bmode, batch, stream);
-    return hmma_run_b<BF16, 2>(args, bmode, batch, stream);
+        return hmma_run_b<C, BF16, 4>(args, bmode, batch, stream);
+    if constexpr (!C::byte_loads)
+        return cudaErrorInvalidValue;
+    else
+        return hmma_run_b<C, BF16, 2>(args, bmode, batch, stream);
 }
 
-extern "C" cudaError_t hgemm_mma_sync_launch(const struct hgemm_problem *p,
-                                             const struct launch_env *env)
+template <class C>
+static cudaError_t hmma_launch(const struct hgemm_problem *p, const struct launch_env *env)
 {
-    typedef hmma_cfg C;
     if (p->m < 0 || p->n < 0 || p->k < 0)
         return cudaErrorInvalidValue;
     if (p->m == 0 || p->n == 0)
@@ -685,12 +719,43 @@ extern "C" cudaError_t hgemm_mma_sync_launch(const struct hgemm_problem *p,
     args.c_vec = p->n % 2 == 0 && sc % 2 == 0 && (uintptr_t)p->c % 8 == 0;
     int amode = hmma_mode(p->a, p->lda, sa), bmode = hmma_mode(p->b, p->ldb, sb);
     if (p->bf16)
-        return hmma_run_ab<true>(args, amode, bmode, batch, env->stream);
-    return hmma_run_ab<false>(args, amode, bmode, batch, env->stream);
+        return hmma_run_ab<C, true>(args, amode, bmode, batch, env->stream);
+    return hmma_run_ab<C, false>(args, amode, bmode, batch, env->stream);
+}
+
+extern "C" cudaError_t hgemm_mma_sync_launch(const struct hgemm_problem *p,
+                                             const struct launch_env *env)
+{
+    return hmma_launch<hmma_cfg>(p, env);
 }
 
 extern "C" cudaError_t hgemm_mma_sync_attr(struct kernel_attr *out)
 {
-    return kernel_attr_of(hgemm_mma_sync_kernel<false, 16, 16>, hmma_cfg::threads, hmma_cfg::smem,
-                          out);
+    return kernel_attr_of(hgemm_mma_sync_kernel<hmma_cfg, false, 16, 16>, hmma_cfg::threads,
+                          hmma_cfg::smem, out);
+}
+
+extern "C" int hgemm_mma_sync_128x128_check(const struct gemm_problem *p, char *why, size_t n)
+{
+    int batch = p->batch > 1 ? (int)p->batch : 1;
+    long long sa = batch > 1 ? p->stride_a : 0, sb = batch > 1 ? p->stride_b : 0;
+    if (hmma_mode((const uint16_t *)p->a, (int)p->lda, sa) == 2 ||
+        hmma_mode((const uint16_t *)p->b, (int)p->ldb, sb) == 2) {
+        snprintf(why, n, "mma_sync_128x128 needs rows of A and B in 4-byte units (an even K "
+                 "and an even N, and bases to match); mma_sync takes the others");
+        return 0;
+    }
+    return 1;
+}
+
+extern "C" cudaError_t hgemm_mma_sync_128x128_launch(const struct hgemm_problem *p,
+                                                     const struct launch_env *env)
+{
+    return hmma_launch<hmma_128x128_cfg>(p, env);
+}
+
+extern "C" cudaError_t hgemm_mma_sync_128x128_attr(struct kernel_attr *out)
+{
+    return kernel_attr_of(hgemm_mma_sync_kernel<hmma_128x128_cfg, false, 16, 16>,
+                          hmma_128x128_cfg::threads, hmma_128x128_cfg::smem, out);
 }

@@ -1,10 +1,13 @@
 /* splitk: swizzle, with K split over blockIdx.z when M x N alone makes too
  * few blocks to fill the GPU (256 x 256 x 65536 makes 4); splitk_64x128,
  * the same on swizzle_64x128's tile, for a few rows over a long K (22 x
- * 4518 x 18135: the 128-row tile computes 22 rows of 128); and
+ * 4518 x 18135: the 128-row tile computes 22 rows of 128);
  * splitk_32x128, on a tile of one warp's 32 rows by two warps' 128
  * columns (64 threads, seven blocks an SM, BK 8), for products of 32 rows
- * or fewer (31 x 2317 x 24178: the 64-row tile computes 31 rows of 64).
+ * or fewer (31 x 2317 x 24178: the 64-row tile computes 31 rows of 64);
+ * and splitk_128x64, four warps stacked on a 128 x 64 tile, for N just
+ * past a multiple of 128 (1898 x 145 x 3557: the 128-column tiles compute
+ * 145 columns of 256, the 64-column ones 145 of 192).
  *
  * Against swizzle: each of S splits multiplies a K/S slice into its own
  * M x N slab of a workspace (stream-ordered cudaMallocAsync, freed the same
@@ -30,13 +33,15 @@
  * Run and checked by:
  *   gemmcli mul a.npy b.npy -o c.npy --kernel splitk --verify --repeat 20
  *   gemmcli mul a.npy b.npy -o c.npy --kernel splitk_64x128 --verify --repeat 20
- *   gemmcli mul a.npy b.npy -o c.npy --kernel splitk_32x128 --verify --repeat 20 */
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel splitk_32x128 --verify --repeat 20
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel splitk_128x64 --verify --repeat 20 */
 #include <stdio.h>
 
 #include "kernels/sgemm/sgemm_pipeline.cuh"
 
 typedef pipe_cfg<4, 2, 16, 4> splitk_cfg;
 typedef pipe_cfg<2, 2, 16, 4> splitk_64x128_cfg;
+typedef pipe_cfg<4, 1, 16, 4> splitk_128x64_cfg;
 /* BK 8: 21 KiB of stages, seven blocks of 64 threads an SM (ptxas held
  * to eight blocks' 128 registers spills; at six blocks' bound it takes
  * 141, which leaves room for seven), where BK 16 took 41 KiB and five.
@@ -138,6 +143,7 @@ static size_t splitk_workspace(const struct gemm_problem *g)
 
 SPLITK_STAGE(splitk, splitk_cfg, 2)
 SPLITK_STAGE(splitk_64x128, splitk_64x128_cfg, 4)
+SPLITK_STAGE(splitk_128x64, splitk_128x64_cfg, 4)
 
 /* The 32-row tile for 32 rows or fewer: beyond, two of its tiles compute
  * what one of splitk_64x128's does, reading B twice (38 x 8846 x 4693:

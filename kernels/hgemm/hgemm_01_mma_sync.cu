@@ -75,7 +75,9 @@
  * or less, or a little past a multiple of 128, where the 256-column tile
  * computes mostly padding (N = 122: 122 columns of 256), and for the
  * operands that the Hopper stages copy first (rows not whole 16-byte
- * units).  It takes rows of A and B in 4-byte units or more (an even K
+ * units).  ptxas: 242 to 254 registers over its 8 instantiations (16- and
+ * 4-byte copies x f16/bf16), none spill; two blocks of 128 threads and
+ * 64 KiB an SM.  It takes rows of A and B in 4-byte units or more (an even K
  * and an even N): a thread copies 8 chunks of a tile where mma_sync's
  * copies 6, and with 2-byte loads for both operands their 64 halves
  * spilled; with them for one operand, auto's model had no measure of its

@@ -739,8 +739,8 @@ extern "C" cudaError_t hgemm_mma_sync_attr(struct kernel_attr *out)
 
 extern "C" int hgemm_mma_sync_128x128_check(const struct gemm_problem *p, char *why, size_t n)
 {
-    int batch = p->batch > 1 ? (int)p->batch : 1;
-    long long sa = batch > 1 ? p->stride_a : 0, sb = batch > 1 ? p->stride_b : 0;
+    bool stack = p->batch > 1;
+    long long sa = stack ? p->stride_a : 0, sb = stack ? p->stride_b : 0;
     if (hmma_mode((const uint16_t *)p->a, (int)p->lda, sa) == 2 ||
         hmma_mode((const uint16_t *)p->b, (int)p->ldb, sb) == 2) {
         snprintf(why, n, "mma_sync_128x128 needs rows of A and B in 4-byte units (an even K "

@@ -85,6 +85,8 @@
 #ifndef GC_KERNELS_THIN_CUH
 #define GC_KERNELS_THIN_CUH
 
+#include <type_traits>
+
 #include "kernels/memory_bound/gemv.cuh"
 
 enum {
@@ -361,7 +363,23 @@ thin_m_kernel(thin_args<E> p)
  * through shared memory KC values of k at a time.  A chunk's row is read
  * by KC / V adjacent lanes, V values each (4 with whole loads, else W), so
  * a warp's load covers whole pieces of rows (64 bytes for the 16-bit
- * types, 128 for float and double) whatever W is. */
+ * types, 128 for float and double) whatever W is.
+ *
+ * The 16-bit types' pairs and wider loads keep A's chunk in shared memory
+ * as read (RAW): each lane stores its units unwidened, 8 or 4 bytes at a
+ * time, and a thread reads 8 values of its row by one 16-byte load and
+ * widens them there.  Widened on the way in, each value went to shared
+ * memory as a float of its own and came back one load per value: float16
+ * 5228 x 14 x 44572 kept L1 89% busy and moved 1.58 TB/s, 47% of the
+ * DRAM's peak, where cuBLAS moved 2.33 (NVIDIA H100, 2026-11-27, ncu).
+ * Rows are padded by 8 values, 16 bytes: the 8 rows a quarter of a warp
+ * reads at once start in 8 different groups of 4 banks.  (Single 2-byte
+ * loads, an odd K, keep the widened chunk: stored raw, their kernel for 8
+ * columns spilled at its 128-register bound.)  Chunks of 32 values on two
+ * rows a thread too (64 bytes a row, not 32) held twice the raw values
+ * ahead, 179 registers for 16 columns where 127 leave four blocks an SM,
+ * and lost there: float16 26442 x 12 x 11304 0.387 -> 0.433 ms, where
+ * this kernel takes 0.355 (NVIDIA H100, 2026-11-27). */
 template <typename E, int NB, int W, bool JOIN>
 static __global__ void __launch_bounds__(thin_n_threads<E>(NB),
                                          thin_rows_per<E>(NB) > 1           ? 2
@@ -371,6 +389,8 @@ static __global__ void __launch_bounds__(thin_n_threads<E>(NB),
 thin_n_kernel(thin_args<E> p)
 {
     typedef typename E::acc T;
+    typedef typename E::elem S;
+    constexpr bool RAW = sizeof(S) == 2 && W >= 2; /* A's chunk kept as read */
     constexpr int TR = thin_rows_per<E>(NB);      /* rows a thread: threadIdx.x + TH i */
     constexpr int TH = thin_n_threads<E>(NB);
     constexpr int KC = thin_n_kc<E>(NB);
@@ -380,9 +400,11 @@ thin_n_kernel(thin_args<E> p)
     constexpr int PASSES = THIN_ROWS / RPP;
     constexpr int BN = (NB * KC + TH - 1) / TH;
     static_assert(THIN_ROWS == TH * TR && NB % 4 == 0 && KC % V == 0 && V % W == 0 &&
-                      TH % LQ == 0 && TH % 32 == 0,
+                      TH % LQ == 0 && TH % 32 == 0 && (!RAW || KC % 8 == 0),
                   "TR rows a thread; whole loads of W values");
-    __shared__ T as[THIN_ROWS][KC + 1];
+    typedef std::conditional_t<RAW, S, T> A_STAGED;
+    constexpr int PAD = RAW ? 8 : 1;
+    __shared__ __align__(RAW ? 16 : alignof(T)) A_STAGED as[THIN_ROWS][KC + PAD];
     __shared__ __align__(16) T bs[KC][NB];
     const typename E::elem *a = p.a + (long long)blockIdx.z * p.sa;
     const typename E::elem *b = p.b + (long long)blockIdx.z * p.sb;
@@ -432,11 +454,18 @@ thin_n_kernel(thin_args<E> p)
         for (int u = 0; u < PASSES; u++)
 #pragma unroll
             for (int h = 0; h < V / W; h++) {
-                T wide[W];
-                E::template widen<W>(na[u][h].w, wide);
+                A_STAGED *to = &as[lr + RPP * u][V * lq + h * W];
+                if constexpr (RAW && W == 4) {
+                    *reinterpret_cast<uint2 *>(to) = make_uint2(na[u][h].w[0], na[u][h].w[1]);
+                } else if constexpr (RAW) {
+                    *reinterpret_cast<unsigned *>(to) = na[u][h].w[0];
+                } else {
+                    T wide[W];
+                    E::template widen<W>(na[u][h].w, wide);
 #pragma unroll
-                for (int i = 0; i < W; i++)
-                    as[lr + RPP * u][V * lq + h * W + i] = wide[i];
+                    for (int i = 0; i < W; i++)
+                        to[i] = wide[i];
+                }
             }
 #pragma unroll
         for (int v = 0; v < BN; v++) {
@@ -450,18 +479,40 @@ thin_n_kernel(thin_args<E> p)
         __syncthreads();
         if (c + KC < k1)
             fetch(c + KC);
+        if constexpr (RAW) {
 #pragma unroll
-        for (int q = 0; q < KC; q++) {
-            T s[TR];
+            for (int q0 = 0; q0 < KC; q0 += 8) {
+                T s[TR][8];
 #pragma unroll
-            for (int i = 0; i < TR; i++)
-                s[i] = as[threadIdx.x + TH * i][q];
+                for (int i = 0; i < TR; i++) {
+                    uint4 v = *reinterpret_cast<const uint4 *>(&as[threadIdx.x + TH * i][q0]);
+                    const unsigned w[4] = { v.x, v.y, v.z, v.w };
+                    E::template widen<8>(w, s[i]);
+                }
 #pragma unroll
-            for (int jj = 0; jj < NB; jj++) {
-                T bq = bs[q][jj];
+                for (int q = 0; q < 8; q++)
+#pragma unroll
+                    for (int jj = 0; jj < NB; jj++) {
+                        T bq = bs[q0 + q][jj];
+#pragma unroll
+                        for (int i = 0; i < TR; i++)
+                            acc[i][jj] = gemv_fma(s[i][q], bq, acc[i][jj]);
+                    }
+            }
+        } else {
+#pragma unroll
+            for (int q = 0; q < KC; q++) {
+                T s[TR];
 #pragma unroll
                 for (int i = 0; i < TR; i++)
-                    acc[i][jj] = gemv_fma(s[i], bq, acc[i][jj]);
+                    s[i] = as[threadIdx.x + TH * i][q];
+#pragma unroll
+                for (int jj = 0; jj < NB; jj++) {
+                    T bq = bs[q][jj];
+#pragma unroll
+                    for (int i = 0; i < TR; i++)
+                        acc[i][jj] = gemv_fma(s[i], bq, acc[i][jj]);
+                }
             }
         }
     }

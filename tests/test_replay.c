@@ -228,8 +228,8 @@ int main(int argc, char **argv)
         { GEMM_F64, "f64", 0.74, 0.92 },
     };
     for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
-        int n = 0, good = 0;
-        double log_sum = 0, err[SHAPES_MOST];
+        int n = 0, good = 0, nc = 0;
+        double log_sum = 0, err[SHAPES_MOST], pick_pct[SHAPES_MOST], best_pct[SHAPES_MOST];
         for (int s = 0; s < nshapes; s++) {
             const struct shape *sh = &shapes[s];
             if (sh->sig != types[t].sig || !sh->pick)
@@ -241,13 +241,27 @@ int main(int argc, char **argv)
                        sh->best_ms);
             log_sum += log(sh->best_ms / sh->pick_ms);
             err[n++] = fabs(sh->pick_est - sh->pick_ms) / sh->pick_ms;
+            if (sh->cublas_ms > 0) {
+                pick_pct[nc] = 100 * sh->cublas_ms / sh->pick_ms;
+                best_pct[nc++] = 100 * sh->cublas_ms / sh->best_ms;
+            }
         }
         qsort(err, (size_t)n, sizeof err[0], cmp_double);
+        qsort(pick_pct, (size_t)nc, sizeof pick_pct[0], cmp_double);
+        qsort(best_pct, (size_t)nc, sizeof best_pct[0], cmp_double);
         double within = n ? (double)good / n : 0, mean = n ? exp(log_sum / n) : 0;
         printf("replay %s: %d shapes, the pick within 10%% of the fastest stage on %.0f%%, "
                "fastest / picked %.3f (geometric mean), the pick's estimate off by %.0f%% "
                "(median)\n",
                types[t].name, n, 100 * within, mean, n ? 100 * err[n / 2] : 0);
+        /* (as a sweep sums them up: cuBLAS's recorded time over the
+         * pick's, and over the fastest stage's, what a perfect pick among
+         * these stages would reach: worst / 10th percentile / median) */
+        if (nc)
+            printf("replay %s: %% of cuBLAS on %d shapes, the picks %.0f / %.0f / %.0f%%, the "
+                   "fastest stages %.0f / %.0f / %.0f%%\n",
+                   types[t].name, nc, pick_pct[0], pick_pct[nc / 10], pick_pct[nc / 2],
+                   best_pct[0], best_pct[nc / 10], best_pct[nc / 2]);
         CHECK(n >= 40, "%s: %d shapes replayed", types[t].name, n);
         CHECK(within >= types[t].within_least, "%s: the pick within 10%% of the fastest on "
               "%.0f%% of the shapes, under %.0f%%", types[t].name, 100 * within,

@@ -8,7 +8,8 @@
  * SMs); stream-K's tail costs less than a whole wave, its plan
  * (gemm_stream_k_runs) shares out what it should, and the model charges
  * its beta pass just where that plan shares a tail; a memory-bound
- * kernel's time follows its bytes; no kernel gets faster on a larger m, n
+ * kernel's time follows its bytes; narrow rows cost a tiled kernel's
+ * compute by the narrow operands' share of its loads; no kernel gets faster on a larger m, n
  * or k, but for the
  * known dips named below; half the SMs take about twice as long (a known
  * lack today); a kernel that runs a stack product by product pays a launch
@@ -412,6 +413,60 @@ static void memory_bound(void)
     CHECK(seen >= 3, "only %d SPREAD_MEMORY kernels with a rate in the table", seen);
 }
 
+/* Narrow rows (not whole 16-byte units) cost a tiled kernel its ragged
+ * factor on its compute, not its bytes, by the narrow operands' share of
+ * its tile's loads (A's tile_m rows, B's tile_n columns); a memory-bound
+ * kernel pays it on both. */
+static void narrow(void)
+{
+    static const struct {
+        const char *kernel;
+        enum gemm_sig sig;
+    } cases[] = { { "mma_sync", GEMM_F16 }, { "f64_dmma_128x64", GEMM_F64 },
+                  { "cp_async", GEMM_F32 }, { "f16_thin", GEMM_F16 } };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const struct gemm_kernel *k = kernel(cases[c].kernel);
+        const struct gemm_geometry *g = k->geometry;
+        int mem = g->spread == SPREAD_MEMORY;
+        struct rate_entry r;
+        memset(&r, 0, sizeof r);
+        r.tflops = 100;
+        r.gbps = mem ? 2000 : 0;
+        r.slice_eff = 1;
+        r.ragged_eff = 2;
+        int64_t m = mem ? 4096 : 2048, n = mem ? 16 : 2048;
+        struct gemm_problem whole = problem(cases[c].sig, 1, m, n, 2048), a = whole, b = whole,
+                            both = whole;
+        a.lda = both.lda = 2048 + 1 + (cases[c].sig == GEMM_F16);   /* 4- or 8-byte units */
+        b.ldb = both.ldb = n + 1 + (cases[c].sig == GEMM_F16);
+        struct model_estimate e[4];
+        const struct gemm_problem *ps[4] = { &whole, &a, &b, &both };
+        for (int i = 0; i < 4; i++)
+            e[i] = model_estimate_rate(k, ps[i], SMS, &r, 3000);
+        if (mem) {
+            CHECK(close_to(e[3].memory_ms, 2 * e[0].memory_ms, 1e-9),
+                  "%s: narrow rows move its bytes in %.6g ms, whole ones in %.6g", k->name,
+                  e[3].memory_ms, e[0].memory_ms);
+            continue;
+        }
+        double sa = (double)g->tile_m / (g->tile_m + g->tile_n), sb = 1 - sa;
+        CHECK(close_to(model_narrow_share(k, &a), sa, 1e-12) &&
+                  close_to(model_narrow_share(k, &b), sb, 1e-12) &&
+                  model_narrow_share(k, &both) == 1 && model_narrow_share(k, &whole) == 0,
+              "%s: narrow shares %g, %g, %g, %g", k->name, model_narrow_share(k, &whole),
+              model_narrow_share(k, &a), model_narrow_share(k, &b), model_narrow_share(k, &both));
+        const double want[4] = { 1, 1 + sa, 1 + sb, 2 };
+        for (int i = 1; i < 4; i++) {
+            CHECK(close_to(e[i].compute_ms, want[i] * e[0].compute_ms, 1e-9),
+                  "%s: case %d computes in %.6g ms, %.3f times the whole rows' %.6g", k->name, i,
+                  e[i].compute_ms, e[i].compute_ms / e[0].compute_ms, e[0].compute_ms);
+            CHECK(close_to(e[i].memory_ms, e[0].memory_ms, 1e-12),
+                  "%s: case %d moves its bytes in %.6g ms, whole rows in %.6g", k->name, i,
+                  e[i].memory_ms, e[0].memory_ms);
+        }
+    }
+}
+
 /* The dimensions the monotony scan walks: powers of two, one either side,
  * a few odd ones. */
 static const int64_t grid[] = {
@@ -655,6 +710,7 @@ int main(void)
     slices();
     stream_k();
     memory_bound();
+    narrow();
     monotone();
     half_the_sms();
     launches();

@@ -214,7 +214,19 @@ static double ragged_busy(const struct gemm_kernel *k, const struct rate_sample 
     struct model_estimate m = model_estimate_rate(k, &s->p, sm_count, &aligned, copy_gbps);
     *own = s->ms - m.overhead_ms - m.prepare_ms - m.store_ms - m.reduce_ms;
     *share = model_fill_share(k, &s->p, m.slices);
-    return fmax(m.compute_ms, m.memory_ms);
+    if (k->geometry->spread == SPREAD_MEMORY)
+        return fmax(m.compute_ms, m.memory_ms);
+    /* (a tiled kernel's factor scales its compute, model.c: a time its
+     * bytes explain says nothing of it) */
+    return *own > 1.1 * m.memory_ms ? m.compute_ms : 0;
+}
+
+/* A tiled sample's measured time over its aligned model as the factor of
+ * both operands' narrow loads (model_narrow_share). */
+static double both_narrow(const struct gemm_kernel *k, const struct gemm_problem *p, double ratio)
+{
+    double share = model_narrow_share(k, p);
+    return share > 0 ? 1 + (ratio - 1) / share : ratio;
 }
 
 /* How much slower than modelled a kernel ran where the rows of A or B are
@@ -251,7 +263,7 @@ static double fit_ragged(const struct gemm_kernel *k, const struct rate_sample *
         double busy = ragged_busy(k, &s[i], sm_count, copy_gbps, e, &own, &share);
         if (busy <= 0)
             continue;
-        ratio[nr] = own / busy;
+        ratio[nr] = both_narrow(k, &s[i].p, own / busy);
         /* (the part of it that the fill's factor, where fitted, explains) */
         if (e->short_eff > 0 && !model_few(&s[i].p) && share < 1)
             ratio[nr] = (ratio[nr] - e->short_eff * share) / (1 - share);
@@ -286,7 +298,7 @@ static double fit_short(const struct gemm_kernel *k, const struct rate_sample *s
          * nothing of it: `edge_peel`'s strips and copies at 8191 x 8193 x 5) */
         if (own < 0.5 * s[i].ms)
             continue;
-        double whole = own / busy;
+        double whole = both_narrow(k, &s[i].p, own / busy);
         ratio[nr++] = (whole - model_ragged_factor(&s[i].p, e) * (1 - share)) / share;
     }
     return nr ? fmin(RAGGED_EFF_MOST, fmax(SHORT_EFF_LEAST, median_of(ratio, nr))) : 0;

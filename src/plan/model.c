@@ -78,6 +78,17 @@ double model_ragged_factor(const struct gemm_problem *p, const struct rate_entry
     return f > 0 ? f : 1;
 }
 
+double model_narrow_share(const struct gemm_kernel *k, const struct gemm_problem *p)
+{
+    const struct gemm_geometry *g = k->geometry;
+    if (!g || g->spread == SPREAD_MEMORY || g->tile_m + g->tile_n <= 0)
+        return 1;
+    size_t in = gc_dtypes[gemm_sigs[p->sig].in].size;
+    double a = (p->lda * in) % 16 != 0 ? g->tile_m : 0;
+    double b = (p->ldb * in) % 16 != 0 ? g->tile_n : 0;
+    return (a + b) / (g->tile_m + g->tile_n);
+}
+
 double model_fill_share(const struct gemm_kernel *k, const struct gemm_problem *p, int slices)
 {
     const struct gemm_geometry *g = k->geometry;
@@ -309,14 +320,23 @@ struct model_estimate model_estimate_rate(const struct gemm_kernel *k,
      * of its aligned model and 8191 x 8193 x 5 at 0.56, and one factor
      * for both either put 4097^3 on it (0.74: 86% of cuBLAS where
      * `edge_peel` runs 98%) or sent 28340 x 8918 x 21 to `small_k` (0.96:
-     * 69% where `cp_async` runs 122%; NVIDIA H100, 2026-11-26). */
+     * 69% where `cp_async` runs 122%; NVIDIA H100, 2026-11-26).
+     *
+     * The factors are the loads' issue, so they scale the compute, not
+     * the bytes, and they were measured where both operands are narrow:
+     * where one is, by its share of the tile's loads (model_narrow_share).
+     * float16 443 x 160 x 63172 (A's rows in 4-byte units, B's whole) ran
+     * on `mma_sync` in 0.060 ms, at the bandwidth, where its factor of
+     * 2.3 on the compute and the bytes said 0.119, and it went to
+     * `cluster_multicast`, 0.131; a third of the factor on the compute
+     * alone says 0.061 (tests/data/replay-h100.csv, NVIDIA H100,
+     * 2026-11-27). */
     double f = model_ragged_factor(p, r);
     if (r->short_eff > 0 && model_ragged(p) && !model_few(p)) {
         double share = model_fill_share(k, p, e.slices);
         f = f * (1 - share) + r->short_eff * share;
     }
-    e.compute_ms *= f;
-    e.memory_ms *= f;
+    e.compute_ms *= 1 + (f - 1) * model_narrow_share(k, p);
     /* (a persistent kernel's stores are not: they leave through shared
      * memory whole rows at a time, at the same rate whatever C's
      * alignment) */

@@ -57,6 +57,13 @@ int model_few(const struct gemm_problem *p);
  * 16-bit rows, ragged_eff for other ragged rows, else 1. */
 double model_ragged_factor(const struct gemm_problem *p, const struct rate_entry *r);
 
+/* A tiled kernel's share of its loads that p's narrow rows take: the
+ * rows of a tile (A's tile_m, B's tile_n per value of k) of the operands
+ * whose rows are not whole 16-byte units, over both; 1 for the others.
+ * A ragged factor, measured where both operands are narrow, scales a
+ * product where one is by this share of it (model.c). */
+double model_narrow_share(const struct gemm_kernel *k, const struct gemm_problem *p);
+
 /* The share of a tiled kernel's k per tile that its pipeline's fill and
  * drain take: k_fill / (k of a slice + k_fill), for p cut into `slices`
  * slices of K (1: none); 0 for a kernel without a tiled geometry.  A

@@ -222,11 +222,12 @@ static double ragged_busy(const struct gemm_kernel *k, const struct rate_sample 
 }
 
 /* A tiled sample's measured time over its aligned model as the factor of
- * both operands' narrow loads (model_narrow_share). */
+ * both operands' narrow loads (model_narrow_share); a ratio under 1 is
+ * the model's error there, not the loads', and stands as it is. */
 static double both_narrow(const struct gemm_kernel *k, const struct gemm_problem *p, double ratio)
 {
     double share = model_narrow_share(k, p);
-    return share > 0 ? 1 + (ratio - 1) / share : ratio;
+    return share > 0 && ratio > 1 ? 1 + (ratio - 1) / share : ratio;
 }
 
 /* How much slower than modelled a kernel ran where the rows of A or B are

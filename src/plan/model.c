@@ -330,13 +330,17 @@ struct model_estimate model_estimate_rate(const struct gemm_kernel *k,
      * 2.3 on the compute and the bytes said 0.119, and it went to
      * `cluster_multicast`, 0.131; a third of the factor on the compute
      * alone says 0.061 (tests/data/replay-h100.csv, NVIDIA H100,
-     * 2026-11-27). */
+     * 2026-11-27).  A factor under 1 is no load's cost (narrow loads are
+     * never faster) but the aligned model's error at the ragged shapes
+     * measured, and applies whole: float64 `f64_dmma_128x64`'s 0.88, by
+     * B's share alone, sent 41468 x 115 x 1714 to `f64_dmma_64x128`, 129
+     * -> 92% of cuBLAS (NVIDIA H200, 2026-11-27). */
     double f = model_ragged_factor(p, r);
     if (r->short_eff > 0 && model_ragged(p) && !model_few(p)) {
         double share = model_fill_share(k, p, e.slices);
         f = f * (1 - share) + r->short_eff * share;
     }
-    e.compute_ms *= 1 + (f - 1) * model_narrow_share(k, p);
+    e.compute_ms *= 1 + (f - 1) * (f > 1 ? model_narrow_share(k, p) : 1);
     /* (a persistent kernel's stores are not: they leave through shared
      * memory whole rows at a time, at the same rate whatever C's
      * alignment) */

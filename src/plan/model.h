@@ -60,8 +60,8 @@ double model_ragged_factor(const struct gemm_problem *p, const struct rate_entry
 /* A tiled kernel's share of its loads that p's narrow rows take: the
  * rows of a tile (A's tile_m, B's tile_n per value of k) of the operands
  * whose rows are not whole 16-byte units, over both; 1 for the others.
- * A ragged factor, measured where both operands are narrow, scales a
- * product where one is by this share of it (model.c). */
+ * A ragged factor over 1, measured where both operands are narrow,
+ * scales a product where one is by this share of it (model.c). */
 double model_narrow_share(const struct gemm_kernel *k, const struct gemm_problem *p);
 
 /* The share of a tiled kernel's k per tile that its pipeline's fill and

@@ -153,6 +153,11 @@ static int nshapes;
  * candidates with a time. */
 static void replay(int sm_count)
 {
+    /* (REPLAY_SHOW=MxNxK: every stage's estimate and time there) */
+    const char *show = getenv("REPLAY_SHOW");
+    long sm = -1, sn = -1, sk = -1;
+    if (show && sscanf(show, "%ldx%ldx%ld", &sm, &sn, &sk) != 3)
+        sm = -1;
     for (int j = 0; j < nrows; j++) {
         if (!rows[j].eval)
             continue;
@@ -177,11 +182,7 @@ static void replay(int sm_count)
         struct gemm_problem p = problem(rows[j].sig, 1, rows[j].m, rows[j].n, rows[j].k);
         struct model_estimate me = model_estimate(k, &p, sm_count);
         double est = me.ms;
-        /* (REPLAY_SHOW=MxNxK: every stage's estimate and time there) */
-        const char *show = getenv("REPLAY_SHOW");
-        long sm, sn, sk;
-        if (show && sscanf(show, "%ldx%ldx%ld", &sm, &sn, &sk) == 3 && sm == sh->m &&
-            sn == sh->n && sk == sh->k)
+        if (sm == sh->m && sn == sh->n && sk == sh->k)
             printf("  %s %ldx%ldx%ld %-20s estimated %.4f ms, ran %.4f (compute %.4f, "
                    "memory %.4f, store %.4f, reduce %.4f, %d slices, util %.2f)\n",
                    gemm_sigs[rows[j].sig].name, sh->m, sh->n, sh->k, k->name, est, rows[j].ms,

@@ -52,10 +52,15 @@ static double ceil_div(double a, double b)
     return ceil(a / b);
 }
 
+/* Whether rows of `ld` values of p's input type are not whole 16-byte units. */
+static int narrow_rows(const struct gemm_problem *p, int64_t ld)
+{
+    return (ld * (int64_t)gc_dtypes[gemm_sigs[p->sig].in].size) % 16 != 0;
+}
+
 int model_ragged(const struct gemm_problem *p)
 {
-    size_t in = gc_dtypes[gemm_sigs[p->sig].in].size;
-    return (p->lda * in) % 16 != 0 || (p->ldb * in) % 16 != 0;
+    return narrow_rows(p, p->lda) || narrow_rows(p, p->ldb);
 }
 
 int model_odd(const struct gemm_problem *p)
@@ -83,9 +88,8 @@ double model_narrow_share(const struct gemm_kernel *k, const struct gemm_problem
     const struct gemm_geometry *g = k->geometry;
     if (!g || g->spread == SPREAD_MEMORY || g->tile_m + g->tile_n <= 0)
         return 1;
-    size_t in = gc_dtypes[gemm_sigs[p->sig].in].size;
-    double a = (p->lda * in) % 16 != 0 ? g->tile_m : 0;
-    double b = (p->ldb * in) % 16 != 0 ? g->tile_n : 0;
+    double a = narrow_rows(p, p->lda) ? g->tile_m : 0;
+    double b = narrow_rows(p, p->ldb) ? g->tile_n : 0;
     return (a + b) / (g->tile_m + g->tile_n);
 }
 
@@ -340,7 +344,7 @@ struct model_estimate model_estimate_rate(const struct gemm_kernel *k,
         double share = model_fill_share(k, p, e.slices);
         f = f * (1 - share) + r->short_eff * share;
     }
-    e.compute_ms *= 1 + (f - 1) * (f > 1 ? model_narrow_share(k, p) : 1);
+    e.compute_ms *= f > 1 ? 1 + (f - 1) * model_narrow_share(k, p) : f;
     /* (a persistent kernel's stores are not: they leave through shared
      * memory whole rows at a time, at the same rate whatever C's
      * alignment) */

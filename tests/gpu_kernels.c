@@ -154,7 +154,8 @@ static const struct mul_case vector_cases[] = {
  * a few rows with a short K (slices of one chunk), a grid of one wave
  * and a part (slices that shorten the last wave), and a tall A over a
  * short K with beta (C through shared memory, the last block's rows
- * part full),
+ * part full), 24 rows over 2 columns with beta (256 k-lanes of one
+ * column pair each) and 6 rows over a long K on a wide N,
  * M or N of 2, 17 and 32, beta, K = 0, stacks with an
  * operand shared, and 33 x 33, which the thin stages must refuse (and K =
  * 33, which the small_k stages must; f64_thin also 25 rows over a wide
@@ -177,6 +178,8 @@ static const struct mul_case thin_cases[] = {
     { 1, 257, 15, 103, 1.0f, 0.0f, 0, 1 },
     { 1, 33918, 24, 274, 1.0f, 0.5f, 0, 1 },
     { 1, 5001, 27, 14, 0.5f, 1.0f, 0, 1 },
+    { 1, 24, 2, 5000, 1.0f, 0.5f, 0, 1 },
+    { 1, 6, 4001, 3001, 1.0f, 0.0f, 0, 1 },
     { 1, 17, 33, 0, 1.0f, 0.5f, 0, 1, "thin", 0 },
     { 1, 40, 9, 0, 1.0f, 0.0f, 0, 1, "thin", 0 },
     { 3, 17, 130, 257, 1.0f, 0.0f, 1, 1 },

@@ -9,14 +9,13 @@
  * (gemm_stream_k_runs) shares out what it should, and the model charges
  * its beta pass just where that plan shares a tail; a memory-bound
  * kernel's time follows its bytes; narrow rows cost a tiled kernel's
- * compute by the narrow operands' share of its loads; no kernel gets faster on a larger m, n
- * or k, but for the
- * known dips named below; half the SMs take about twice as long (a known
- * lack today); a kernel that runs a stack product by product pays a launch
- * a product.  The known dips and lacks are printed with their shapes on
- * every run, and one that no longer occurs fails, so that the list stays
- * what the model does.  Prints 'test_model: N passed, M failed; K known
- * lacks ...'. */
+ * compute by the narrow operands' share of its loads; no kernel gets
+ * faster on a larger m, n or k, but for the known dips named below; half
+ * the SMs take about twice as long (a known lack today); a kernel that
+ * runs a stack product by product pays a launch a product.  The known
+ * dips and lacks are printed with their shapes on every run, and one that
+ * no longer occurs fails, so that the list stays what the model does.
+ * Prints 'test_model: N passed, M failed; K known lacks ...'. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -64,9 +64,12 @@ const struct auto_rate auto_rates[] = {
     { "f16", "mma_tiny", 54.78, 0.0, 1.00, 1.00 },
     { "bf16", "mma_tiny", 53.17, 0.0, 1.00, 1.00 },
     { "bf16", "mma_sync", 456.39, 0.0, 1.00, 1.00 },
-    /* (mma_sync_128x128: mma_sync's figures, its warps' tile the same) */
+    /* (mma_sync_128x128, mma_sync_128x64: mma_sync's figures, their warps'
+     * tile the same) */
     { "f16", "mma_sync_128x128", 448.51, 0.0, 1.00, 1.00 },
     { "bf16", "mma_sync_128x128", 456.39, 0.0, 1.00, 1.00 },
+    { "f16", "mma_sync_128x64", 448.51, 0.0, 1.00, 1.00 },
+    { "bf16", "mma_sync_128x64", 456.39, 0.0, 1.00, 1.00 },
     { "bf16", "wgmma", 525.96, 0.0, 1.00, 1.00 },
     { "bf16", "wgmma_tma", 650.51, 0.0, 1.00, 1.00 },
     { "bf16", "wgmma_pipeline", 705.16, 0.0, 1.00, 1.00 },

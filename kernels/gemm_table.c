@@ -188,6 +188,10 @@
       "kernels/hgemm/hgemm_01_mma_sync.cu",                                                         \
       "mma_sync on a 128 x 128 tile of 4 warps, two blocks an SM: N of 128 or less, or a little past", \
       "Efficient GEMM in CUDA (CUTLASS), warp-level mma.sync")                                      \
+    X("mma_sync_128x64", hgemm, mma_sync_128x64, F16 | BF16, TC, 80, GEO(128, 64, 4, 128, SLICES, 512, 0), WS, CHECK, \
+      "kernels/hgemm/hgemm_01_mma_sync.cu",                                                         \
+      "mma_sync on a 128 x 64 tile of 2 warps, four blocks an SM: N of 64 or less",                 \
+      "Efficient GEMM in CUDA (CUTLASS), warp-level mma.sync")                                      \
     X("wgmma", hgemm, wgmma, F16 | BF16, SM90A, 90, GEO(128, 128, 1, 128, SLICES, 2048, 0), NO_WS, CHECK, \
       "kernels/hgemm/hgemm_02_wgmma.cu",                                                            \
       "Hopper warpgroup MMA (wgmma) from 128-byte swizzled shared tiles",                           \

@@ -11,8 +11,9 @@
  * stages' balanced slices (kernels/memory_bound/thin.cuh, thin_balance),
  * and with `splitk_64x128` and `splitk_32x128` among the candidates; the
  * float32 rows again with `splitk_128x64`.  A stage without rows (float16
- * `mma_sync_128x128`, added since) has no rate and is never picked;
- * `f16_thin`'s N path has run faster since its rows were recorded.
+ * `mma_sync_128x128` and `mma_sync_128x64`, added since) has no rate and
+ * is never picked; `f16_thin`'s N path and the `mma_sync` stages' 4-byte
+ * copies have run faster since their rows were recorded.
  *
  * Usage: test_replay [FILE] (default tests/data/replay-h100.csv); with
  * REPLAY_SHAPES set in the environment it lists the shapes whose pick ran

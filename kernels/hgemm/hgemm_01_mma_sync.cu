@@ -48,7 +48,8 @@
  *
  * Copies: 16 bytes (8 elements) where an operand's rows and its batch
  * stride are multiples of 8 elements and its base 16-byte aligned, 4 bytes
- * where even, and otherwise 2-byte loads through registers (odd K or N),
+ * where even (laid out over the lanes as whole stretches of rows:
+ * hmma_words), and otherwise 2-byte loads through registers (odd K or N),
  * issued after the tile's first k-step of mma.sync and stored to the slot
  * as 16-byte words before the barrier that publishes it.  Each operand
  * picks its path at launch.  Elements outside A or B land as zeros
@@ -61,13 +62,14 @@
  * stack of products takes blockIdx.y, in launches of at most 65535.
  *
  * ptxas (sm_90, CUDA 13.0): 234 registers, no spills (the other 17
- * instantiations, copy paths x f16/bf16, 234 to 252, none spill), 96 KiB of
+ * instantiations, copy paths x f16/bf16, 234 to 254, none spill), 96 KiB of
  * dynamic shared memory, one block of 256 threads per SM.  The SASS of the
  * main loop holds 64 HMMA.16816.F32 (.F32.BF16 for bfloat16) in 135
  * instructions per tile of 32 (47%): 8 LDSM.16.M88.4, 8 LDSM.16.MT88.4, 6
  * LDGSTS.128, one BAR.SYNC, the 3 never-executed LDS that ptxas puts before
  * LDGSTS and 45 others (addresses, predicates, cp.async groups, the
- * branch).  With 4-byte copies for both operands: 186 (24 LDGSTS.32); with
+ * branch).  With 4-byte copies for both operands: 231 (24 LDGSTS.32, each
+ * with its own shared address: a thread's copies are rows apart); with
  * 2-byte loads for both: about 450 (48 LDG.U16, 24 PRMT).
  *
  * mma_sync_128x128: the same warps' tiles, 2 x 2 of them on a block of
@@ -86,18 +88,33 @@
  * behind the stages").  The mma_sync kernels are the same code on the
  * other tile (their SASS unchanged by the template).
  *
+ * mma_sync_128x64: one column of the same warps' tiles, 2 of them on a
+ * block of 128 x 64 (2 warps, 48 KiB of ring, four blocks an SM), for an N
+ * of 64 or less over many rows: there the product is A read once, and the
+ * 128-column tile computed half padding with half the blocks in flight.
+ * A B whose rows are not 4-byte units (an odd N) is read from a padded
+ * copy made first (kernels/hgemm/hgemm_pad.cuh: B is the narrow operand,
+ * its copy small); A's rows must be 4-byte units or more (an even K): its
+ * 2-byte loads, 64 halves a thread, spilled 260 bytes.  ptxas: 246 to
+ * 255 registers over its 8 instantiations, none spill.  A tile of 32 takes
+ * 168 instructions (12 LDGSTS.128) with 16-byte copies, 347 (48
+ * LDGSTS.32) with 4-byte copies for both.  Where cuBLAS runs such shapes
+ * and how they compare: README, "Measurements behind the stages".
+ *
  * Follows "Efficient GEMM in CUDA" (CUTLASS): warp-level mma.sync tiles
  * fed by ldmatrix from a multi-stage cp.async ring in XOR-swizzled shared
  * memory; the PTX ISA's mma and ldmatrix.
  *
  * Run and checked by (a.npy and b.npy float16 or bfloat16):
  *   gemmcli mul a.npy b.npy -o c.npy --kernel mma_sync --verify --repeat 20
- *   gemmcli mul a.npy b.npy -o c.npy --kernel mma_sync_128x128 --verify --repeat 20 */
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel mma_sync_128x128 --verify --repeat 20
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel mma_sync_128x64 --verify --repeat 20 */
 #include <stdint.h>
 #include <stdio.h>
 
 #include "kernels/gemm.h"
 #include "kernels/common.cuh"
+#include "kernels/hgemm/hgemm_pad.cuh"
 #include "kernels/hgemm/hmma_mma.cuh"
 
 template <int BN, int MIN_BLOCKS>
@@ -107,8 +124,9 @@ struct hmma_tile {
     static constexpr int warps = warps_m * warps_n, threads = warps * 32;
     static constexpr int min_blocks = MIN_BLOCKS;
     /* Whether an operand may take 2-byte loads (odd K or odd N): not on
-     * the 128 x 128 tile (its check says why). */
-    static constexpr bool byte_loads = BN == 256;
+     * the smaller tiles (their checks say why).  The 128 x 64 tile reads
+     * a B of odd rows from a padded copy (hmma_launch). */
+    static constexpr bool byte_loads = BN == 256, pad_b = BN == 64;
     /* A warp's piece of C, in m16n8 tiles, and the k-steps of a tile. */
     static constexpr int wm = bm / warps_m, wn = bn / warps_n;
     static constexpr int mt = wm / 16, nt = wn / 8, ksteps = bk / 16;
@@ -134,9 +152,10 @@ struct hmma_tile {
     static_assert(stages >= 2, "a pipeline needs at least two stages");
 };
 
-/* mma_sync's tile, and mma_sync_128x128's. */
+/* mma_sync's tile, mma_sync_128x128's and mma_sync_128x64's. */
 typedef hmma_tile<256, 1> hmma_cfg;
 typedef hmma_tile<128, 2> hmma_128x128_cfg;
+typedef hmma_tile<64, 4> hmma_128x64_cfg;
 
 /* Byte offset in a stage of unit c (halves 8c..8c+7 of k) of row r of A's
  * tile, and of unit c (halves 8c..8c+7 of n) of row r (a k) of B's tile:
@@ -200,7 +219,8 @@ static constexpr bool hmma_steps_hold(void)
         }
     return true;
 }
-static_assert(hmma_steps_hold<hmma_cfg>() && hmma_steps_hold<hmma_128x128_cfg>(),
+static_assert(hmma_steps_hold<hmma_cfg>() && hmma_steps_hold<hmma_128x128_cfg>() &&
+                  hmma_steps_hold<hmma_128x64_cfg>(),
               "swizzled offsets move by constant steps");
 
 struct hmma_args {
@@ -278,65 +298,133 @@ static __device__ __forceinline__ void hmma_tile_of(int id, int tiles_m, int til
     *tn = in_band / rows;
 }
 
-/* One thread's copies of a tile: A rows tid / 4 + 64 q (q < 2), unit tid %
- * 4; B rows tid / 32 + 8 q (q < 4), unit tid % 32.  A warp reads 8 rows x
- * 64 bytes of A and one 512-byte row of B per copy.  AMODE and BMODE are
- * the operands' copy sizes in bytes: 16, 4, or 2 (loads through
- * registers). */
+/* Where a thread's 4-byte copies of a tile go: word w = tid % WORDS
+ * (halves 2w, 2w + 1) of rows tid / WORDS + ROWS j, ROWS = threads /
+ * WORDS, so that a warp's copy reads whole stretches of rows (A: two rows
+ * of 64 bytes; B: 128 bytes of one row).  With the lanes 16 bytes apart,
+ * as the 16-byte copies have them, a warp's copy of 4 bytes a lane touched
+ * 16 sectors and used a quarter of each, and L1 was the limit (README,
+ * "Measurements behind the stages").  The 2-byte loads keep the 16-byte
+ * chunks: a word at a time they took four times the stores, and ran
+ * slower.  The swizzle repeats every PERIOD of a thread's rows: its
+ * offsets are PERIOD constants and steps. */
+template <class C, int WORDS, int ROW_BYTES, int BASE, int SWZ_SHIFT, int SWZ_MASK>
+struct hmma_words {
+    static constexpr int rows_apart = C::threads / WORDS;
+    static constexpr int period = 8 / (rows_apart % 8 == 0 ? 8 : rows_apart % 4 == 0 ? 4
+                                                              : rows_apart % 2 == 0 ? 2 : 1);
+    static_assert(C::threads % WORDS == 0 && WORDS % 4 == 0, "whole rows of whole units a copy");
+    static_assert(period * rows_apart % 8 == 0, "the swizzle repeats every period");
+
+    static __host__ __device__ constexpr int unit(int r, int w)
+    {
+        return BASE + r * ROW_BYTES + 16 * ((w / 4) ^ (r >> SWZ_SHIFT & SWZ_MASK)) + 4 * (w % 4);
+    }
+
+    /* Offset of copy j from the thread's offsets of copies 0 .. period - 1. */
+    static __device__ __forceinline__ unsigned at(const unsigned (&first)[period], int j)
+    {
+        return first[j % period] + (unsigned)(j / period * period * rows_apart * ROW_BYTES);
+    }
+};
+
+/* One thread's copies of a tile.  16-byte copies: A rows tid / 4 + 64 q
+ * (q < 2), unit tid % 4; B rows tid / 32 + 8 q (q < 4), unit tid % 32; a
+ * warp reads 8 rows x 64 bytes of A and one 512-byte row of B per copy.
+ * 2-byte loads through registers take the same chunks, 8 loads each;
+ * 4-byte copies go as hmma_words lays them.  AMODE and BMODE are the
+ * operands' copy sizes in bytes: 16, 4, or 2. */
 template <class C, int AMODE, int BMODE>
 struct hmma_loader {
-    const uint16_t *a_src, *b_src;   /* chunk 0 of the next tile */
-    size_t a_apart, b_apart;         /* elements between a thread's chunks */
+    typedef hmma_words<C, C::bk / 2, C::a_row, 0, 1, 3> aw;
+    typedef hmma_words<C, C::bn / 2, C::b_row, C::a_bytes, 0, 7> bw;
+    static constexpr int a_copies = AMODE == 4 ? C::bm / aw::rows_apart : C::a_chunks;
+    static constexpr int b_copies = BMODE == 4 ? C::bk / bw::rows_apart : C::b_chunks;
+    static constexpr int a_held_n = AMODE == 2 ? a_copies : 1;
+    static constexpr int b_held_n = BMODE == 2 ? b_copies : 1;
+    static constexpr int a_period = AMODE == 4 ? aw::period : 1;
+    static constexpr int b_period = BMODE == 4 ? bw::period : 1;
+
+    const uint16_t *a_src, *b_src;   /* copy 0 of the next tile */
+    size_t a_apart, b_apart;         /* elements between a thread's copies */
     size_t b_tile;                   /* elements between B's tiles: bk * N */
-    unsigned a_dst, b_dst;           /* chunk 0's byte offsets in a stage */
-    int a_rows_ok;                   /* bit q: the row of A chunk q exists */
-    int a_left;                      /* K - k of the A chunks' first half */
-    int b_left;                      /* K - k of B chunk 0's row */
-    int b_cols;                      /* halves of a B chunk inside N, 0..8 */
-    unsigned short a_held[C::a_chunks][8], b_held[C::b_chunks][8];
+    unsigned a_dst[a_period], b_dst[b_period];   /* byte offsets in a stage */
+    int a_rows;                      /* chunks: bit q, whether chunk q's row exists;
+                                        words: rows of A from the thread's first */
+    int a_left;                      /* K - k of the thread's first value of A */
+    int b_left;                      /* K - k of the thread's first row of B */
+    int b_cols;                      /* values of B's row from the thread's first, 0..8 */
+    unsigned short a_held[a_held_n][AMODE == 2 ? 8 : 1];
+    unsigned short b_held[b_held_n][BMODE == 2 ? 8 : 1];
 
     __host__ __device__ __forceinline__ hmma_loader(const uint16_t *a, const uint16_t *b, int m,
                                                     int n, int k, int lda, int ldb, int bm0,
                                                     int bn0, int tid)
     {
-        int a_r = tid / C::a_units, a_c = tid % C::a_units;
-        int b_r = tid / C::b_units, b_c = tid % C::b_units;
-        a_rows_ok = 0;
-        for (int q = 0; q < C::a_chunks; q++)
-            a_rows_ok |= (int)(a_r + q * C::a_rows_apart < m - bm0) << q;
-        /* A row past M is never read; chunk 0 points at the tile's first
-         * row then (the others are a_apart further, never read either). */
-        a_src = a + (size_t)(bm0 + (a_rows_ok & 1 ? a_r : 0)) * lda + 8 * a_c;
-        a_apart = (size_t)C::a_rows_apart * lda;
-        a_dst = hmma_a_unit<C>(a_r, a_c);
-        a_left = k - 8 * a_c;
-        int cols = n - bn0 - 8 * b_c;
-        b_cols = cols < 0 ? 0 : cols > 8 ? 8 : cols;
-        b_src = b + (size_t)b_r * ldb + bn0 + (b_cols > 0 ? 8 * b_c : 0);
-        b_apart = (size_t)C::b_rows_apart * ldb;
+        if constexpr (AMODE != 4) {
+            int a_r = tid / C::a_units, a_c = tid % C::a_units;
+            a_rows = 0;
+            for (int q = 0; q < C::a_chunks; q++)
+                a_rows |= (int)(a_r + q * C::a_rows_apart < m - bm0) << q;
+            /* A row past M is never read; chunk 0 points at the tile's
+             * first row then (the others are a_apart further, never read
+             * either). */
+            a_src = a + (size_t)(bm0 + (a_rows & 1 ? a_r : 0)) * lda + 8 * a_c;
+            a_apart = (size_t)C::a_rows_apart * lda;
+            a_dst[0] = hmma_a_unit<C>(a_r, a_c);
+            a_left = k - 8 * a_c;
+        } else {
+            int r = tid / (C::bk / 2), w = tid % (C::bk / 2);
+            a_rows = m - bm0 - r;
+            a_src = a + (size_t)(bm0 + (a_rows > 0 ? r : 0)) * lda + 2 * w;
+            a_apart = (size_t)aw::rows_apart * lda;
+            for (int j = 0; j < a_period; j++)
+                a_dst[j] = aw::unit(r + j * aw::rows_apart, w);
+            a_left = k - 2 * w;
+        }
+        if constexpr (BMODE != 4) {
+            int b_r = tid / C::b_units, b_c = tid % C::b_units;
+            int cols = n - bn0 - 8 * b_c;
+            b_cols = cols < 0 ? 0 : cols > 8 ? 8 : cols;
+            b_src = b + (size_t)b_r * ldb + bn0 + (b_cols > 0 ? 8 * b_c : 0);
+            b_apart = (size_t)C::b_rows_apart * ldb;
+            b_dst[0] = hmma_b_unit<C>(b_r, b_c);
+            b_left = k - b_r;
+        } else {
+            int r = tid / (C::bn / 2), w = tid % (C::bn / 2);
+            int cols = n - bn0 - 2 * w;
+            b_cols = cols < 0 ? 0 : cols > 2 ? 2 : cols;
+            b_src = b + (size_t)r * ldb + bn0 + (b_cols > 0 ? 2 * w : 0);
+            b_apart = (size_t)bw::rows_apart * ldb;
+            for (int j = 0; j < b_period; j++)
+                b_dst[j] = bw::unit(r + j * bw::rows_apart, w);
+            b_left = k - r;
+        }
         b_tile = (size_t)C::bk * ldb;
-        b_dst = hmma_b_unit<C>(b_r, b_c);
-        b_left = k - b_r;
     }
 
-    /* Chunk q of the next tile: where it is read from and stored to (byte
-     * offset in a stage), and whether the copy (of AMODE or BMODE bytes)
-     * that holds its element e reads memory: the copy's first element is
-     * inside the operand. */
+    /* Copy q of the next tile: where it is read from and stored to (byte
+     * offset in a stage), and whether the copy that holds its element e
+     * reads memory: the copy's first element is inside the operand. */
     __host__ __device__ __forceinline__ const uint16_t *a_from(int q) const
     {
         return a_src + q * a_apart;
     }
 
-    __host__ __device__ __forceinline__ unsigned a_to(int q) const
+    __device__ __forceinline__ unsigned a_to(int q) const
     {
-        return a_dst + q * C::a_rows_apart * C::a_row;
+        if constexpr (AMODE != 4)
+            return a_dst[0] + q * C::a_rows_apart * C::a_row;
+        else
+            return aw::at(a_dst, q);
     }
 
     __host__ __device__ __forceinline__ bool a_reads(int q, int e) const
     {
-        int first = e / (AMODE / 2) * (AMODE / 2);
-        return (a_rows_ok >> q & 1) && a_left > first;
+        if constexpr (AMODE != 4)
+            return (a_rows >> q & 1) && a_left > e;
+        else
+            return q * aw::rows_apart < a_rows && a_left > 0;
     }
 
     __host__ __device__ __forceinline__ const uint16_t *b_from(int q) const
@@ -344,29 +432,32 @@ struct hmma_loader {
         return b_src + q * b_apart;
     }
 
-    __host__ __device__ __forceinline__ unsigned b_to(int q) const
+    __device__ __forceinline__ unsigned b_to(int q) const
     {
-        return b_dst + q * C::b_rows_apart * C::b_row;
+        if constexpr (BMODE != 4)
+            return b_dst[0] + q * C::b_rows_apart * C::b_row;
+        else
+            return bw::at(b_dst, q);
     }
 
     __host__ __device__ __forceinline__ bool b_reads(int q, int e) const
     {
-        int first = e / (BMODE / 2) * (BMODE / 2);
-        return b_left > q * C::b_rows_apart && b_cols > first;
+        if constexpr (BMODE != 4)
+            return b_left > q * C::b_rows_apart && b_cols > e;
+        else
+            return b_left > q * bw::rows_apart && b_cols > 0;
     }
 
     /* Starts the copies of the next tile into the stage at shared address
-     * `stage`, or the loads of its 2-byte chunks. */
+     * `stage`, or the loads of its 2-byte values. */
     __device__ __forceinline__ void issue(unsigned stage)
     {
 #pragma unroll
-        for (int q = 0; q < C::a_chunks; q++) {
+        for (int q = 0; q < a_copies; q++) {
             if constexpr (AMODE == 16) {
                 hmma_cp16(stage + a_to(q), a_from(q), a_reads(q, 0));
             } else if constexpr (AMODE == 4) {
-#pragma unroll
-                for (int e = 0; e < 8; e += 2)
-                    hmma_cp4(stage + a_to(q) + 2 * e, a_from(q) + e, a_reads(q, e));
+                hmma_cp4(stage + a_to(q), a_from(q), a_reads(q, 0));
             } else {
 #pragma unroll
                 for (int e = 0; e < 8; e++)
@@ -374,13 +465,11 @@ struct hmma_loader {
             }
         }
 #pragma unroll
-        for (int q = 0; q < C::b_chunks; q++) {
+        for (int q = 0; q < b_copies; q++) {
             if constexpr (BMODE == 16) {
                 hmma_cp16(stage + b_to(q), b_from(q), b_reads(q, 0));
             } else if constexpr (BMODE == 4) {
-#pragma unroll
-                for (int e = 0; e < 8; e += 2)
-                    hmma_cp4(stage + b_to(q) + 2 * e, b_from(q) + e, b_reads(q, e));
+                hmma_cp4(stage + b_to(q), b_from(q), b_reads(q, 0));
             } else {
 #pragma unroll
                 for (int e = 0; e < 8; e++)
@@ -400,12 +489,12 @@ struct hmma_loader {
     {
         if constexpr (AMODE == 2) {
 #pragma unroll
-            for (int q = 0; q < C::a_chunks; q++)
+            for (int q = 0; q < a_copies; q++)
                 hmma_st16(stage + a_to(q), pack(a_held[q]));
         }
         if constexpr (BMODE == 2) {
 #pragma unroll
-            for (int q = 0; q < C::b_chunks; q++)
+            for (int q = 0; q < b_copies; q++)
                 hmma_st16(stage + b_to(q), pack(b_held[q]));
         }
     }
@@ -720,9 +809,26 @@ static cudaError_t hmma_launch(const struct hgemm_problem *p, const struct launc
     args.tiles_n = (int)tiles_n;
     args.c_vec = p->n % 2 == 0 && sc % 2 == 0 && (uintptr_t)p->c % 8 == 0;
     int amode = hmma_mode(p->a, p->lda, sa), bmode = hmma_mode(p->b, p->ldb, sb);
-    if (p->bf16)
-        return hmma_run_ab<C, true>(args, amode, bmode, batch, env->stream);
-    return hmma_run_ab<C, false>(args, amode, bmode, batch, env->stream);
+    void *buf = NULL;
+    if (C::pad_b && bmode == 2 && p->k > 0) {
+        struct hpad_operand a, b;
+        hpad_plan(&a, p->a, p->m, p->k, p->lda, batch, sa, 1);   /* (never copied) */
+        hpad_plan(&b, p->b, p->k, p->n, p->ldb, batch, sb, 2);
+        cudaError_t err = hpad_stage(&a, &b, &buf, env->stream);
+        if (err != cudaSuccess) {
+            if (buf)
+                cudaFreeAsync(buf, env->stream);
+            return err;
+        }
+        args.p.b = b.base;
+        args.p.ldb = (int)b.ld;
+        args.p.stride_b = b.stride;
+        bmode = hmma_mode(b.base, (int)b.ld, b.stride);
+    }
+    cudaError_t err = p->bf16 ? hmma_run_ab<C, true>(args, amode, bmode, batch, env->stream)
+                              : hmma_run_ab<C, false>(args, amode, bmode, batch, env->stream);
+    cudaError_t free_err = buf ? cudaFreeAsync(buf, env->stream) : cudaSuccess;
+    return err != cudaSuccess ? err : free_err;
 }
 
 extern "C" cudaError_t hgemm_mma_sync_launch(const struct hgemm_problem *p,
@@ -760,4 +866,37 @@ extern "C" cudaError_t hgemm_mma_sync_128x128_attr(struct kernel_attr *out)
 {
     return kernel_attr_of(hgemm_mma_sync_kernel<hmma_128x128_cfg, false, 16, 16>,
                           hmma_128x128_cfg::threads, hmma_128x128_cfg::smem, out);
+}
+
+extern "C" int hgemm_mma_sync_128x64_check(const struct gemm_problem *p, char *why, size_t n)
+{
+    long long sa = p->batch > 1 ? p->stride_a : 0;
+    if (hmma_mode((const uint16_t *)p->a, (int)p->lda, sa) == 2) {
+        snprintf(why, n, "mma_sync_128x64 needs rows of A in 4-byte units (an even K, and a "
+                 "base to match); mma_sync takes the others");
+        return 0;
+    }
+    return 1;
+}
+
+/* The padded copy of a B whose rows are not 4-byte units (hmma_launch). */
+extern "C" size_t hgemm_mma_sync_128x64_workspace(const struct gemm_problem *p)
+{
+    if (p->m < 1 || p->n < 1 || p->k < 1)
+        return 0;
+    struct hpad_operand b;
+    hpad_plan(&b, p->b, p->k, p->n, p->ldb, p->batch, p->stride_b, 2);
+    return hpad_copy_bytes(&b);
+}
+
+extern "C" cudaError_t hgemm_mma_sync_128x64_launch(const struct hgemm_problem *p,
+                                                    const struct launch_env *env)
+{
+    return hmma_launch<hmma_128x64_cfg>(p, env);
+}
+
+extern "C" cudaError_t hgemm_mma_sync_128x64_attr(struct kernel_attr *out)
+{
+    return kernel_attr_of(hgemm_mma_sync_kernel<hmma_128x64_cfg, false, 16, 16>,
+                          hmma_128x64_cfg::threads, hmma_128x64_cfg::smem, out);
 }

@@ -8,11 +8,8 @@
  * Every shape.  A tensor map needs 16-byte rows (lda and ldb multiples of
  * 8 values), a 16-byte aligned base and matrices a multiple of 16 bytes
  * apart.  An operand that misses any of these is copied first, stream
- * ordered, into a buffer from the stream's pool (cudaMallocAsync): rows of
- * round_up(cols, 8) values, matrices packed one after the other, by one
- * launch of persist_pad_kernel for the stack (also where its matrices
- * overlap: the slices of K that gemm_run_hgemm hands over), one matrix
- * for a broadcast operand.  The pad columns hold zeros and are never
+ * ordered, by one launch of hpad_kernel for the stack
+ * (kernels/hgemm/hgemm_pad.cuh).  The pad columns hold zeros and are never
  * read: the map still says `cols`, so the copy engine fills zeros past
  * them as it does past any edge.  The buffer goes
  * back to the pool after the launch, on the same stream.  K = 0 makes no
@@ -41,6 +38,7 @@
 #include <string.h>
 
 #include "kernels/hgemm/hgemm_hopper.cuh"
+#include "kernels/hgemm/hgemm_pad.cuh"
 
 /* The tile, the ring and the roles, as warp_specialized has them. */
 struct persist_cfg {
@@ -232,62 +230,15 @@ static __device__ __forceinline__ void persist_store_rows(const float (&acc)[128
 
 /* ---- host ---- */
 
-/* How an operand (a stack of rows x cols matrices) reaches its tensor map:
- * in place, or through a padded copy. */
-struct persist_operand {
-    const uint16_t *src;      /* the caller's operand */
-    long long src_ld, src_stride;
-    long long rows, cols;
-    long long count;          /* matrices the map spans: the stack's, or 1 (broadcast) */
-    int copy;                 /* 1: the map reads a padded copy */
-    const uint16_t *base;     /* what the map reads (the copy, once made) */
-    long long ld, stride;     /* its row and matrix strides, in values */
-};
-
-static inline void persist_plan(struct persist_operand *o, const void *base, long long rows,
-                                long long cols, long long ld, long long batch,
-                                long long stride)
-{
-    o->src = (const uint16_t *)base;
-    o->src_ld = ld;
-    o->rows = rows;
-    o->cols = cols;
-    o->count = batch > 1 && stride != 0 ? batch : 1;
-    o->src_stride = o->count > 1 ? stride : 0;
-    o->copy = ld % 8 != 0 || (uintptr_t)base % 16 != 0 || o->src_stride % 8 != 0;
-    o->base = o->src;
-    o->ld = o->copy ? (cols + 7) / 8 * 8 : ld;
-    o->stride = o->copy && o->count > 1 ? rows * o->ld : o->src_stride;
-}
-
-/* Bytes of the operand's copy (0: read in place). */
-static inline size_t persist_copy_bytes(const struct persist_operand *o)
-{
-    return o->copy ? (size_t)o->count * (size_t)o->rows * (size_t)o->ld * 2 : 0;
-}
-
-enum {
-    PERSIST_COPY_ALIGN = 256,     /* B's copy after A's in one buffer */
-    PERSIST_MAX_BLOCKS = 1 << 16  /* more than any GPU's SMs */
-};
-
-static inline size_t persist_buffer_bytes(const struct persist_operand *a,
-                                          const struct persist_operand *b, size_t *b_offset)
-{
-    size_t ba = persist_copy_bytes(a), bb = persist_copy_bytes(b);
-    *b_offset = (ba + PERSIST_COPY_ALIGN - 1) / PERSIST_COPY_ALIGN * PERSIST_COPY_ALIGN;
-    return bb ? *b_offset + bb : ba;
-}
-
 /* The plans of a product's A (m x k) and B (k x n). */
-static inline void persist_plan_problem(struct persist_operand *a, struct persist_operand *b,
+static inline void persist_plan_problem(struct hpad_operand *a, struct hpad_operand *b,
                                         const void *pa, const void *pb, long long m,
                                         long long n, long long k, long long lda,
                                         long long ldb, long long batch, long long stride_a,
                                         long long stride_b)
 {
-    persist_plan(a, pa, m, k, lda, batch, stride_a);
-    persist_plan(b, pb, k, n, ldb, batch, stride_b);
+    hpad_plan(a, pa, m, k, lda, batch, stride_a, 8);
+    hpad_plan(b, pb, k, n, ldb, batch, stride_b, 8);
 }
 
 /* The stages' only condition (the registry checks the device: their rows
@@ -297,7 +248,7 @@ static inline int persist_check(const struct gemm_problem *p, char *why, size_t 
 {
     if (p->m < 1 || p->n < 1 || p->k < 1)
         return 1;
-    struct persist_operand a, b;
+    struct hpad_operand a, b;
     persist_plan_problem(&a, &b, p->a, p->b, p->m, p->n, p->k, p->lda, p->ldb, p->batch,
                          p->stride_a, p->stride_b);
     const long long limit = 1ll << 39;
@@ -316,94 +267,14 @@ static inline size_t persist_workspace(const struct gemm_problem *p)
 {
     if (p->m < 1 || p->n < 1 || p->k < 1)
         return 0;
-    struct persist_operand a, b;
+    struct hpad_operand a, b;
     size_t b_offset;
     persist_plan_problem(&a, &b, p->a, p->b, p->m, p->n, p->k, p->lda, p->ldb, p->batch,
                          p->stride_a, p->stride_b);
-    return persist_buffer_bytes(&a, &b, &b_offset);
+    return hpad_buffer_bytes(&a, &b, &b_offset);
 }
 
-/* The padded copy: `count` matrices of rows x cols 16-bit values, rows
- * src_ld apart and matrices src_stride apart, into rows ld apart (a
- * multiple of 8) and matrices stride apart, zeros past cols.  A thread
- * writes one 16-byte unit of a row from eight 2-byte loads (the source's
- * rows are not 16-byte units, or it would not be copied).  A block is
- * blockDim.x units wide (as many as a row has, rounded up to a power of 2,
- * at most 256) and blockDim.y rows tall, and walks rows in steps of the
- * grid's, one division a row to find its matrix: a narrow A (K = 13, 2
- * units a row) used to take a 256-thread block a row, 254 of them idle,
- * and 10.4 us for 3691 rows (NVIDIA H200, 2026-11-26, ncu).  In place of
- * the copy engine's 2-D copy, it took float16 4097^3 from 211% to 229% of
- * GemmEx for persistent and from 248% to 264% for cluster_multicast
- * (gemmcli bench, cuBLAS in each run; NVIDIA H200, 2026-11-26). */
-static __global__ void persist_pad_kernel(const uint16_t *__restrict__ src, long long src_ld,
-                                          long long src_stride, uint16_t *__restrict__ dst,
-                                          long long ld, long long stride, long long rows,
-                                          long long cols, long long count)
-{
-    long long units = ld / 8, all_rows = rows * count;
-    for (long long row = (long long)blockIdx.y * blockDim.y + threadIdx.y; row < all_rows;
-         row += (long long)gridDim.y * blockDim.y) {
-        long long mat = row / rows, r = row - mat * rows;
-        const uint16_t *s = src + mat * src_stride + r * src_ld;
-        uint16_t *d = dst + mat * stride + r * ld;
-        for (long long u = blockIdx.x * (long long)blockDim.x + threadIdx.x; u < units;
-             u += (long long)gridDim.x * blockDim.x) {
-            long long c = u * 8;
-            uint32_t w[4];
-#pragma unroll
-            for (int j = 0; j < 4; j++) {
-                uint32_t lo = c + 2 * j < cols ? s[c + 2 * j] : 0;
-                uint32_t hi = c + 2 * j + 1 < cols ? s[c + 2 * j + 1] : 0;
-                w[j] = lo | hi << 16;
-            }
-            *reinterpret_cast<uint4 *>(d + c) = make_uint4(w[0], w[1], w[2], w[3]);
-        }
-    }
-}
-
-/* The padded copy of `o` at `dst`, stream ordered. */
-static inline cudaError_t persist_copy(struct persist_operand *o, uint16_t *dst,
-                                       cudaStream_t stream)
-{
-    const int threads = 256;
-    long long units = o->ld / 8, all_rows = o->rows * o->count;
-    o->base = dst;
-    if (units == 0 || all_rows == 0)
-        return cudaSuccess;
-    int tx = 1;
-    while (tx < threads && tx < units)
-        tx *= 2;
-    dim3 block((unsigned)tx, (unsigned)(threads / tx));
-    long long gx = (units + tx - 1) / tx, gy = (all_rows + block.y - 1) / block.y;
-    dim3 grid((unsigned)(gx < 64 ? gx : 64), (unsigned)(gy < 65535 ? gy : 65535));
-    persist_pad_kernel<<<grid, block, 0, stream>>>(o->src, o->src_ld, o->src_stride, dst, o->ld,
-                                                   o->count > 1 ? o->stride : 0, o->rows,
-                                                   o->cols, o->count);
-    return cudaGetLastError();
-}
-
-/* Makes the copies the plans ask for into one buffer from the stream's
- * pool (*buf, NULL when none is needed; the caller frees it on the same
- * stream, also after an error). */
-static inline cudaError_t persist_stage(struct persist_operand *a, struct persist_operand *b,
-                                        void **buf, cudaStream_t stream)
-{
-    size_t b_offset, bytes = persist_buffer_bytes(a, b, &b_offset);
-    *buf = NULL;
-    if (bytes == 0)
-        return cudaSuccess;
-    cudaError_t err = cudaMallocAsync(buf, bytes, stream);
-    if (err != cudaSuccess) {
-        *buf = NULL;
-        return err;
-    }
-    if (a->copy)
-        err = persist_copy(a, (uint16_t *)*buf, stream);
-    if (err == cudaSuccess && b->copy)
-        err = persist_copy(b, (uint16_t *)((char *)*buf + b_offset), stream);
-    return err;
-}
+enum { PERSIST_MAX_BLOCKS = 1 << 16 };   /* more than any GPU's SMs */
 
 /* The part of the two launchers that is the same: the arguments, the
  * copies, the maps of A (128 x 64 boxes) and B (64 x 64), then
@@ -430,10 +301,10 @@ static inline cudaError_t persist_run(const struct hgemm_problem *p, int pair,
     memset(&map_b, 0, sizeof map_b);
     void *buf = NULL;
     if (q.k > 0) {
-        struct persist_operand a, b;
+        struct hpad_operand a, b;
         persist_plan_problem(&a, &b, q.a, q.b, q.m, q.n, q.k, q.lda, q.ldb, q.batch,
                              q.stride_a, q.stride_b);
-        err = persist_stage(&a, &b, &buf, stream);
+        err = hpad_stage(&a, &b, &buf, stream);
         CUtensorMapDataType type = hopper_elem<T>::tma_type;
         if (err == cudaSuccess)
             err = hopper_tensor_map(&map_a, type, a.base, a.rows, a.cols, a.ld, a.count,

@@ -139,7 +139,11 @@ int select_gemm_kernel(const char *name, const struct matmul_plan *plan, int cc,
         double convert_ms = select_convert_ms(plan, s, 1);
         for (size_t j = 0; j < gemm_kernel_count; j++) {
             const struct gemm_kernel *k = &gemm_kernels[j];
-            if (!select_auto_candidate(k->flags) || !gemm_can_implement(k, &p, why, sizeof why))
+            /* (the signature first: most kernels are another family's, and
+             * gemm_can_implement's reasons, formatted and dropped, were
+             * most of the choice's time) */
+            if (!(k->sigs & (1u << s)) || !select_auto_candidate(k->flags) ||
+                !gemm_can_implement(k, &p, why, sizeof why))
                 continue;
             double ms = model_estimate(k, &p, sm_count).ms + convert_ms;
             if (ms < pick_ms) {

@@ -77,7 +77,7 @@
  * or less, or a little past a multiple of 128, where the 256-column tile
  * computes mostly padding (N = 122: 122 columns of 256), and for the
  * operands that the Hopper stages copy first (rows not whole 16-byte
- * units).  ptxas: 242 to 254 registers over its 8 instantiations (16- and
+ * units).  ptxas: 244 to 254 registers over its 8 instantiations (16- and
  * 4-byte copies x f16/bf16), none spill; two blocks of 128 threads and
  * 64 KiB an SM.  It takes rows of A and B in 4-byte units or more (an even K
  * and an even N): a thread copies 8 chunks of a tile where mma_sync's

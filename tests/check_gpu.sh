@@ -16,9 +16,10 @@
 #                         small shapes, the whole bench, a 200-shape sweep
 #                         and the accuracy study
 #
-# The correctness steps run in two lanes side by side (the kernel tests and
-# sanitizers; the CLI); the timed steps run alone afterwards, so that no
-# other work shares the GPU while they measure.
+# The correctness steps run in three lanes side by side (the kernel tests,
+# sanitizers and tiles; the CLI; the ranks and the tuner); the timed steps
+# run alone afterwards, so that no other work shares the GPU while they
+# measure.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 part=${1:-quick}
@@ -69,10 +70,18 @@ lane_kernels() {
     step k racecheck 200 $RACECHECK $B/gpu_kernels --once
     step k memcheck-peel 60 $MEMCHECK $B/gpu_kernels --type f32 --kernel edge_peel \
         --shape 2183x2056x77
-    # mul as MPI ranks, each on a GPU (sharing the GPUs there are); here to
-    # even out the two lanes.
+    # Tiles beyond device memory, through the CLI; here to even out the
+    # lanes.
     step k calibrate 60 ./gemmcli tune --calibrate
-    step k mpi-gpu 180 python3 tests/mpi_test.py ./gemmcli --gpu
+    step k tiled 150 python3 tests/tiled_gpu.py ./gemmcli
+}
+
+# mul as MPI ranks, each on a GPU (sharing the GPUs there are), and the
+# tuner.
+lane_ranks() {
+    step m calibrate 60 ./gemmcli tune --calibrate
+    step m mpi-gpu 180 python3 tests/mpi_test.py ./gemmcli --gpu
+    step m tune-gpu 90 python3 tests/tune_gpu.py ./gemmcli
 }
 
 # The CLI: the host tests again with a device present, then the GPU's own.
@@ -81,8 +90,6 @@ lane_cli() {
     step c cli 120 python3 tests/cli_test.py ./gemmcli
     step c hostile 90 python3 tests/hostile.py ./gemmcli
     step c cli-gpu 180 python3 tests/cli_gpu.py ./gemmcli
-    step c tiled 150 python3 tests/tiled_gpu.py ./gemmcli
-    step c tune-gpu 90 python3 tests/tune_gpu.py ./gemmcli
     # The tuner: every f32 candidate on its own operands and scratch C,
     # ragged stack.
     step c memcheck-tune 90 $MEMCHECK ./gemmcli tune 2x97x83x71
@@ -117,9 +124,10 @@ case $part in
 quick)
     lane_kernels &
     lane_cli &
+    lane_ranks &
     wait
     lane_timed_quick
-    lanes="k c t"
+    lanes="k c m t"
     ;;
 full-kernels)
     # Every shape of every table; the sanitizers over the small ones.

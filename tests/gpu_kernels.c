@@ -261,6 +261,13 @@ static const struct mul_case gemv_cases[] = {
     { 1, 7, 1, 9, 1.0f, 0.0f, 0, 1 },
     { 1, 1, 3, 1001, 1.0f, 0.0f, 0, 1 },
     { 1, 1, 35, 60370, 1.0f, 0.5f, 0, 1 },
+    /* B of a few columns: a warp's lanes split the rows too (8 columns
+     * over 35101, every lane along K in float16, in slices; 12 columns, 4
+     * or 8 lanes a column, on a stack with beta; 4 columns in one slice,
+     * a step and a ragged rest) */
+    { 1, 1, 8, 35101, 1.0f, 0.0f, 0, 1 },
+    { 3, 1, 12, 5003, 0.5f, 0.5f, 1, 1 },
+    { 1, 1, 4, 1000, 1.0f, 0.0f, 0, 1 },
     { 1, 1, 1, 4000003, 1.0f, 0.0f, 0, 0 },
     { 100, 1, 512, 512, 1.0f, 0.0f, 0, 0 },
     { 1000, 1, 512, 512, 1.0f, 0.0f, 2, 0 },

@@ -48,7 +48,13 @@
  * by the 1/64 alone, and takes 42 slices of 24, 3 steps a thread; the
  * README gives the times).  The cap of 256 keeps a few columns over a
  * huge K in the slices 1/64 of B gives (1x46x52479: 386 in float16; the
- * 1 MiB alone made 2187, which lost to 386).
+ * 1 MiB alone made 2187, which lost to 386).  A B of at most 16 threads'
+ * columns (1 x 8 in float16 is one thread's 16 bytes) would leave most of
+ * a warp idle and each lane a long chain of loads down K: there the
+ * warp's other lanes take rows too, 32 / 2^ceil(log2(threads)) of them
+ * along K, so that a warp's load is whole rows of B, and the lanes of a
+ * column add their sums by shuffles in a fixed order (gemv_cols_lanes);
+ * such a slice holds GEMV_MIN_K rows a lane.
  *
  * Slices.  A split K writes one slab of partial sums per slice.  Where
  * the sum is small, the launch adds them itself (join.cuh): the last warp
@@ -244,6 +250,7 @@ struct gemv_args {
     long long batch, stride_a, stride_b, stride_c;
     int slices, slice;              /* K's slices (cols: blockIdx.y), values of k in each */
     int col_blocks;                 /* cols: blocks of columns per product */
+    int k_lanes;                    /* cols: lanes of a warp along K (1: a thread a column) */
     typename E::acc *partial;       /* the slices' slabs; NULL: one slice, into C */
     unsigned *tickets;              /* the join's (join.cuh), where this launch joins */
     int group;                      /* its slices a ticket; 0: a second launch joins */
@@ -392,9 +399,69 @@ static __device__ __forceinline__ void gemv_cols_step(const gemv_args<E> &p, lon
                     z * p.n + j + i, z, j + i, s[i]);
 }
 
-/* Cols: C[z][j..j+W) = alpha (a_z B_z)[j..j+W) + beta C0, or the slice's
- * partials, a thread per W columns. */
+/* The same for a B of at most 16 threads' columns (p.k_lanes > 1), by a
+ * warp whose lanes also split the slice's rows: lane l takes columns
+ * (l mod 32 / k_lanes) W on and rows k0 + l / (32 / k_lanes), k_lanes
+ * apart, so that a warp's loads of B are k_lanes whole rows; the lanes of
+ * a column then add their sums by shuffles in a fixed order.  Every lane
+ * of the warp comes here (the shuffles), those past N with nothing to
+ * load. */
 template <typename E, int W, int U>
+static __device__ __forceinline__ void gemv_cols_lanes(const gemv_args<E> &p, long long z, int j,
+                                                       int k0, int k1, long long count)
+{
+    typedef typename E::acc T;
+    const int kl = p.k_lanes, across = 32 / kl, kq = (int)(threadIdx.x % 32) / across;
+    const bool live = j < p.n;
+    const typename E::elem *av = p.a + z * p.stride_a, *bc = p.b + z * p.stride_b + j;
+    T s[W];
+#pragma unroll
+    for (int i = 0; i < W; i++)
+        s[i] = T(0);
+    int kk = k0 + kq;
+    if (live) {
+#pragma unroll 1
+        for (; kk + (U - 1) * kl < k1; kk += U * kl) {
+            gemv_unit<E, W> bu[U];
+            T x[U];
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                bu[u] = gemv_load<E, W>(bc + (long long)(kk + u * kl) * p.ldb);
+                x[u] = gemv_load1<E>(av + kk + u * kl);
+            }
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                T v[W];
+                E::template widen<W>(bu[u].w, v);
+#pragma unroll
+                for (int i = 0; i < W; i++)
+                    s[i] = gemv_fma(x[u], v[i], s[i]);
+            }
+        }
+#pragma unroll 1
+        for (; kk < k1; kk += kl) {
+            T x = gemv_load1<E>(av + kk), v[W];
+            E::template widen<W>(gemv_load<E, W>(bc + (long long)kk * p.ldb).w, v);
+#pragma unroll
+            for (int i = 0; i < W; i++)
+                s[i] = gemv_fma(x, v[i], s[i]);
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < W; i++)
+        for (int off = across; off < 32; off *= 2)
+            s[i] += __shfl_xor_sync(0xffffffffu, s[i], off);
+    if (live && kq == 0) {
+#pragma unroll
+        for (int i = 0; i < W; i++)
+            gemv_put<T>(p.c, p.stride_c, p.alpha, p.beta, p.partial, blockIdx.y * count,
+                        z * p.n + j + i, z, j + i, s[i]);
+    }
+}
+
+/* Cols: C[z][j..j+W) = alpha (a_z B_z)[j..j+W) + beta C0, or the slice's
+ * partials, a thread per W columns (LANES: a warp's lanes along K too). */
+template <typename E, int W, int U, bool LANES>
 static __global__ void __launch_bounds__(GEMV_COLS_THREADS, GEMV_COLS_BLOCKS)
 gemv_cols_kernel(const gemv_args<E> p)
 {
@@ -403,8 +470,13 @@ gemv_cols_kernel(const gemv_args<E> p)
     const int k0 = blockIdx.y * p.slice, k1 = min(p.k, k0 + p.slice);
     for (long long t = blockIdx.x; t < blocks; t += gridDim.x) {
         long long z = p.batch > 1 ? t / p.col_blocks : 0;
+        if constexpr (LANES) {
+            /* one block of one warp a product (gemv_plan_of) */
+            gemv_cols_lanes<E, W, U>(p, z, (int)(threadIdx.x % (32 / p.k_lanes)) * W, k0, k1,
+                                     count);
+        }
         long long col0 = (t - z * p.col_blocks) * blockDim.x * W, col = col0 + threadIdx.x * W;
-        if (col < p.n)
+        if (!LANES && col < p.n)
             gemv_cols_step<E, W, U>(p, z, (int)col, k0, k1, count);
         if (p.group) {
             const int items = (int)min((long long)blockDim.x * W, p.n - col0);
@@ -470,6 +542,7 @@ gemv_reduce_kernel(T *c, const T *partial, long long count, int slices, long lon
 struct gemv_plan {
     int slices, slice;
     int threads, col_blocks;
+    int k_lanes;                    /* cols: lanes of a warp along K */
     long long count;                /* elements of the slabs: M x batch or N x batch */
 };
 
@@ -482,6 +555,7 @@ static struct gemv_plan gemv_plan_of(long long m, long long n, long long k, long
     long long want, most;
     pl.threads = GEMV_ROWS_THREADS;
     pl.col_blocks = 0;
+    pl.k_lanes = 1;
     if (n == 1) {
         pl.count = m * batch;
         want = (long long)GEMV_ROWS_BLOCKS * GEMV_WARPS * sm_count;
@@ -493,9 +567,19 @@ static struct gemv_plan gemv_plan_of(long long m, long long n, long long k, long
         pl.threads = (int)(((per_block + w - 1) / w + 31) / 32 * 32);
         pl.col_blocks = (int)((n + (long long)pl.threads * w - 1) / ((long long)pl.threads * w));
         pl.count = n * batch;
+        /* A B of at most 16 threads' columns: the warp's other lanes take
+         * rows of the slice (gemv_cols_lanes), each at least GEMV_MIN_K of
+         * them as a lane of its own would. */
+        long long across = (n + w - 1) / w;
+        if (across <= 16) {
+            int p2 = 1;
+            while (p2 < across)
+                p2 *= 2;
+            pl.k_lanes = 32 / p2;
+        }
         want = (long long)GEMV_COLS_BLOCKS * GEMV_COLS_THREADS * sm_count;
         long long busy = (long long)pl.col_blocks * batch * pl.threads;
-        most = k / GEMV_MIN_K;
+        most = k / ((long long)GEMV_MIN_K * pl.k_lanes);
         long long share = k * (long long)sizeof(typename E::elem) /
                           (GEMV_PARTIAL_SHARE * (long long)sizeof(typename E::acc));
         long long floor_share = GEMV_PARTIAL_FLOOR / (n * batch * (long long)sizeof(typename E::acc));
@@ -613,7 +697,10 @@ static cudaError_t gemv_launch_w(const struct gemv_args<E> &p, int w, int slices
             <<<gemv_grid((tasks + GEMV_WARPS - 1) / GEMV_WARPS), GEMV_ROWS_THREADS, 0, stream>>>(p);
     } else {
         dim3 grid(gemv_grid((long long)p.col_blocks * p.batch), (unsigned)slices);
-        gemv_cols_kernel<E, W, gemv_unroll<E, W>::cols><<<grid, threads, 0, stream>>>(p);
+        if (p.k_lanes > 1)
+            gemv_cols_kernel<E, W, gemv_unroll<E, W>::cols, true><<<grid, threads, 0, stream>>>(p);
+        else
+            gemv_cols_kernel<E, W, gemv_unroll<E, W>::cols, false><<<grid, threads, 0, stream>>>(p);
     }
     return launch_result();
 }
@@ -660,6 +747,7 @@ static cudaError_t gemv_run(struct gemv_args<E> p, const struct launch_env *env)
     p.slices = pl.slices;
     p.slice = pl.slice;
     p.col_blocks = pl.col_blocks;
+    p.k_lanes = pl.k_lanes;
     p.partial = NULL;
     p.tickets = NULL;
     p.group = 0;

@@ -121,8 +121,13 @@ static const struct mul_case mul_cases[] = {
     { 1, 300, 522, 200, 1.0f, 0.0f, 0, 1 },
     /* A short K (small_k): outer products and short sums, N unaligned,
      * with C0, on a stack with B shared; an odd K over 16 and an odd
-     * number of rows (rows two at a time, the last pass one short). */
+     * number of rows (rows two at a time, the last pass one short);
+     * bands of several chunks of A's rows, the last one part full, at
+     * each register size of B (K <= 4, 8, 16, 32). */
     { 1, 1952, 1255, 1, 1.0f, 0.0f, 0, 1 },
+    { 1, 4001, 777, 7, 1.0f, 0.0f, 0, 1 },
+    { 2, 999, 333, 13, 0.5f, 0.5f, 1, 1 },
+    { 1, 9001, 130, 3, 1.0f, 0.0f, 0, 1 },
     { 1, 301, 539, 24, 0.5f, -1.0f, 0, 1 },
     { 1, 777, 1000, 29, 1.0f, 0.5f, 0, 1 },
     { 3, 100, 301, 32, 1.0f, 0.5f, 2, 1 },
@@ -735,7 +740,10 @@ static void test_mul_case(struct ctx *x, const struct options *o, const struct m
             double tiny = sig == GEMM_F64 ? 1e-15 : TINY;
             if (pass == 0) {
                 cublas_err = e;
-                ok = e >= 0.0 && e <= gemm_sigs[sig].test_bound;
+                /* (relative to the terms, as every kernel's bound below: a
+                 * dot product of 100003 bfloat16 values cancelled to 8.1e-4
+                 * of cuBLAS's result in one draw) */
+                ok = e >= 0.0 && e <= gemm_sigs[sig].test_bound * ops.spread;
                 snprintf(detail, sizeof detail, "rel err %.2e (reference)", e);
             } else {
                 double bar = cublas_err > 0.0 ? cublas_err : 0.0;

@@ -10,14 +10,18 @@
  * a warp owns a strip of 32 x Q columns (lane, lane + 32, ...: coalesced
  * whatever the alignment) and a band of R rows; it keeps the strip's K x Q
  * values of B in registers, read once (Q = 4, 2 for double: 16 bytes of
- * accumulators per lane and k), and for each row of its band reads the
- * row's K values of A (one address per warp: a broadcast; 16 bytes a load
- * where the rows are whole, aligned units) and writes Q sums per lane.  R
- * is chosen so the grid is one wave of the warps an SM holds (8 to 32, as
- * K's registers allow); B, K x N, is read R times fewer than C is written.
- * Where K > 16 a warp takes its rows two at a time, both rows' loads of A
- * in flight together.  The stack runs in one launch (the product is a grid
- * index); broadcast operands have stride 0.
+ * accumulators per lane and k), and writes Q sums per lane for each row
+ * of its band.  A's rows reach the warp through its own share of shared
+ * memory, a chunk of rows at a time: one coalesced load of the chunk (16
+ * values a lane, all in flight), widened once, then each row's K values
+ * read by every lane from one address (a broadcast, 16 bytes a load), two
+ * rows a pass.  No load the sums wait on is conditional: a value past K,
+ * N or the band loads a valid address and is replaced by 0 (a conditional
+ * load's value is moved into place at once, and the move waits for the
+ * load, one round trip per load or two).  R is chosen so the grid is one
+ * wave of the warps an SM holds (8 to 32, as K's registers allow); B, K x
+ * N, is read R times fewer than C is written.  The stack runs in one
+ * launch (the product is a grid index); broadcast operands have stride 0.
  *
  * gemmcli's own, for the memory-bound shapes.  Run through its stages
  * (K at most 32), e.g.:
@@ -30,7 +34,9 @@
 enum {
     SMALL_K_MAX = 32,
     SMALL_K_THREADS = 256,
-    SMALL_K_MOST_ROWS = 64
+    SMALL_K_MOST_ROWS = 64,
+    SMALL_K_CHUNK_VALUES = 512,    /* a warp's values of A in shared memory */
+    SMALL_K_B_BATCH = 8            /* rows of B's strip loaded at once */
 };
 
 template <typename E>
@@ -67,49 +73,56 @@ static __device__ __forceinline__ void small_k_store(const small_k_args<E> &p,
     }
 }
 
-/* One row of C's strip from its row of A (ar), the strip's B in bv:
- * loads and multiply-adds in turn, as the registers of a K over 16 or
- * of double allow. */
-template <typename E, int KMAX, bool VEC>
-static __device__ __forceinline__ void small_k_row(const small_k_args<E> &p,
-                                                   const typename E::elem *ar,
-                                                   const typename E::acc (&bv)[KMAX][small_k_shape<E>::Q],
-                                                   typename E::acc *cr, int j0, int lane)
-{
+/* A warp's rows of A a chunk at a time: up to SMALL_K_CHUNK_VALUES values a
+ * chunk (CH rows of KMAX, 16 loads a lane, all in flight), widened into
+ * its share of shared memory, a row every KMAX values. */
+template <typename E, int KMAX>
+struct small_k_chunk {
     typedef typename E::acc T;
-    constexpr int Q = small_k_shape<E>::Q;
-    constexpr int W = VEC ? (E::vec < KMAX ? E::vec : KMAX) : 1;
-    T sum[Q];
+    static constexpr int ROWS = SMALL_K_CHUNK_VALUES / KMAX < SMALL_K_MOST_ROWS
+                                    ? SMALL_K_CHUNK_VALUES / KMAX
+                                    : SMALL_K_MOST_ROWS;
+    static constexpr int LOADS = ROWS * KMAX / 32;   /* a lane's */
+    static constexpr int V = 16 / (int)sizeof(T);    /* values a shared-memory load */
+    static_assert(ROWS * KMAX % 32 == 0 && KMAX % V == 0, "whole loads");
+};
+
+/* Rows rc .. rc + rows - 1 of A into as (KMAX values a row: A's K, then
+ * zeros, whose B is zero too); a lane's loads all issued before any value
+ * is widened or stored. */
+template <typename E, int KMAX>
+static __device__ __forceinline__ void small_k_fill(const small_k_args<E> &p,
+                                                    const typename E::elem *a, int rc, int rows,
+                                                    typename E::acc *as, int lane)
+{
+    typedef small_k_chunk<E, KMAX> C;
+    typedef typename E::acc T;
+    gemv_unit<E, 1> raw[C::LOADS];
 #pragma unroll
-    for (int q = 0; q < Q; q++)
-        sum[q] = T(0);
-#pragma unroll
-    for (int k0 = 0; k0 < KMAX; k0 += W) {
-        if (k0 < p.k) {
-            T x[W];
-            if (VEC)
-                E::template widen<W>(gemv_load<E, W>(ar + k0).w, x);
-            else
-                x[0] = gemv_load1<E>(ar + k0);
-#pragma unroll
-            for (int t = 0; t < W; t++)
-#pragma unroll
-                for (int q = 0; q < Q; q++)
-                    sum[q] = gemv_fma(x[t], bv[k0 + t][q], sum[q]);
-        }
+    for (int i = 0; i < C::LOADS; i++) {
+        int idx = lane + 32 * i, row = idx / KMAX, kk = idx % KMAX;
+        bool in = row < rows && kk < p.k;
+        raw[i] = gemv_load<E, 1>(in ? a + (size_t)(rc + row) * p.k + kk : a);
     }
-    small_k_store<E>(p, cr, sum, j0, lane);
+#pragma unroll
+    for (int i = 0; i < C::LOADS; i++) {
+        int idx = lane + 32 * i, row = idx / KMAX, kk = idx % KMAX;
+        T v;
+        E::template widen<1>(raw[i].w, &v);
+        as[idx] = row < rows && kk < p.k ? v : T(0);
+    }
 }
 
 /* C[rows r0.., cols j0..] for one product; KMAX bounds k for the register
- * array; VEC: A's rows are whole, aligned units of E::vec values. */
-template <typename E, int KMAX, bool VEC>
-static __global__ void __launch_bounds__(SMALL_K_THREADS, 1)
+ * array. */
+template <typename E, int KMAX>
+static __global__ void __launch_bounds__(SMALL_K_THREADS, KMAX <= 16 ? 2 : 1)
 small_k_kernel(small_k_args<E> p)
 {
     typedef typename E::acc T;
-    constexpr int Q = small_k_shape<E>::Q, COLS = small_k_shape<E>::COLS;
-    constexpr int W = VEC ? (E::vec < KMAX ? E::vec : KMAX) : 1;
+    typedef small_k_chunk<E, KMAX> C;
+    constexpr int Q = small_k_shape<E>::Q, COLS = small_k_shape<E>::COLS, V = C::V;
+    __shared__ __align__(16) T a_chunk[SMALL_K_THREADS / 32][C::ROWS * KMAX];
     long long item = (long long)blockIdx.x * (SMALL_K_THREADS / 32) + threadIdx.x / 32;
     int lane = threadIdx.x % 32;
     long long col_strips = (p.n + COLS - 1) / COLS;
@@ -121,72 +134,97 @@ small_k_kernel(small_k_args<E> p)
     const typename E::elem *a = p.a + prod * p.stride_a;
     const typename E::elem *b = p.b + prod * p.stride_b;
     T *c = p.c + prod * p.stride_c;
+    T *as = a_chunk[threadIdx.x / 32];
 
-    /* The strip of B: every load issued before any value is widened (raw
-     * words, 0 bits past K or N: 0 in every type).  Widened as each
-     * arrived, the warp waited on a round trip every few loads (float16's
-     * HADD2.F32 and double's moves after 3 to 5 loads: some 40 round trips
-     * in a row before the first row, SASS). */
-    gemv_unit<E, 1> raw[KMAX][Q];
-#pragma unroll
-    for (int kk = 0; kk < KMAX; kk++)
-#pragma unroll
-        for (int q = 0; q < Q; q++) {
-            int j = j0 + lane + 32 * q;
-            raw[kk][q] = gemv_unit<E, 1>();
-            if (kk < p.k && j < p.n)
-                raw[kk][q] = gemv_load<E, 1>(b + (size_t)kk * p.n + j);
-        }
-    T bv[KMAX][Q];
-#pragma unroll
-    for (int kk = 0; kk < KMAX; kk++)
+    int r1 = min(p.m, r0 + p.rows_per_warp);
+    if (p.k == 0) {   /* C = beta C, and A and B may hold nothing to read */
+        T zero[Q];
 #pragma unroll
         for (int q = 0; q < Q; q++)
-            E::template widen<1>(raw[kk][q].w, &bv[kk][q]);
-    int r1 = min(p.m, r0 + p.rows_per_warp);
-    /* RP rows a pass, their loads of A issued together: two where K > 16,
-     * the sums are 4-byte values and the registers hold both rows' A (float,
-     * and 16-bit rows of whole 16-byte units; the kernel holds one block an SM
-     * either way, and a row at a time waits out a load's latency per row:
-     * 7271 x 23558 x 24 float at 0.74 TB/s of C, NVIDIA H200, 2026-11-26);
-     * a pass past the band's end reads its last row again and stores
-     * nothing for it. */
-    constexpr int RP =
-        KMAX > 16 && sizeof(T) == 4 && (VEC || sizeof(typename E::elem) == 4) ? 2 : 1;
-    if constexpr (RP == 1) {
+            zero[q] = T(0);
         for (int r = r0; r < r1; r++)
-            small_k_row<E, KMAX, VEC>(p, a + (size_t)r * p.k, bv, c + (size_t)r * p.n, j0, lane);
-    } else {
-        for (int r = r0; r < r1; r += RP) {
-            T x[RP][KMAX];
+            small_k_store<E>(p, c + (size_t)r * p.n, zero, j0, lane);
+        return;
+    }
+
+    /* The strip of B, SMALL_K_B_BATCH rows of it at a time: each batch's
+     * loads all issued before any value is widened, and none of them
+     * conditional (a value past K or N loads B's first and is replaced by
+     * 0).  A conditional load's value was moved into place at once, and
+     * the move waited for it: two loads at a time, some 64 round trips in
+     * a row at K = 32 before the first row (SASS). */
+    T bv[KMAX][Q];
+    constexpr int KB = KMAX < SMALL_K_B_BATCH ? KMAX : SMALL_K_B_BATCH;
 #pragma unroll
-            for (int i = 0; i < RP; i++) {
-                const typename E::elem *ar = a + (size_t)min(r + i, r1 - 1) * p.k;
+    for (int k0 = 0; k0 < KMAX; k0 += KB) {
+        if (k0 >= p.k)
+            break;
+        gemv_unit<E, 1> raw[KB][Q];
 #pragma unroll
-                for (int k0 = 0; k0 < KMAX; k0 += W)
-                    if (k0 < p.k) {
-                        if (VEC)
-                            E::template widen<W>(gemv_load<E, W>(ar + k0).w, &x[i][k0]);
-                        else
-                            x[i][k0] = gemv_load1<E>(ar + k0);
-                    }
+        for (int kk = 0; kk < KB; kk++)
+#pragma unroll
+            for (int q = 0; q < Q; q++) {
+                int j = j0 + lane + 32 * q;
+                bool in = k0 + kk < p.k && j < p.n;
+                raw[kk][q] = gemv_load<E, 1>(in ? b + (size_t)(k0 + kk) * p.n + j : b);
             }
 #pragma unroll
-            for (int i = 0; i < RP; i++) {
-                T sum[Q];
+        for (int kk = 0; kk < KB; kk++)
+#pragma unroll
+            for (int q = 0; q < Q; q++) {
+                T v;
+                E::template widen<1>(raw[kk][q].w, &v);
+                bv[k0 + kk][q] = k0 + kk < p.k && j0 + lane + 32 * q < p.n ? v : T(0);
+            }
+    }
+    /* A's rows through shared memory, a chunk at a time.  Read from
+     * global memory a row at a time, each row's loads waited out before its
+     * sums, the band took a round trip a row (float16 4619 x 914 x 19, 35
+     * rows a warp at 8 warps an SM, with B's conditional loads above: 30.2
+     * us where cuBLAS took 17.2; 19.6 now, NVIDIA H100, 2026-11-27).  Two
+     * rows a pass: twice the independent sums; a chunk's rows past its end
+     * are zeros, computed and not stored. */
+    for (int rc = r0; rc < r1; rc += C::ROWS) {
+        int rows = min(C::ROWS, r1 - rc);
+        __syncwarp();
+        small_k_fill<E, KMAX>(p, a, rc, rows, as, lane);
+        __syncwarp();
+        for (int r = 0; r < rows; r += 2) {
+            T sum[2][Q];
+#pragma unroll
+            for (int i = 0; i < 2; i++)
 #pragma unroll
                 for (int q = 0; q < Q; q++)
-                    sum[q] = T(0);
+                    sum[i][q] = T(0);
 #pragma unroll
-                for (int kk = 0; kk < KMAX; kk++)
-                    if (kk < p.k)
+            for (int k0 = 0; k0 < KMAX; k0 += V) {
+                if (k0 < p.k) {
 #pragma unroll
-                        for (int q = 0; q < Q; q++)
-                            sum[q] = gemv_fma(x[i][kk], bv[kk][q], sum[q]);
-                if (r + i >= r1)
-                    break;
-                small_k_store<E>(p, c + (size_t)(r + i) * p.n, sum, j0, lane);
+                    for (int i = 0; i < 2; i++) {
+                        T x[V];
+                        const T *ar = as + (r + i) * KMAX + k0;
+                        if constexpr (V == 4) {
+                            float4 v = *reinterpret_cast<const float4 *>(ar);
+                            x[0] = v.x;
+                            x[1] = v.y;
+                            x[2] = v.z;
+                            x[3] = v.w;
+                        } else {
+                            double2 v = *reinterpret_cast<const double2 *>(ar);
+                            x[0] = v.x;
+                            x[1] = v.y;
+                        }
+#pragma unroll
+                        for (int t = 0; t < V; t++)
+#pragma unroll
+                            for (int q = 0; q < Q; q++)
+                                sum[i][q] = gemv_fma(x[t], bv[k0 + t][q], sum[i][q]);
+                    }
+                }
             }
+            small_k_store<E>(p, c + (size_t)(rc + r) * p.n, sum[0], j0, lane);
+            if (r + 1 < rows)
+                small_k_store<E>(p, c + (size_t)(rc + r + 1) * p.n, sum[1], j0, lane);
         }
     }
 }
@@ -205,12 +243,12 @@ static inline int small_k_check(const char *name, const struct gemm_problem *p, 
 /* The warps of the kernel for KMAX an SM holds at once (its registers
  * decide: K x Q values of B a lane), asked of the runtime once per
  * kernel; 8 where it cannot say. */
-template <typename E, int KMAX, bool VEC>
+template <typename E, int KMAX>
 static int small_k_warps_per_sm()
 {
     static const int warps = [] {
         int blocks = 0;
-        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, small_k_kernel<E, KMAX, VEC>,
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, small_k_kernel<E, KMAX>,
                                                           SMALL_K_THREADS, 0) != cudaSuccess ||
             blocks < 1)
             blocks = 1;
@@ -219,36 +257,26 @@ static int small_k_warps_per_sm()
     return warps;
 }
 
-template <typename E, int KMAX>
-static int small_k_warps_k(bool vec)
-{
-    return vec ? small_k_warps_per_sm<E, KMAX, true>() : small_k_warps_per_sm<E, KMAX, false>();
-}
-
 static inline int small_k_kmax(long long k)
 {
     return k <= 4 ? 4 : k <= 8 ? 8 : k <= 16 ? 16 : SMALL_K_MAX;
 }
 
 template <typename E>
-static int small_k_warps(long long k, bool vec)
+static int small_k_warps(long long k)
 {
     switch (small_k_kmax(k)) {
-    case 4: return small_k_warps_k<E, 4>(vec);
-    case 8: return small_k_warps_k<E, 8>(vec);
-    case 16: return small_k_warps_k<E, 16>(vec);
-    default: return small_k_warps_k<E, SMALL_K_MAX>(vec);
+    case 4: return small_k_warps_per_sm<E, 4>();
+    case 8: return small_k_warps_per_sm<E, 8>();
+    case 16: return small_k_warps_per_sm<E, 16>();
+    default: return small_k_warps_per_sm<E, SMALL_K_MAX>();
     }
 }
 
 template <typename E, int KMAX>
-static void small_k_launch_k(const small_k_args<E> &g, bool vec, unsigned blocks,
-                             cudaStream_t stream)
+static void small_k_launch_k(const small_k_args<E> &g, unsigned blocks, cudaStream_t stream)
 {
-    if (vec)
-        small_k_kernel<E, KMAX, true><<<blocks, SMALL_K_THREADS, 0, stream>>>(g);
-    else
-        small_k_kernel<E, KMAX, false><<<blocks, SMALL_K_THREADS, 0, stream>>>(g);
+    small_k_kernel<E, KMAX><<<blocks, SMALL_K_THREADS, 0, stream>>>(g);
 }
 
 /* Runs a family's problem struct (sgemm_problem, dgemm_problem,
@@ -261,14 +289,10 @@ static cudaError_t small_k_run_problem(const P *p, const struct launch_env *env)
     if (p->m < 1 || p->n < 1 || p->batch < 1)
         return cudaSuccess;
     long long col_strips = (p->n + COLS - 1) / COLS;
-    /* A's rows as 16-byte units: K whole units, every row and product
-     * starting on one. */
-    bool vec = p->k % E::vec == 0 && (uintptr_t)p->a % 16 == 0 &&
-               (p->batch == 1 || p->stride_a % E::vec == 0);
     /* Rows per warp: the time is about the waves of warps times the rows
      * each takes, so of the bands of rows that fill 1 to 4 whole waves of
-     * the warps the SMs hold (8 an SM for K > 16, whose B takes 195-209
-     * registers a lane) the one with the fewest waves x rows.  More waves
+     * the warps the SMs hold (8 an SM for K > 16, whose B takes 194-198
+     * registers a lane; 16 for K <= 16, held to 128 registers) the one with the fewest waves x rows.  More waves
      * of fewer rows each load their strip of B again: 166 x 4444 x 30
      * float16 on rows of 2, 2.8 waves at 12.5% occupancy (ncu), 34 us
      * where mma_sync took 12 (bench), NVIDIA H200, 2026-11-26.  And the
@@ -276,7 +300,7 @@ static cudaError_t small_k_run_problem(const P *p, const struct launch_env *env)
      * x 17 float16 on 6 bands of 17 rows ran 156 blocks of one a SM on 132
      * SMs, 36.8 us (ncu, H200), where 5 bands of 21 rows make one wave. */
     int sms = env->sm_count > 0 ? env->sm_count : 132;
-    long long want_warps = (long long)small_k_warps<E>(p->k, vec) * sms;
+    long long want_warps = (long long)small_k_warps<E>(p->k) * sms;
     long long per_band = col_strips * p->batch;
     long long least = (p->m + SMALL_K_MOST_ROWS - 1) / SMALL_K_MOST_ROWS;
     long long rows = 0, best = 0;
@@ -313,10 +337,10 @@ static cudaError_t small_k_run_problem(const P *p, const struct launch_env *env)
     g.strips_per_product = strips;
     unsigned nb = (unsigned)blocks;
     switch (small_k_kmax(p->k)) {
-    case 4: small_k_launch_k<E, 4>(g, vec, nb, env->stream); break;
-    case 8: small_k_launch_k<E, 8>(g, vec, nb, env->stream); break;
-    case 16: small_k_launch_k<E, 16>(g, vec, nb, env->stream); break;
-    default: small_k_launch_k<E, SMALL_K_MAX>(g, vec, nb, env->stream); break;
+    case 4: small_k_launch_k<E, 4>(g, nb, env->stream); break;
+    case 8: small_k_launch_k<E, 8>(g, nb, env->stream); break;
+    case 16: small_k_launch_k<E, 16>(g, nb, env->stream); break;
+    default: small_k_launch_k<E, SMALL_K_MAX>(g, nb, env->stream); break;
     }
     return launch_result();
 }
@@ -324,7 +348,7 @@ static cudaError_t small_k_run_problem(const P *p, const struct launch_env *env)
 template <typename E>
 static cudaError_t small_k_attr(struct kernel_attr *out)
 {
-    return kernel_attr_of(small_k_kernel<E, SMALL_K_MAX, true>, SMALL_K_THREADS, 0, out);
+    return kernel_attr_of(small_k_kernel<E, SMALL_K_MAX>, SMALL_K_THREADS, 0, out);
 }
 
 #endif

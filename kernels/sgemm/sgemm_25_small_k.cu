@@ -6,9 +6,9 @@
  *
  * Against the tile stages, which spend a short K filling and draining
  * their pipelines.  At K = 32 it is compute-bound: four results per lane,
- * each K FMAs from registers, A read as a broadcast per row;
- * __launch_bounds__(256, 1) lets ptxas take more than 128 registers for
- * them.
+ * each K FMAs from registers, A's row read from shared memory as a
+ * broadcast; its launch bounds let ptxas take more than 128 registers
+ * for K over 16 (one block an SM) and hold K <= 16 to 128 (two).
  *
  * Follows no published write-up: gemmcli's own, for the memory-bound
  * shapes.

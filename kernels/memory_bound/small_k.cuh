@@ -292,10 +292,11 @@ static cudaError_t small_k_run_problem(const P *p, const struct launch_env *env)
     /* Rows per warp: the time is about the waves of warps times the rows
      * each takes, so of the bands of rows that fill 1 to 4 whole waves of
      * the warps the SMs hold (8 an SM for K > 16, whose B takes 194-198
-     * registers a lane; 16 for K <= 16, held to 128 registers) the one with the fewest waves x rows.  More waves
-     * of fewer rows each load their strip of B again: 166 x 4444 x 30
-     * float16 on rows of 2, 2.8 waves at 12.5% occupancy (ncu), 34 us
-     * where mma_sync took 12 (bench), NVIDIA H200, 2026-11-26.  And the
+     * registers a lane; 16 for K <= 16, held to 128 registers) the one
+     * with the fewest waves x rows.  More waves of fewer rows each load
+     * their strip of B again: 166 x 4444 x 30 float16 on rows of 2, 2.8
+     * waves at 12.5% occupancy (ncu), 34 us where mma_sync took 12
+     * (bench), NVIDIA H200, 2026-11-26.  And the
      * bands that just cover one wave can spill into a second: 101 x 26584
      * x 17 float16 on 6 bands of 17 rows ran 156 blocks of one a SM on 132
      * SMs, 36.8 us (ncu, H200), where 5 bands of 21 rows make one wave. */

@@ -16,6 +16,7 @@
  * "Measurements behind the stages"). */
 #include "kernels/gemm.h"
 #include "kernels/common.cuh"
+#include "kernels/memory_bound/join.cuh"
 
 enum {
     REDUCE_THREADS = 256,       /* a block, where a group is the whole stack */
@@ -58,11 +59,7 @@ gemm_split_reduce_kernel(T *c, long long stride_c, const T *partial, size_t coun
         if (groups > 1) {
             part[threadIdx.x] = sum;
             __syncthreads();
-            for (int h = groups / 2; h > 0; h /= 2) {
-                if (y < h)
-                    part[threadIdx.x] += part[threadIdx.x + h * lanes];
-                __syncthreads();
-            }
+            join_tree(part, lanes, groups, y);
             sum = part[x];
             __syncthreads();
         }

@@ -522,11 +522,7 @@ gemv_reduce_kernel(T *c, const T *partial, long long count, int slices, long lon
         }
         part[threadIdx.x] = sum;
         __syncthreads();
-        for (int h = groups / 2; h > 0; h /= 2) {
-            if (y < h)
-                part[threadIdx.x] += part[threadIdx.x + h * lanes];
-            __syncthreads();
-        }
+        join_tree(part, lanes, groups, y);
         if (y == 0 && e < count) {
             long long z = per == stride_c ? 0 : e / per;
             T *out = c + (per == stride_c ? e : z * stride_c + (e - z * per));

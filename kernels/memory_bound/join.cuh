@@ -25,6 +25,20 @@ enum {
     JOIN_FLIGHT = 4             /* of them issued at once */
 };
 
+/* part[y * lanes + x] for y < groups (a power of two) added into
+ * part[x] in a fixed tree, halving the groups a level; every thread of
+ * the block calls it, after a __syncthreads that follows its own store,
+ * and finds part[x] complete on return. */
+template <typename T>
+static __device__ __forceinline__ void join_tree(T *part, int lanes, int groups, int y)
+{
+    for (int h = groups / 2; h > 0; h /= 2) {
+        if (y < h)
+            part[threadIdx.x] += part[threadIdx.x + h * lanes];
+        __syncthreads();
+    }
+}
+
 /* Whether this block, one of `arrivals` over a region, is the last there
  * (the same answer in every thread).  Every thread of the block calls it,
  * after its own slab stores. */
@@ -154,6 +168,8 @@ static __device__ void join_block(const T *from, long long stride, int slices, i
     if (y < groups)
         part[threadIdx.x] = sum;
     __syncthreads();
+    /* (join_tree's loop, written out: called here, it moved the thin and
+     * gemv kernels' schedules around this join, in SASS) */
     for (int h = groups / 2; h > 0; h /= 2) {
         if (y < h)
             part[threadIdx.x] += part[threadIdx.x + h * lanes];

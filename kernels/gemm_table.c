@@ -267,7 +267,7 @@
       "gemmcli's own, memory-bound shapes")                                                         \
     X("f64_small_k", dgemm, small_k, F64, MB, 0, GEO(1, 64, 1, 0, MEMORY, 0, 0), NO_WS, CHECK,      \
       "kernels/dgemm/dgemm_06_small_k.cu",                                                          \
-      "small_k's kernels in FP64: K <= 32, C written as a copy, 2 columns a lane",                  \
+      "small_k's kernels in FP64: K <= 32, C written as a copy, 2 columns a lane (1 past K = 16)",  \
       "gemmcli's own, memory-bound shapes")                                                         \
     X("f64_dmma_small", dgemm, dmma_small, F64, TC, 90, GEO(64, 64, 4, 80, SLICES, 64, 0), NO_WS, NO_CHECK,  \
       "kernels/dgemm/dgemm_07_dmma_small.cu",                                                       \

@@ -1,6 +1,7 @@
 /* f64_small_k: products with a short K (K <= 32) in FP64: small_k's
  * kernels (kernels/memory_bound/small_k.cuh) with 2 columns per lane where
- * float has 4, so B's K x 2 doubles fit the registers as float's K x 4 do.
+ * float has 4, so B's K x 2 doubles fit the registers as float's K x 4 do;
+ * where K > 16, one column a lane, so that two blocks fit an SM.
  *
  * Against f64_dmma and f64_pipeline, which spend a short K filling and
  * draining their pipelines.  Its launch bounds let ptxas give it more than

@@ -1,7 +1,8 @@
 /* f16_small_k: products with a short K (K <= 32) on float16 or bfloat16
  * operands, FP32 accumulation and float C: small_k's kernels
  * (kernels/memory_bound/small_k.cuh), each value widened to float where it
- * is read.
+ * is read; where K > 16, 2 columns a lane where float keeps 4, so that
+ * two blocks fit an SM.
  *
  * Against the tensor-core stages, which spend a short K filling and
  * draining their pipelines, and against small_k on float copies of the

@@ -10,7 +10,8 @@
  * a warp owns a strip of 32 x Q columns (lane, lane + 32, ...: coalesced
  * whatever the alignment) and a band of R rows; it keeps the strip's K x Q
  * values of B in registers, read once (Q = 4, 2 for double: 16 bytes of
- * accumulators per lane and k), and writes Q sums per lane for each row
+ * accumulators per lane and k; half that where K > 16 but for float, see
+ * small_k_shape), and writes Q sums per lane for each row
  * of its band.  A's rows reach the warp through its own share of shared
  * memory, a chunk of rows at a time: one coalesced load of the chunk (16
  * values a lane, all in flight), widened once, then each row's K values
@@ -39,10 +40,18 @@ enum {
     SMALL_K_B_BATCH = 8            /* rows of B's strip loaded at once */
 };
 
-template <typename E>
+/* Columns per lane: 16 bytes of accumulators.  Where K > 16, B's K x Q
+ * registers leave one block an SM (8 warps); halving Q leaves two, at the
+ * cost of reading each row of A for half the columns.  float16, bfloat16
+ * and double take the half (their rows of A are cheap to read twice, or
+ * their sums wait longest); float keeps the whole, which measured faster
+ * (README, "Measurements behind the stages"). */
+template <typename E, int KMAX>
 struct small_k_shape {
-    static constexpr int Q = 16 / (int)sizeof(typename E::acc);   /* columns per lane */
+    static constexpr bool HALF = KMAX > 16 && sizeof(typename E::elem) != sizeof(float);
+    static constexpr int Q = 16 / (int)sizeof(typename E::acc) / (HALF ? 2 : 1);
     static constexpr int COLS = 32 * Q;                            /* columns per warp */
+    static constexpr int BLOCKS = KMAX <= 16 || HALF ? 2 : 1;      /* an SM, for the bound */
 };
 
 template <typename E>
@@ -58,15 +67,15 @@ struct small_k_args {
 
 /* A row of C's strip, its Q sums a lane: alpha and beta applied, the
  * columns past N left alone. */
-template <typename E>
+template <typename E, int Q>
 static __device__ __forceinline__ void small_k_store(const small_k_args<E> &p,
                                                      typename E::acc *cr,
-                                                     const typename E::acc (&sum)[small_k_shape<E>::Q],
+                                                     const typename E::acc (&sum)[Q],
                                                      int j0, int lane)
 {
     typedef typename E::acc T;
 #pragma unroll
-    for (int q = 0; q < small_k_shape<E>::Q; q++) {
+    for (int q = 0; q < Q; q++) {
         int j = j0 + lane + 32 * q;
         if (j < p.n)
             cr[j] = p.beta != T(0) ? p.alpha * sum[q] + p.beta * cr[j] : p.alpha * sum[q];
@@ -74,14 +83,18 @@ static __device__ __forceinline__ void small_k_store(const small_k_args<E> &p,
 }
 
 /* A warp's rows of A a chunk at a time: up to SMALL_K_CHUNK_VALUES values a
- * chunk (CH rows of KMAX, 16 loads a lane, all in flight), widened into
- * its share of shared memory, a row every KMAX values. */
+ * chunk (ROWS rows of KMAX, 16 loads a lane, all in flight), widened into
+ * its share of shared memory, a row every KMAX values.  Double's sums at
+ * K > 16 take half that: 16 loaded doubles a lane beside B's strip made
+ * ptxas spill at two blocks an SM, and 8 ran as fast there (at K <= 16,
+ * 4-8% slower: README, "Measurements behind the stages"). */
 template <typename E, int KMAX>
 struct small_k_chunk {
     typedef typename E::acc T;
-    static constexpr int ROWS = SMALL_K_CHUNK_VALUES / KMAX < SMALL_K_MOST_ROWS
-                                    ? SMALL_K_CHUNK_VALUES / KMAX
-                                    : SMALL_K_MOST_ROWS;
+    static constexpr int VALUES = sizeof(T) > 4 && KMAX > 16 ? SMALL_K_CHUNK_VALUES / 2
+                                                             : SMALL_K_CHUNK_VALUES;
+    static constexpr int ROWS = VALUES / KMAX < SMALL_K_MOST_ROWS ? VALUES / KMAX
+                                                                 : SMALL_K_MOST_ROWS;
     static constexpr int LOADS = ROWS * KMAX / 32;   /* a lane's */
     static constexpr int V = 16 / (int)sizeof(T);    /* values a shared-memory load */
     static_assert(ROWS * KMAX % 32 == 0 && KMAX % V == 0, "whole loads");
@@ -116,12 +129,12 @@ static __device__ __forceinline__ void small_k_fill(const small_k_args<E> &p,
 /* C[rows r0.., cols j0..] for one product; KMAX bounds k for the register
  * array. */
 template <typename E, int KMAX>
-static __global__ void __launch_bounds__(SMALL_K_THREADS, KMAX <= 16 ? 2 : 1)
+static __global__ void __launch_bounds__(SMALL_K_THREADS, small_k_shape<E, KMAX>::BLOCKS)
 small_k_kernel(small_k_args<E> p)
 {
     typedef typename E::acc T;
     typedef small_k_chunk<E, KMAX> C;
-    constexpr int Q = small_k_shape<E>::Q, COLS = small_k_shape<E>::COLS, V = C::V;
+    constexpr int Q = small_k_shape<E, KMAX>::Q, COLS = small_k_shape<E, KMAX>::COLS, V = C::V;
     __shared__ __align__(16) T a_chunk[SMALL_K_THREADS / 32][C::ROWS * KMAX];
     long long item = (long long)blockIdx.x * (SMALL_K_THREADS / 32) + threadIdx.x / 32;
     int lane = threadIdx.x % 32;
@@ -143,7 +156,7 @@ small_k_kernel(small_k_args<E> p)
         for (int q = 0; q < Q; q++)
             zero[q] = T(0);
         for (int r = r0; r < r1; r++)
-            small_k_store<E>(p, c + (size_t)r * p.n, zero, j0, lane);
+            small_k_store<E, Q>(p, c + (size_t)r * p.n, zero, j0, lane);
         return;
     }
 
@@ -222,9 +235,9 @@ small_k_kernel(small_k_args<E> p)
                     }
                 }
             }
-            small_k_store<E>(p, c + (size_t)(rc + r) * p.n, sum[0], j0, lane);
+            small_k_store<E, Q>(p, c + (size_t)(rc + r) * p.n, sum[0], j0, lane);
             if (r + 1 < rows)
-                small_k_store<E>(p, c + (size_t)(rc + r + 1) * p.n, sum[1], j0, lane);
+                small_k_store<E, Q>(p, c + (size_t)(rc + r + 1) * p.n, sum[1], j0, lane);
         }
     }
 }
@@ -285,9 +298,10 @@ template <typename E, typename P>
 static cudaError_t small_k_run_problem(const P *p, const struct launch_env *env)
 {
     typedef typename E::acc T;
-    constexpr int COLS = small_k_shape<E>::COLS;
     if (p->m < 1 || p->n < 1 || p->batch < 1)
         return cudaSuccess;
+    const int COLS = small_k_kmax(p->k) > 16 ? small_k_shape<E, SMALL_K_MAX>::COLS
+                                             : small_k_shape<E, 16>::COLS;
     long long col_strips = (p->n + COLS - 1) / COLS;
     /* Rows per warp: the time is about the waves of warps times the rows
      * each takes, so of the bands of rows that fill 1 to 4 whole waves of

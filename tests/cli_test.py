@@ -552,10 +552,10 @@ def test_tune(d):
     # stale where another build measured them, or not a rates file at all.
     rates = os.path.join(cache, "gemmcli", "rates-NVIDIA_H100_80GB_HBM3-90-132.txt")
     with open(rates, "w") as f:
-        f.write("# gemmcli rates 7\ndevice NVIDIA_H100_80GB_HBM3 9.0 132 1980 3352 13000\n"
+        f.write("# gemmcli rates 8\ndevice NVIDIA_H100_80GB_HBM3 9.0 132 1980 3352 13000\n"
                 "build 0000000000000000 2026-11-26T00:31:16Z 2932.0 1.8\n"
-                "rate f32 edge_peel 46.1 0.0 1.0 1.3 20.3 0.0 0.0 0.0 0.0 0.0\n"
-                "rate f16 mma_sync 496.6 2512.2 0.96 1.2 9.4 3.8 2.1 0.0 0.0 0.7\n")
+                "rate f32 edge_peel 46.1 0.0 1.0 1.3 20.3 0.0 0.0 0.0 0.0 0.0 0.0\n"
+                "rate f16 mma_sync 496.6 2512.2 0.96 1.2 9.4 3.8 2.1 0.0 0.0 0.7 0.0\n")
     junk = os.path.join(cache, "gemmcli", "rates-X-90-1.txt")
     with open(junk, "w") as f:
         f.write("junk\n")
@@ -578,10 +578,10 @@ def test_tune(d):
 
     def rates_file(stamp, fast, slow, sms=66):
         with open(other, "w") as f:
-            f.write(f"# gemmcli rates 7\ndevice Test_GPU_X 9.0 {sms} 1500 2000 13000\n"
+            f.write(f"# gemmcli rates 8\ndevice Test_GPU_X 9.0 {sms} 1500 2000 13000\n"
                     f"build {build} {stamp} 1800.0 1.0\n"
-                    f"rate f32 {fast} 40.0 0.0 1.0 1.0 9.0 0.0 0.0 0.0 0.0 0.0\n"
-                    f"rate f32 {slow} 10.0 0.0 1.0 1.0 9.0 0.0 0.0 0.0 0.0 0.0\n")
+                    f"rate f32 {fast} 40.0 0.0 1.0 1.0 9.0 0.0 0.0 0.0 0.0 0.0 0.0\n"
+                    f"rate f32 {slow} 10.0 0.0 1.0 1.0 9.0 0.0 0.0 0.0 0.0 0.0 0.0\n")
 
     picks = {}
     for fast, slow in (("stream_k", "edge_peel"), ("edge_peel", "stream_k")):
@@ -616,9 +616,9 @@ def test_tune(d):
     p = run("kernels", "--for", "4096x4096x4096", "--rates", other)
     expect_status("kernels --for --rates, rates of long ago", p, 3, [other, "days ago"])
     with open(other, "w") as f:
-        f.write("# gemmcli rates 7\ndevice Test_GPU_X 9.0 66 1500 2000 13000\n"
+        f.write("# gemmcli rates 8\ndevice Test_GPU_X 9.0 66 1500 2000 13000\n"
                 f"build 0000000000000000 {when} 1800.0 1.0\n"
-                "rate f32 stream_k 40.0 0.0 1.0 1.0 9.0 0.0 0.0 0.0 0.0 0.0\n")
+                "rate f32 stream_k 40.0 0.0 1.0 1.0 9.0 0.0 0.0 0.0 0.0 0.0 0.0\n")
     p = run("kernels", "--for", "4096x4096x4096", "--rates", other)
     expect_status("kernels --for --rates, another build's", p, 3, [other, "another build"])
     with open(other, "w") as f:

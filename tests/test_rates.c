@@ -56,8 +56,8 @@ static void measured(const struct rates_device *d, struct model_rates *r, time_t
     r->compute_scale = r->memory_scale = 1;
     r->count = 2;
     r->e[0] = (struct rate_entry){ "f16", "cluster_multicast", 612.25, 1700, 3.5, 2.25, 0.0135,
-                                   4.5, 6.25, 0, 0, 0.75 };
-    r->e[1] = (struct rate_entry){ "f32", "thin", 0.5, 2950.0, 1, 1, 0, 0, 0, 7.5, 1500.0, 0 };
+                                   4.5, 6.25, 0, 0, 0.75, 1.625 };
+    r->e[1] = (struct rate_entry){ "f32", "thin", 0.5, 2950.0, 1, 1, 0, 0, 0, 7.5, 1500.0, 0, 0 };
 }
 
 static void test_text(void)
@@ -74,12 +74,14 @@ static void test_text(void)
     CHECK(e && fabs(e->tflops - 612.25) < 0.01 && fabs(e->slice_eff - 3.5) < 0.01 &&
               fabs(e->ragged_eff - 2.25) < 0.01 && fabs(e->gbps - 1700) < 0.1 &&
               fabs(e->floor_ms - 0.0135) < 1e-6 && fabs(e->odd_eff - 4.5) < 0.01 &&
-              fabs(e->few_eff - 6.25) < 0.01 && fabs(e->short_eff - 0.75) < 0.001,
+              fabs(e->few_eff - 6.25) < 0.01 && fabs(e->short_eff - 0.75) < 0.001 &&
+              fabs(e->stream_eff - 1.625) < 0.001,
           "f16 cluster_multicast read back");
     CHECK(e && e->tall_tflops == 0 && e->tall_gbps == 0, "no N path's rates: none read back");
     e = rates_find(&back, "f32", "thin");
     CHECK(e && fabs(e->gbps - 2950) < 0.1 && e->floor_ms == 0 && e->odd_eff == 0 &&
-              e->few_eff == 0 && e->short_eff == 0 && fabs(e->tall_tflops - 7.5) < 0.001 &&
+              e->few_eff == 0 && e->short_eff == 0 && e->stream_eff == 0 &&
+              fabs(e->tall_tflops - 7.5) < 0.001 &&
               fabs(e->tall_gbps - 1500) < 0.1,
           "f32 thin's bandwidths, both paths, read back");
     CHECK(fabs(back.copy_gbps - 3004.5) < 0.1, "copy %.1f", back.copy_gbps);
@@ -112,20 +114,23 @@ static void test_text(void)
     static const struct {
         const char *line, *what;
     } bad_lines[] = {
-        { "rate f16 wgmma 1 0 1 1 0 0 0 0 0 -1", "a negative short_eff" },
-        { "rate f16 wgmma 1 0 1 1 0 0 0 0 0 nan", "a NaN short_eff" },
+        { "rate f16 wgmma 1 0 1 1 0 0 0 0 0 0 -1", "a negative stream_eff" },
+        { "rate f16 wgmma 1 0 1 1 0 0 0 0 0 0 inf", "an infinite stream_eff" },
+        { "rate f16 wgmma 1 0 1 1 0 0 0 0 0 0", "a rate line of the seventh format (no stream_eff)" },
+        { "rate f16 wgmma 1 0 1 1 0 0 0 0 0 -1 0", "a negative short_eff" },
+        { "rate f16 wgmma 1 0 1 1 0 0 0 0 0 nan 0", "a NaN short_eff" },
         { "rate f16 wgmma 1 0 1 1 0 0 0 0 0", "a rate line of the sixth format (no short_eff)" },
-        { "rate f16 wgmma 1 0 1 1 0 0 0 -1 0 0", "a negative tall_tflops" },
-        { "rate f16 wgmma 1 0 1 1 0 0 0 0 nan 0", "a NaN tall_gbps" },
+        { "rate f16 wgmma 1 0 1 1 0 0 0 -1 0 0 0", "a negative tall_tflops" },
+        { "rate f16 wgmma 1 0 1 1 0 0 0 0 nan 0 0", "a NaN tall_gbps" },
         { "rate f16 wgmma 1 0 1 1 0 0 0", "a rate line of the fifth format (no N path's)" },
-        { "rate f16 wgmma nan 0 1 1 0 0 0 0 0 0", "a NaN rate" },
-        { "rate f16 wgmma 1 0 0 1 0 0 0 0 0 0", "a slice_eff of 0" },
-        { "rate f16 wgmma 1 0 1 0 0 0 0 0 0 0", "a ragged_eff of 0" },
-        { "rate f16 wgmma 1 0 1 1 -2 0 0 0 0 0", "a negative floor" },
-        { "rate f16 wgmma 1 0 1 1 0 -1 0 0 0 0", "a negative odd_eff" },
-        { "rate f16 wgmma 1 0 1 1 0 inf 0 0 0 0", "an infinite odd_eff" },
-        { "rate f16 wgmma 1 0 1 1 0 0 -1 0 0 0", "a negative few_eff" },
-        { "rate f16 wgmma 1 0 1 1 0 0 nan 0 0 0", "a NaN few_eff" },
+        { "rate f16 wgmma nan 0 1 1 0 0 0 0 0 0 0", "a NaN rate" },
+        { "rate f16 wgmma 1 0 0 1 0 0 0 0 0 0 0", "a slice_eff of 0" },
+        { "rate f16 wgmma 1 0 1 0 0 0 0 0 0 0 0", "a ragged_eff of 0" },
+        { "rate f16 wgmma 1 0 1 1 -2 0 0 0 0 0 0", "a negative floor" },
+        { "rate f16 wgmma 1 0 1 1 0 -1 0 0 0 0 0", "a negative odd_eff" },
+        { "rate f16 wgmma 1 0 1 1 0 inf 0 0 0 0 0", "an infinite odd_eff" },
+        { "rate f16 wgmma 1 0 1 1 0 0 -1 0 0 0 0", "a negative few_eff" },
+        { "rate f16 wgmma 1 0 1 1 0 0 nan 0 0 0 0", "a NaN few_eff" },
         { "rate f16 wgmma 1 0 1 1 0 0", "a rate line of the fourth format (no few_eff)" },
         { "rate f16 wgmma 1 0 1 1 0", "a rate line of the third format (no odd_eff)" },
         { "rate f16 wgmma 1 0 1 1", "a rate line of the second format (no floor)" },
@@ -212,9 +217,9 @@ static void test_fit(void)
     rates_use(&t);
     const int sms = 132;
     const struct gemm_kernel *k = kernel("wgmma_pipeline");
-    struct rate_entry truth = { "f16", "wgmma_pipeline", 500, 700, 2.5, 3, 0.02, 5, 4, 0, 0, 0 },
+    struct rate_entry truth = { "f16", "wgmma_pipeline", 500, 700, 2.5, 3, 0.02, 5, 4, 0, 0, 0, 0 },
                       fit;
-    int64_t shapes[][3] = { { 8192, 8192, 2048 }, { 8192, 8192, 32 }, { 256, 256, 65536 },
+    int64_t shapes[][3] = { { 8192, 8192, 2048 }, { 8192, 8192, 32 }, { 512, 512, 262144 },
                             { 3002, 2998, 1002 }, { 8192, 8192, 8 }, { 64, 64, 64 },
                             { 3001, 2999, 1003 }, { 7, 13001, 2003 }, { 8190, 8194, 6 } };
     struct rate_sample s[9];
@@ -223,7 +228,8 @@ static void test_fit(void)
         s[i].ms = model_estimate_rate(k, &s[i].p, sms, &truth, 3000).ms;
     }
     struct model_estimate e = model_estimate_rate(k, &s[2].p, sms, &truth, 3000);
-    CHECK(e.slices > 1, "256x256x65536 is sliced (%d)", e.slices);
+    CHECK(e.slices > 1 && e.compute_ms > e.memory_ms,
+          "512x512x262144 is sliced (%d) and its compute binds", e.slices);
     CHECK(model_ragged(&s[3].p) && !model_ragged(&s[0].p) && !model_odd(&s[3].p),
           "3002x2998x1002's rows are ragged, of an even number of values");
     CHECK(model_ragged(&s[6].p) && model_odd(&s[6].p), "3001x2999x1003's are odd");
@@ -275,7 +281,8 @@ static void test_fit(void)
      * stays under its compute, with the reads, at the store rate its
      * samples show (timings made by the model at that rate again). */
     const struct gemm_kernel *pk = kernel("cluster_multicast");
-    struct rate_entry ptruth = { "f16", "cluster_multicast", 600, 2000, 1, 1, 0.02, 0, 0, 0, 0, 0 }, pfit;
+    struct rate_entry ptruth = { "f16", "cluster_multicast", 600, 2000, 1, 1, 0.02, 0, 0, 0, 0, 0, 0 },
+                      pfit;
     struct rate_sample ps[6];
     CHECK(pk && (pk->flags & KERNEL_PERSISTENT), "cluster_multicast is persistent");
     CHECK(!(k->flags & KERNEL_PERSISTENT), "%s is not", k->name);
@@ -309,7 +316,8 @@ static void test_fit(void)
     /* A short K where the fill sets the time: its factor, and the long one
      * beside it (a float32 tiled stage, C's stores at the copy's rate). */
     const struct gemm_kernel *ck = kernel("cp_async");
-    struct rate_entry ctruth = { "f32", "cp_async", 48, 0, 1, 1.1, 0.008, 0, 0, 0, 0, 0.52 }, cfit;
+    struct rate_entry ctruth = { "f32", "cp_async", 48, 0, 1, 1.1, 0.008, 0, 0, 0, 0, 0.52, 0 },
+                      cfit;
     int64_t cshapes[][3] = { { 4096, 4096, 2048 }, { 8192, 8192, 32 }, { 4096, 4096, 512 },
                              { 3001, 2999, 1003 }, { 8191, 8193, 5 }, { 4095, 4097, 21 } };
     struct rate_sample cs[6];
@@ -330,7 +338,7 @@ static void test_fit(void)
 
     /* A memory-bound kernel: its bandwidth. */
     const struct gemm_kernel *g = kernel("gemv");
-    struct rate_entry gtruth = { "f32", "gemv", 0, 2000, 1, 1, 0, 0, 0, 0, 0, 0 };
+    struct rate_entry gtruth = { "f32", "gemv", 0, 2000, 1, 1, 0, 0, 0, 0, 0, 0, 0 };
     struct rate_sample gs[2];
     gs[0].p = problem(GEMM_F32, 1, 1, 8192, 4096);
     gs[1].p = problem(GEMM_F32, 1, 8192, 1, 4096);
@@ -343,7 +351,7 @@ static void test_fit(void)
     /* The thin stages' two paths apart: M <= 32 reads B, more rows read A,
      * each at its own rates; one path measured alone serves both. */
     const struct gemm_kernel *th = kernel("thin");
-    struct rate_entry ttruth = { "f32", "thin", 8, 2400, 1, 1, 0, 0, 0, 6, 1200, 0 };
+    struct rate_entry ttruth = { "f32", "thin", 8, 2400, 1, 1, 0, 0, 0, 6, 1200, 0, 0 };
     struct rate_sample ts[4];
     ts[0].p = problem(GEMM_F32, 1, 1, 8192, 4096);
     ts[1].p = problem(GEMM_F32, 1, 32, 8192, 4096);
@@ -387,12 +395,51 @@ static void test_fit(void)
     }
 }
 
+/* Sliced runs where the compute binds and where the operands' bytes do:
+ * each factor fitted from its own samples (timings made by the model with
+ * both), and the bytes' factor scaling only a sliced run's bytes. */
+static void test_stream(void)
+{
+    struct model_rates t;
+    rates_table(&t);
+    rates_use(&t);
+    const int sms = 132;
+    const struct gemm_kernel *k = kernel("wgmma_pipeline");
+    struct rate_entry truth = { "f16", "wgmma_pipeline", 500, 700, 1.3, 1, 0.02, 0, 0, 0, 0, 0, 1.75 },
+                      fit;
+    int64_t shapes[][3] = { { 8192, 8192, 2048 }, { 8192, 8192, 32 }, { 512, 512, 262144 },
+                            { 256, 256, 262144 }, { 256, 256, 65536 }, { 64, 64, 64 } };
+    struct rate_sample s[6];
+    for (int i = 0; i < 6; i++) {
+        s[i].p = problem(GEMM_F16, 1, shapes[i][0], shapes[i][1], shapes[i][2]);
+        s[i].ms = model_estimate_rate(k, &s[i].p, sms, &truth, 3000).ms;
+    }
+    struct model_estimate e = model_estimate_rate(k, &s[3].p, sms, &truth, 3000);
+    struct rate_entry none = truth;
+    none.stream_eff = 0;
+    struct model_estimate e0 = model_estimate_rate(k, &s[3].p, sms, &none, 3000);
+    CHECK(e.slices > 1 && e.memory_ms > e.compute_ms &&
+              fabs(e.memory_ms - 1.75 * e0.memory_ms) < 1e-9 && e.ms > e0.ms,
+          "256x256x262144: sliced (%d), its bytes bind, %.4f ms of them against %.4f",
+          e.slices, e.memory_ms, e0.memory_ms);
+    e = model_estimate_rate(k, &s[0].p, sms, &truth, 3000);
+    e0 = model_estimate_rate(k, &s[0].p, sms, &none, 3000);
+    CHECK(e.slices == 1 && e.memory_ms == e0.memory_ms, "8192x8192x2048: not sliced, no factor");
+    CHECK(rates_fit(k, GEMM_F16, s, 6, sms, 3000, &fit) == 0, "fit");
+    CHECK(fabs(fit.slice_eff - 1.3) < 0.05 && fabs(fit.stream_eff - 1.75) < 0.07,
+          "the sliced runs' factors: compute %.3f, bytes %.3f", fit.slice_eff, fit.stream_eff);
+    CHECK(rates_fit(k, GEMM_F16, s, 3, sms, 3000, &fit) == 0 && fit.stream_eff == 0 &&
+              fabs(fit.slice_eff - 1.3) < 0.05,
+          "no sample where the bytes bind: no bytes' factor (%.2f)", fit.stream_eff);
+}
+
 int main(void)
 {
     test_text();
     test_store();
     test_scaled();
     test_fit();
+    test_stream();
     printf("rates: %d passed, %d failed\n", passed, failed);
     return failed != 0;
 }

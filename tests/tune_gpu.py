@@ -106,13 +106,13 @@ def calibration(d):
         text = f.read()
     lines = text.splitlines()
     rates = {tuple(x.split()[1:3]): x.split()[3:] for x in lines if x.startswith("rate ")}
-    check("the file's header", lines[0] == "# gemmcli rates 7", lines[:3])
+    check("the file's header", lines[0] == "# gemmcli rates 8", lines[:3])
     for key in (("f32", "edge_peel"), ("f16", "cluster_multicast"), ("f64", "f64_dmma"),
                 ("f32", "gemv")):
         check(f"a rate for {key}", key in rates and max(map(float, rates[key][:2])) > 0,
               rates.get(key))
         # (the floor: a tiny product's time, launches and all, in us)
-        check(f"a floor for {key}", key in rates and len(rates[key]) == 10 and
+        check(f"a floor for {key}", key in rates and len(rates[key]) == 11 and
               1 < float(rates[key][4]) < 200, rates.get(key))
     # (16-bit kernels: a factor of their own for rows of an odd number of values)
     odd = rates.get(("f16", "mma_sync"))
@@ -126,6 +126,13 @@ def calibration(d):
     short = rates.get(("f32", "cp_async"))
     check("a short K's factor for f32 cp_async", short is not None and float(short[9]) > 0, short)
     check("none for f16_thin", few is not None and float(few[9]) == 0, few)
+    # (a tiled stage's factor for its operands' bytes in sliced runs: the
+    # calibration's 128x128x262144, where the bytes bind float64's tiles)
+    stream = rates.get(("f64", "f64_dmma"))
+    check("a bytes' factor for f64 f64_dmma", stream is not None and float(stream[10]) > 0,
+          stream)
+    check("none for f64_thin", rates.get(("f64", "f64_thin")) is not None and
+          float(rates[("f64", "f64_thin")][10]) == 0, rates.get(("f64", "f64_thin")))
 
     r = run("kernels", "--for", "4096x4096x4096", "--dtype", "f16", "--json", env=env)
     src = json.loads(r.stdout or b"{}").get("rates", {})

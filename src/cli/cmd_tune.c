@@ -210,9 +210,9 @@ static int calibrate(const struct gc_opts *o)
         rates_describe(r, line, sizeof line);
         printf("rates %s\n%d SMs, %d MHz, memory %.0f GB/s\n", line, d.sm_count, d.clock_mhz,
                d.mem_gbps);
-        printf("%-6s %-18s %10s %10s %8s %8s %8s %8s %8s %9s %9s %9s %9s\n", "type", "kernel",
-               "TFLOP/s", "GB/s", "sliced", "ragged", "odd", "few", "short", "floor us",
-               "N GB/s", "N TFLOP/s", "of table");
+        printf("%-6s %-18s %10s %10s %8s %8s %8s %8s %8s %8s %9s %9s %9s %9s\n", "type",
+               "kernel", "TFLOP/s", "GB/s", "sliced", "stream", "ragged", "odd", "few", "short",
+               "floor us", "N GB/s", "N TFLOP/s", "of table");
         for (size_t i = 0; i < r->count; i++) {
             const struct rate_entry *e = &r->e[i];
             const struct rate_entry *t = rates_find(scaled, e->type, e->kernel);
@@ -224,7 +224,9 @@ static int calibrate(const struct gc_opts *o)
             char pct[16] = "-";
             if (theirs > 0)
                 snprintf(pct, sizeof pct, "%.0f%%", 100 * mine / theirs);
-            char odd[16] = "-", few[16] = "-", shortk[16] = "-";
+            char odd[16] = "-", few[16] = "-", shortk[16] = "-", stream[16] = "-";
+            if (e->stream_eff > 0)
+                snprintf(stream, sizeof stream, "%.2fx", e->stream_eff);
             if (e->short_eff > 0)
                 snprintf(shortk, sizeof shortk, "%.2fx", e->short_eff);
             if (e->odd_eff > 0)
@@ -237,9 +239,9 @@ static int calibrate(const struct gc_opts *o)
                 snprintf(tall_gbps, sizeof tall_gbps, "%.1f", e->tall_gbps);
                 snprintf(tall_tflops, sizeof tall_tflops, "%.2f", e->tall_tflops);
             }
-            printf("%-6s %-18s %10.2f %10.1f %7.2fx %7.2fx %8s %8s %8s %9.1f %9s %9s %9s\n",
-                   e->type, e->kernel, e->tflops, e->gbps, e->slice_eff, e->ragged_eff, odd, few,
-                   shortk, e->floor_ms * 1e3, tall_gbps, tall_tflops, pct);
+            printf("%-6s %-18s %10.2f %10.1f %7.2fx %8s %7.2fx %8s %8s %8s %9.1f %9s %9s %9s\n",
+                   e->type, e->kernel, e->tflops, e->gbps, e->slice_eff, stream, e->ragged_eff,
+                   odd, few, shortk, e->floor_ms * 1e3, tall_gbps, tall_tflops, pct);
         }
         printf("measured in %.1f s; device copy %.0f GB/s (the table's, scaled: %.0f)\n",
                r->seconds, r->copy_gbps, scaled->copy_gbps);

@@ -10,6 +10,8 @@
 
 #define SLICE_EFF_LEAST 0.5
 #define SLICE_EFF_MOST 16.0
+#define STREAM_EFF_LEAST 0.8
+#define STREAM_EFF_MOST 8.0
 #define RAGGED_EFF_LEAST 0.5
 #define RAGGED_EFF_MOST 16.0
 #define SHORT_EFF_LEAST 0.2
@@ -56,7 +58,7 @@ static int fit_memory(const struct gemm_kernel *k, const struct rate_sample *s, 
     double best = 0, flops_best = 0, busy[64];
     /* (each sample's time less its launch and what its slices add, as the
      * model has them) */
-    static const struct rate_entry any = { "", "", 0, 1, 1, 1, 0, 0, 0, 0, 0, 0 };
+    static const struct rate_entry any = { "", "", 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0 };
     for (int i = 0; i < n && i < 64; i++) {
         struct model_estimate m = model_estimate_rate(k, &s[i].p, sm_count, &any, copy_gbps);
         busy[i] = fmax(s[i].ms - m.overhead_ms - m.reduce_ms, s[i].ms / 2);
@@ -146,7 +148,7 @@ static double fit_rate(const struct gemm_kernel *k, const struct rate_sample *s,
 {
     double v[64], best = 0, big = 0, big_work = 0;
     int nv = 0;
-    const struct rate_entry any = { "", "", 1, 0, 1, 1, 0, 0, 0, 0, 0, 0 };
+    const struct rate_entry any = { "", "", 1, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0 };
     for (int i = 0; i < n; i++) {
         /* (the workspace's copies are the model's apart from the rate) */
         double prepare = model_estimate_rate(k, &s[i].p, sm_count, &any, copy_gbps).prepare_ms;
@@ -171,15 +173,19 @@ static double fit_rate(const struct gemm_kernel *k, const struct rate_sample *s,
  * with the other in hand (twice: the second pass moves them by a few
  * percent at most; a persistent kernel's stores, under its compute, take
  * nothing out of its full rate); then, for a sliced one, how its sliced
- * runs compare with the model's time for them at that rate. */
+ * runs compare with the model's time for them at that rate: where the
+ * model's compute binds, against the compute (slice_eff); where its
+ * operands' bytes do, against the bytes (stream_eff).  Which binds is the
+ * model's word with the factors in hand, so the two are fitted twice, the
+ * second time with the first's factors (a sample near the line may cross
+ * it once they scale each side). */
 static int fit_tiled(const struct gemm_kernel *k, const struct rate_sample *s, int n,
                      int sm_count, double copy_gbps, struct rate_entry *out)
 {
-    double ratio[64];
-    int nr = 0;
     int apart = !(k->flags & KERNEL_PERSISTENT);
     out->gbps = 0;
     out->slice_eff = out->ragged_eff = 1;
+    out->stream_eff = 0;
     for (int pass = 0; pass < 2; pass++) {
         out->tflops = fit_rate(k, s, n, sm_count, copy_gbps, apart ? out->gbps : 0);
         if (!(out->tflops > 0))
@@ -187,16 +193,35 @@ static int fit_tiled(const struct gemm_kernel *k, const struct rate_sample *s, i
         out->gbps = fit_store(k, s, n, sm_count, copy_gbps, out);
     }
     out->tflops = fit_rate(k, s, n, sm_count, copy_gbps, apart ? out->gbps : 0);
-    for (int i = 0; i < n && nr < 64; i++) {
-        struct model_estimate e = model_estimate_rate(k, &s[i].p, sm_count, out, copy_gbps);
-        double sliced = e.compute_ms + e.reduce_ms;
-        double busy = s[i].ms - e.overhead_ms - e.prepare_ms - e.store_ms;
-        /* (a time the bytes explain says nothing of the slices) */
-        if (e.slices > 1 && sliced > 0 && busy > 1.2 * e.memory_ms)
-            ratio[nr++] = busy / sliced;
+    for (int pass = 0; pass < 2; pass++) {
+        struct rate_entry at = *out;   /* this pass's factors; none the first time */
+        double ratio[64], stream[64];
+        int nr = 0, ns = 0;
+        for (int i = 0; i < n && nr < 64 && ns < 64; i++) {
+            struct model_estimate e = model_estimate_rate(k, &s[i].p, sm_count, &at, copy_gbps);
+            double sliced = e.compute_ms + e.reduce_ms;
+            double busy = s[i].ms - e.overhead_ms - e.prepare_ms - e.store_ms;
+            if (e.slices <= 1 || !(sliced > 0))
+                continue;
+            /* (each factor backed out of the estimate that carries it) */
+            double slice_f = at.slice_eff > 0 ? at.slice_eff : 1;
+            double stream_f = at.stream_eff > 0 ? at.stream_eff : 1;
+            /* (a time the bytes explain says nothing of the slices; and
+             * the bytes' factor is of whole tiles streaming both
+             * operands, not of a tile mostly idle over a thin product,
+             * whose one operand binds otherwise) */
+            int whole = k->geometry && s[i].p.m >= k->geometry->tile_m &&
+                        s[i].p.n >= k->geometry->tile_n;
+            if (e.memory_ms > e.compute_ms && whole)
+                stream[ns++] = (busy - e.reduce_ms) / e.memory_ms * stream_f;
+            else if (busy > 1.2 * e.memory_ms / stream_f)
+                ratio[nr++] = busy / sliced * slice_f;
+        }
+        out->slice_eff = nr ? fmin(SLICE_EFF_MOST, fmax(SLICE_EFF_LEAST, median_of(ratio, nr)))
+                            : 1;
+        out->stream_eff =
+            ns ? fmin(STREAM_EFF_MOST, fmax(STREAM_EFF_LEAST, median_of(stream, ns))) : 0;
     }
-    if (nr)
-        out->slice_eff = fmin(SLICE_EFF_MOST, fmax(SLICE_EFF_LEAST, median_of(ratio, nr)));
     return 0;
 }
 

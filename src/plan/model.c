@@ -253,7 +253,7 @@ struct model_estimate model_estimate_rate(const struct gemm_kernel *k,
     /* A memory-bound kernel not measured yet is taken to move its bytes at
      * the device's copy rate, its compute unbounded, until a calibration
      * or `gemmcli bench --auto-table` measures it. */
-    static const struct rate_entry unmeasured = { "", "", 0, 0, 1, 1, 0, 0, 0, 0, 0, 0 };
+    static const struct rate_entry unmeasured = { "", "", 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0 };
     if (g && g->spread == SPREAD_MEMORY && !r)
         r = &unmeasured;
     if (!g || !r || (g->spread != SPREAD_MEMORY && r->tflops <= 0 && r->gbps <= 0))
@@ -315,6 +315,13 @@ struct model_estimate model_estimate_rate(const struct gemm_kernel *k,
         e.compute_ms *= r->slice_eff;
         e.reduce_ms *= r->slice_eff;
     }
+    /* ... and their operands' bytes as it measured them streamed (a
+     * calibration's stream_eff): over 128 x 128 x 500000 in float64 the
+     * three 128-row DMMA tiles read the same bytes, and `f64_dmma_128x64`
+     * took 0.69 ms where `f64_dmma` took 0.40 (README, "What holds the
+     * rest back"). */
+    if (e.slices > 1 && r->stream_eff > 0)
+        e.memory_ms *= r->stream_eff;
     /* Rows of A or B that are not whole 16-byte units take the stage's
      * narrower loads (or a copy first), as measured (ragged_eff; odd_eff
      * where 16-bit rows are an odd number of values and not even 4-byte

@@ -165,10 +165,10 @@ size_t rates_text(const struct model_rates *r, char *buf, size_t n)
         d->clock_mhz, d->mem_gbps, d->driver);
     PUT("build %s %s %.1f %.1f\n", rates_fingerprint(), r->date, r->copy_gbps, r->seconds);
     for (size_t i = 0; i < r->count; i++)
-        PUT("rate %s %s %.3f %.1f %.3f %.3f %.1f %.3f %.3f %.3f %.1f %.3f\n", r->e[i].type,
-            r->e[i].kernel, r->e[i].tflops, r->e[i].gbps, r->e[i].slice_eff, r->e[i].ragged_eff,
-            r->e[i].floor_ms * 1e3, r->e[i].odd_eff, r->e[i].few_eff, r->e[i].tall_tflops,
-            r->e[i].tall_gbps, r->e[i].short_eff);
+        PUT("rate %s %s %.3f %.1f %.3f %.3f %.1f %.3f %.3f %.3f %.1f %.3f %.3f\n",
+            r->e[i].type, r->e[i].kernel, r->e[i].tflops, r->e[i].gbps, r->e[i].slice_eff,
+            r->e[i].ragged_eff, r->e[i].floor_ms * 1e3, r->e[i].odd_eff, r->e[i].few_eff,
+            r->e[i].tall_tflops, r->e[i].tall_gbps, r->e[i].short_eff, r->e[i].stream_eff);
 #undef PUT
     return used;
 }
@@ -261,15 +261,16 @@ enum rates_state rates_parse(const char *text, const struct rates_device *d, tim
         struct rate_entry e;
         double floor_us;
         int used = 0;
-        if (sscanf(p, "rate %15s %47s %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf\n%n", e.type,
+        if (sscanf(p, "rate %15s %47s %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf\n%n", e.type,
                    e.kernel, &e.tflops, &e.gbps, &e.slice_eff, &e.ragged_eff, &floor_us,
                    &e.odd_eff, &e.few_eff, &e.tall_tflops, &e.tall_gbps, &e.short_eff,
-                   &used) != 12 ||
+                   &e.stream_eff, &used) != 13 ||
             !used || !(e.tflops >= 0) || !(e.gbps >= 0) || !(e.slice_eff > 0) ||
             !(e.ragged_eff > 0) || !(floor_us >= 0) || !(e.odd_eff >= 0) || !(e.few_eff >= 0) ||
             !(e.tall_tflops >= 0) || !(e.tall_gbps >= 0) || !(e.short_eff >= 0) ||
+            !(e.stream_eff >= 0) ||
             !isfinite(e.tflops + e.gbps + e.slice_eff + e.ragged_eff + floor_us + e.odd_eff +
-                      e.few_eff + e.tall_tflops + e.tall_gbps + e.short_eff))
+                      e.few_eff + e.tall_tflops + e.tall_gbps + e.short_eff + e.stream_eff))
             return STALE("a malformed rate line");
         e.floor_ms = floor_us / 1e3;
         if (out->count == RATES_MAX)

@@ -15,7 +15,7 @@
  *
  * The file is text:
  *
- *   # gemmcli rates 7
+ *   # gemmcli rates 8
  *   device NVIDIA_H100_80GB_HBM3 9.0 132 1980 3352 13000
  *   build 5d1c2e04a7b3f9e1 2026-11-25T10:31:05Z 3004.1 2.6
  *   rate f32 edge_peel 46.12 0.0 1.00 1.35 13.8 0.000 0.000 0.000 0.0 0.560
@@ -40,7 +40,8 @@
  *           than that (its N path; a GB/s of 0: the first two serve), and
  *           a tiled kernel's ragged factor for its pipeline's fill and
  *           drain, which a short K is mostly made of (0: the ragged one
- *           throughout).
+ *           throughout), and its factor for the bytes of sliced runs where
+ *           they bind (0: the copy's rate).
  *
  * Host code only; nothing printed. */
 #ifndef GC_RATES_H
@@ -51,7 +52,7 @@
 
 #include "kernels/registry.h"
 
-#define RATES_VERSION 7
+#define RATES_VERSION 8
 #define RATES_MAX 96
 #define RATES_STALE_DAYS 90
 
@@ -90,6 +91,10 @@ struct rate_entry {
                                   most MODEL_SHORT_K; the model blends it with the factor
                                   above by their shares of the tile's k (model.h,
                                   model_fill_share); 0: that factor throughout */
+    double stream_eff;         /* a tiled kernel's sliced runs where its operands' bytes
+                                  bind: the measured time over the model's time for the
+                                  bytes (a tile streams them at its own rate, not the
+                                  copy's); 0: the copy's rate */
 };
 
 struct model_rates {

@@ -210,9 +210,7 @@ static int fit_tiled(const struct gemm_kernel *k, const struct rate_sample *s, i
              * the bytes' factor is of whole tiles streaming both
              * operands, not of a tile mostly idle over a thin product,
              * whose one operand binds otherwise) */
-            int whole = k->geometry && s[i].p.m >= k->geometry->tile_m &&
-                        s[i].p.n >= k->geometry->tile_n;
-            if (e.memory_ms > e.compute_ms && whole)
+            if (e.memory_ms > e.compute_ms && model_whole_tiles(k, &s[i].p))
                 stream[ns++] = (busy - e.reduce_ms) / e.memory_ms * stream_f;
             else if (busy > 1.2 * e.memory_ms / stream_f)
                 ratio[nr++] = busy / sliced * slice_f;

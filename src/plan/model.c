@@ -73,6 +73,11 @@ int model_few(const struct gemm_problem *p)
     return model_ragged(p) && p->m <= MODEL_FEW_ROWS;
 }
 
+int model_whole_tiles(const struct gemm_kernel *k, const struct gemm_problem *p)
+{
+    return k->geometry && p->m >= k->geometry->tile_m && p->n >= k->geometry->tile_n;
+}
+
 double model_ragged_factor(const struct gemm_problem *p, const struct rate_entry *r)
 {
     if (!model_ragged(p))
@@ -319,8 +324,8 @@ struct model_estimate model_estimate_rate(const struct gemm_kernel *k,
      * calibration's stream_eff): over 128 x 128 x 500000 in float64 the
      * three 128-row DMMA tiles read the same bytes, and `f64_dmma_128x64`
      * took 0.69 ms where `f64_dmma` took 0.40 (README, "What holds the
-     * rest back"). */
-    if (e.slices > 1 && r->stream_eff > 0)
+     * rest back"), over whole tiles, as it was measured. */
+    if (e.slices > 1 && r->stream_eff > 0 && model_whole_tiles(k, p))
         e.memory_ms *= r->stream_eff;
     /* Rows of A or B that are not whole 16-byte units take the stage's
      * narrower loads (or a copy first), as measured (ragged_eff; odd_eff

@@ -52,6 +52,12 @@ int model_odd(const struct gemm_problem *p);
 #define MODEL_FEW_ROWS 32
 int model_few(const struct gemm_problem *p);
 
+/* Whether p fills kernel k's tiles whole (M and N at least its tile's):
+ * where a tiled kernel streams both operands through every tile, which
+ * its stream_eff describes; a thin product's mostly idle tiles read one
+ * operand otherwise. */
+int model_whole_tiles(const struct gemm_kernel *k, const struct gemm_problem *p);
+
 /* The factor of rate r that p's rows call for: few_eff (where measured)
  * for a ragged product of few rows, odd_eff (where measured) for odd
  * 16-bit rows, ragged_eff for other ragged rows, else 1. */

@@ -87,7 +87,7 @@ static __device__ __forceinline__ void small_k_store(const small_k_args<E> &p,
  * its share of shared memory, a row every KMAX values.  Double's sums at
  * K > 16 take half that: 16 loaded doubles a lane beside B's strip made
  * ptxas spill at two blocks an SM, and 8 ran as fast there (at K <= 16,
- * 4-8% slower: README, "Measurements behind the stages"). */
+ * slower: README, "Measurements behind the stages"). */
 template <typename E, int KMAX>
 struct small_k_chunk {
     typedef typename E::acc T;

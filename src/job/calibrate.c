@@ -31,19 +31,20 @@
  * a long K over few tiles, a longer one over fewer where the operands'
  * bytes bind a tiled kernel (how fast it streams them: src/plan/fit.c,
  * stream_eff; float64 128 x 128 x 500000 took 0.69 ms on `f64_dmma_128x64`,
- * 0.40 on `f64_dmma`), then the memory-bound kernels' thin and short shapes
- * of each of the thin stages' paths (M <= 32 and N <= 32; 8 columns, where
- * the N path is bound by its bytes, and 32, where the thin stages are bound
- * by their multiply-adds), a K of 16 bytes over a large C (a tiled kernel's
- * stores of C), tiny products (each kernel's floor: its launches and first
- * wave; src/plan/fit.c keeps them out of the rates), then rows of A and B
- * that are not whole 16-byte units (RAGGED: a tiled product, a tall thin
- * one, a short K, a few rows over a wide B: the thin stages' two paths load
- * otherwise), and the tiny ones again, last: the floor is the least of
- * their times, and one pass alone let a stall of some tens of ms set it
- * (float thin 26.4 us and swizzle_64x128 28.0 in one calibration, 6.0 to
- * 7.8 and 7.0 to 9.1 in five others; NVIDIA H100 and H200, 2026-11-26);
- * each product's A, B and C within the pools above. */
+ * 0.40 on `f64_dmma`, NVIDIA H100, 2026-11-27), then the memory-bound
+ * kernels' thin and short shapes of each of the thin stages' paths (M <= 32
+ * and N <= 32; 8 columns, where the N path is bound by its bytes, and 32,
+ * where the thin stages are bound by their multiply-adds), a K of 16 bytes
+ * over a large C (a tiled kernel's stores of C), tiny products (each
+ * kernel's floor: its launches and first wave; src/plan/fit.c keeps them
+ * out of the rates), then rows of A and B that are not whole 16-byte units
+ * (RAGGED: a tiled product, a tall thin one, a short K, a few rows over a
+ * wide B: the thin stages' two paths load otherwise), and the tiny ones
+ * again, last: the floor is the least of their times, and one pass alone
+ * let a stall of some tens of ms set it (float thin 26.4 us and
+ * swizzle_64x128 28.0 in one calibration, 6.0 to 7.8 and 7.0 to 9.1 in five
+ * others; NVIDIA H100 and H200, 2026-11-26); each product's A, B and C
+ * within the pools above. */
 #define COMMON "256x256x65536 128x128x262144 1x8192x4096 8192x1x4096 32768x8x1024 " \
                "32768x16x1024 16x8192x4096 32x8192x4096 32768x32x1024 8192x8192x8 " \
                "4096x32x32x32 "

@@ -323,8 +323,9 @@ struct model_estimate model_estimate_rate(const struct gemm_kernel *k,
     /* ... and their operands' bytes as it measured them streamed (a
      * calibration's stream_eff): over 128 x 128 x 500000 in float64 the
      * three 128-row DMMA tiles read the same bytes, and `f64_dmma_128x64`
-     * took 0.69 ms where `f64_dmma` took 0.40 (README, "What holds the
-     * rest back"), over whole tiles, as it was measured. */
+     * took 0.69 ms where `f64_dmma` took 0.40, NVIDIA H100, 2026-11-27
+     * (README, "What holds the rest back"); over whole tiles, as it was
+     * measured. */
     if (e.slices > 1 && r->stream_eff > 0 && model_whole_tiles(k, p))
         e.memory_ms *= r->stream_eff;
     /* Rows of A or B that are not whole 16-byte units take the stage's

@@ -295,7 +295,8 @@
 #define DECLARE_NO_WS(fam, id)
 #define DECLARE_WS(fam, id) size_t fam##_##id##_workspace(const struct gemm_problem *p);
 #define DECLARE_WS_SLICED(fam, id)                                                                 \
-    DECLARE_WS(fam, id) int64_t fam##_##id##_slices(const struct gemm_problem *p, int sm_count, int *joined);
+    DECLARE_WS(fam, id) int64_t fam##_##id##_slices(const struct gemm_problem *p, int sm_count,    \
+                                                    int *joined, double *busy);
 #define DECLARE_NO_CHECK(fam, id)
 #define DECLARE_CHECK(fam, id)                                                                     \
     int fam##_##id##_check(const struct gemm_problem *p, char *why, size_t n);

@@ -168,8 +168,12 @@ typedef size_t (*gemm_workspace_fn)(const struct gemm_problem *p);
  * slice's sums a slab of the workspace); 1: C written by the one launch.
  * *joined: 1 where the launch adds its slices itself (its last block a
  * region does: kernels/memory_bound/join.cuh), 0 where a second launch
- * does. */
-typedef int64_t (*gemm_slices_fn)(const struct gemm_problem *p, int sm_count, int *joined);
+ * does.  *busy: the share of the launch's multiply-adds that are p's; 1
+ * where p fills the blocks, less where a block's rows or columns past M
+ * or N are computed and dropped, or its threads there idle (the thin
+ * stages' blocks of 256 rows, their thin side's bound). */
+typedef int64_t (*gemm_slices_fn)(const struct gemm_problem *p, int sm_count, int *joined,
+                                  double *busy);
 
 struct gemm_kernel {
     const char *name;

@@ -8,7 +8,8 @@
  * SMs); stream-K's tail costs less than a whole wave, its plan
  * (gemm_stream_k_runs) shares out what it should, and the model charges
  * its beta pass just where that plan shares a tail; a memory-bound
- * kernel's time follows its bytes; narrow rows cost a tiled kernel's
+ * kernel's time follows its bytes; a thin stage's part-filled blocks
+ * compute as long as full ones (43 rows as 256); narrow rows cost a tiled kernel's
  * compute by the narrow operands' share of its loads; no kernel gets
  * faster on a larger m, n or k, but for the known dips named below; half
  * the SMs take about twice as long (a known lack today); a kernel that
@@ -412,6 +413,43 @@ static void memory_bound(void)
     CHECK(seen >= 3, "only %d SPREAD_MEMORY kernels with a rate in the table", seen);
 }
 
+/* A thin stage's threads compute the thin side's bound, over blocks of
+ * 256 rows (N path) or of its columns (M path), whatever part of them the
+ * product fills: 43 rows take the time of 256, 9 rows of 16 columns the
+ * time of 16, at the share of the multiply-adds the stage says are the
+ * product's (its slices hook's *busy). */
+static void thin_blocks(void)
+{
+    static const char *const names[] = { "thin", "f16_thin", "f64_thin" };
+    static const int64_t pairs[][2][3] = { { { 43, 16, 26296 }, { 256, 16, 26296 } },
+                                           { { 9, 8192, 4096 }, { 16, 8192, 4096 } } };
+    static const double share[] = { 43.0 / 256, 9.0 / 16 };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const struct gemm_kernel *k = kernel(names[i]);
+        int sig = rated_sig(k);
+        if (sig < 0)
+            continue;
+        for (int j = 0; j < 2; j++) {
+            const int64_t *a = pairs[j][0], *b = pairs[j][1];
+            struct gemm_problem pa = problem(sig, 1, a[0], a[1], a[2]);
+            struct gemm_problem pb = problem(sig, 1, b[0], b[1], b[2]);
+            struct model_estimate ea = model_estimate(k, &pa, SMS), eb = model_estimate(k, &pb, SMS);
+            CHECK(fabs(ea.util - share[j]) < 1e-12 && eb.util == 1 && ea.slices == eb.slices,
+                  "%s %lldx%lldx%lld: share %.4f (want %.4f), %lldx%lldx%lld %.4f; slices %d, %d",
+                  k->name, (long long)a[0], (long long)a[1], (long long)a[2], ea.util, share[j],
+                  (long long)b[0], (long long)b[1], (long long)b[2], eb.util, ea.slices,
+                  eb.slices);
+            CHECK(close_to(ea.compute_ms, eb.compute_ms, 1e-9),
+                  "%s: %lldx%lldx%lld computes in %.6g ms, %lldx%lldx%lld in %.6g", k->name,
+                  (long long)a[0], (long long)a[1], (long long)a[2], ea.compute_ms,
+                  (long long)b[0], (long long)b[1], (long long)b[2], eb.compute_ms);
+        }
+    }
+    const struct gemm_kernel *g = kernel("gemv");
+    struct gemm_problem v = problem(GEMM_F32, 1, 43, 1, 26296);
+    CHECK(model_estimate(g, &v, SMS).util == 1, "gemv: a warp a row, none idle");
+}
+
 /* Narrow rows (not whole 16-byte units) cost a tiled kernel its ragged
  * factor on its compute, not its bytes, by the narrow operands' share of
  * its tile's loads (A's tile_m rows, B's tile_n columns); a memory-bound
@@ -709,6 +747,7 @@ int main(void)
     slices();
     stream_k();
     memory_bound();
+    thin_blocks();
     narrow();
     monotone();
     half_the_sms();

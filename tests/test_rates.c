@@ -433,6 +433,42 @@ static void test_stream(void)
           "no sample where the bytes bind: no bytes' factor (%.2f)", fit.stream_eff);
 }
 
+/* A thin stage's samples whose blocks the product part fills (its *busy
+ * below 1: 43 of a block's 256 rows, 22 of its 24 columns) are fitted at
+ * the blocks' full rate: their TFLOP/s over that share, so that the N
+ * path's rate is the one of 32768 x 32 x 1024 whichever sample binds. */
+static void test_busy(void)
+{
+    struct model_rates t;
+    rates_table(&t);
+    rates_use(&t);
+    const int sms = 132;
+    const struct gemm_kernel *k = kernel("f64_thin");
+    struct rate_entry truth = { "f64", "f64_thin", 6, 2900, 1, 1, 0.006, 0, 0, 11, 2500, 0, 0 },
+                      fit;
+    int64_t shapes[][3] = { { 1, 8192, 4096 },  { 16, 8192, 4096 },   { 32768, 8, 1024 },
+                            { 32768, 32, 1024 }, { 43, 22, 262144 } };
+    struct rate_sample s[5];
+    for (int i = 0; i < 5; i++) {
+        s[i].p = problem(GEMM_F64, 1, shapes[i][0], shapes[i][1], shapes[i][2]);
+        s[i].ms = model_estimate_rate(k, &s[i].p, sms, &truth, 3000).ms;
+    }
+    struct model_estimate part = model_estimate_rate(k, &s[4].p, sms, &truth, 3000);
+    double busy = 43.0 / 256 * 22 / 24;
+    CHECK(fabs(part.util - busy) < 1e-12 && part.compute_ms > part.memory_ms,
+          "43x22x262144: the model's share %.4f (want %.4f), compute %.4f ms, bytes %.4f",
+          part.util, busy, part.compute_ms, part.memory_ms);
+    /* With the full block's sample left out, the part-full one alone says
+     * the rate. */
+    struct rate_sample some[4] = { s[0], s[1], s[2], s[4] };
+    CHECK(rates_fit(k, GEMM_F64, s, 5, sms, 3000, &fit) == 0 && fabs(fit.tall_tflops - 11) < 0.2,
+          "the N path's rate over all samples: %.3f TFLOP/s (want 11)", fit.tall_tflops);
+    CHECK(rates_fit(k, GEMM_F64, some, 4, sms, 3000, &fit) == 0 &&
+              fabs(fit.tall_tflops - 11) < 0.2,
+          "the N path's rate from the part-full block alone: %.3f TFLOP/s (want 11, not %.2f)",
+          fit.tall_tflops, 11 * busy);
+}
+
 int main(void)
 {
     test_text();
@@ -440,6 +476,7 @@ int main(void)
     test_scaled();
     test_fit();
     test_stream();
+    test_busy();
     printf("rates: %d passed, %d failed\n", passed, failed);
     return failed != 0;
 }

@@ -27,9 +27,9 @@ extern "C" size_t dgemm_gemv_workspace(const struct gemm_problem *p)
 }
 
 extern "C" int64_t dgemm_gemv_slices(const struct gemm_problem *p, int sm_count,
-                                    int *joined)
+                                     int *joined, double *busy)
 {
-    return gemv_slices<gemv_f64>(p, sm_count, joined);
+    return gemv_slices<gemv_f64>(p, sm_count, joined, busy);
 }
 
 extern "C" int dgemm_gemv_check(const struct gemm_problem *p, char *why, size_t n)

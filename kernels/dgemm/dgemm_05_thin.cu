@@ -32,9 +32,9 @@ extern "C" size_t dgemm_thin_workspace(const struct gemm_problem *p)
 }
 
 extern "C" int64_t dgemm_thin_slices(const struct gemm_problem *p, int sm_count,
-                                    int *joined)
+                                     int *joined, double *busy)
 {
-    return thin_slices<gemv_f64>(p, sm_count, joined);
+    return thin_slices<gemv_f64>(p, sm_count, joined, busy);
 }
 
 extern "C" cudaError_t dgemm_thin_launch(const struct dgemm_problem *p,

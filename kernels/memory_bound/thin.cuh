@@ -823,11 +823,22 @@ static struct join_plan thin_join_plan(const struct thin_plan &pl, long long m, 
 /* The slices a launch on sm_count SMs cuts p into, and in *joined whether
  * that launch adds them itself (the first product of a stack's launch;
  * the blocks an SM holds taken as 2, the widest kernels' count: auto's
- * model asks, without a device at hand). */
+ * model asks, without a device at hand).  *busy: the share of the
+ * launch's multiply-adds that are p's.  Every thread computes the thin
+ * side's bound (rows past M repeat the last one; the N path's columns
+ * past N are zeros), and the blocks cover 256 rows (N path) or Q x tx
+ * columns (M path), their threads past the product idle: a block's time
+ * is its threads' chain along K whatever their number.  float64 43 x 22 x
+ * 26296 takes one block of 256 rows a slice, 43 of them the product's,
+ * each thread 24 columns: it ran at 1.33 TFLOP/s (`f64_dmma_tiny` at 2.48)
+ * where the N path's rate, fitted at 32768 x 32 x 1024, is 11.0 (NVIDIA
+ * H100, 2026-11-27, `gemmcli bench`). */
 template <typename E>
-static int64_t thin_slices(const struct gemm_problem *p, int sm_count, int *joined)
+static int64_t thin_slices(const struct gemm_problem *p, int sm_count, int *joined,
+                           double *busy)
 {
     *joined = 0;
+    *busy = 1;
     if (p->m < 1 || p->n < 1 || p->k < 1 || p->batch < 1 || sm_count < 1 ||
         (p->m > THIN_MOST && p->n > THIN_MOST) || p->k > 0x7fffffff)
         return 1;
@@ -835,6 +846,11 @@ static int64_t thin_slices(const struct gemm_problem *p, int sm_count, int *join
     struct thin_plan pl =
         thin_plan_for<E>((int)p->m, (int)p->n, (int)p->k, batch, sm_count, 2L * sm_count);
     *joined = pl.slices > 1 && thin_join_plan<E>(pl, p->m, p->n, batch).group > 0;
+    if (pl.by_rows)
+        *busy = (double)p->m / ((double)pl.blocks * THIN_ROWS) * (double)p->n / pl.bound;
+    else
+        *busy = (double)p->m / pl.bound * (double)p->n /
+                ((double)pl.blocks * thin_cols<E>(pl.bound) * pl.tx);
     return pl.slices;
 }
 

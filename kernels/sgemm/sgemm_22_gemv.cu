@@ -47,9 +47,9 @@ extern "C" size_t sgemm_gemv_workspace(const struct gemm_problem *p)
 }
 
 extern "C" int64_t sgemm_gemv_slices(const struct gemm_problem *p, int sm_count,
-                                    int *joined)
+                                     int *joined, double *busy)
 {
-    return gemv_slices<gemv_f32>(p, sm_count, joined);
+    return gemv_slices<gemv_f32>(p, sm_count, joined, busy);
 }
 
 extern "C" int sgemm_gemv_check(const struct gemm_problem *p, char *why, size_t n)

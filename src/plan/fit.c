@@ -51,17 +51,20 @@ static double sample_tflops(const struct rate_sample *s)
  * where it ran 0.77; the thin stages' multiply-adds slow with the thin
  * side's bound: float16 16 x 8192 x 4096 ran at 10.9 TFLOP/s, 32 rows at
  * 7.4, and 17 x 2415 x 579 at 69% of cuBLAS where mma_tiny ran it at 127%,
- * NVIDIA H100, 2026-11-26). */
+ * NVIDIA H100, 2026-11-26).  A sample's TFLOP/s are taken at the blocks'
+ * full use, its own divided by the share the model gives it (util: the
+ * stage's rows or columns past the product). */
 static int fit_memory(const struct gemm_kernel *k, const struct rate_sample *s, int n,
                       int sm_count, double copy_gbps, struct rate_entry *out)
 {
-    double best = 0, flops_best = 0, busy[64];
+    double best = 0, flops_best = 0, busy[64], util[64];
     /* (each sample's time less its launch and what its slices add, as the
      * model has them) */
     static const struct rate_entry any = { "", "", 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0 };
     for (int i = 0; i < n && i < 64; i++) {
         struct model_estimate m = model_estimate_rate(k, &s[i].p, sm_count, &any, copy_gbps);
         busy[i] = fmax(s[i].ms - m.overhead_ms - m.reduce_ms, s[i].ms / 2);
+        util[i] = m.util > 0 ? m.util : 1;
         best = fmax(best, model_bytes(&s[i].p) / (busy[i] / 1e3) / 1e9);
     }
     if (!(best > 0))
@@ -69,8 +72,9 @@ static int fit_memory(const struct gemm_kernel *k, const struct rate_sample *s, 
     for (int i = 0; i < n && i < 64; i++) {
         struct rate_sample b = s[i];
         b.ms = busy[i];
+        double x = sample_tflops(&b) / util[i];
         if (s[i].p.batch == 1 && busy[i] > 1.5 * model_bytes(&s[i].p) / (best * 1e9) * 1e3)
-            flops_best = flops_best > 0 ? fmin(flops_best, sample_tflops(&b)) : sample_tflops(&b);
+            flops_best = flops_best > 0 ? fmin(flops_best, x) : x;
     }
     out->gbps = best;
     out->tflops = flops_best;

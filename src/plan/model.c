@@ -10,7 +10,11 @@
  *     last one part full; stream-K shares the last wave out by k-steps;
  *     a sliced kernel cuts K when the tiles are fewer than the slots;
  *   - k: a tile's pipeline takes k_fill values of k to fill and drain, so
- *     a short K runs at k / (k + k_fill).
+ *     a short K runs at k / (k + k_fill);
+ *   - a memory-bound stage that says so (its slices hook's *busy): the
+ *     share of its threads' multiply-adds that are the product's (the thin
+ *     stages compute their thin side's bound, and their blocks of 256 rows
+ *     or of a few hundred columns idle where M or N leave them part empty).
  * memory: the operands read once and C written (read too when beta != 0)
  * at the device's copy bandwidth, or the kernel's own for memory-bound
  * kernels (the copy's until their own is measured).  A tiled kernel's
@@ -235,18 +239,23 @@ double model_util(const struct gemm_kernel *k, const struct gemm_problem *p, int
  * launch took 4.4 us and a pooled allocation with its release 2.2 us more
  * of an event-timed run; float16 1188 x 32 x 677 on `f16_thin`, 43
  * slices added by a second launch, took 21.3 us where its reads alone
- * said 8 (NVIDIA H200, 2026-11-27). */
-static void memory_slices(const struct gemm_kernel *k, const struct gemm_problem *p,
-                          int sm_count, double copy_gbps, struct model_estimate *e)
+ * said 8 (NVIDIA H200, 2026-11-27).  Returns the share of the launch's
+ * multiply-adds that are p's (the stage's *busy). */
+static double memory_slices(const struct gemm_kernel *k, const struct gemm_problem *p,
+                            int sm_count, double copy_gbps, struct model_estimate *e)
 {
     int joined = 0;
-    int64_t s = k->slices && p->batch > 0 ? k->slices(p, sm_count, &joined) : 1;
+    double busy = 1;
+    int64_t s = k->slices && p->batch > 0 ? k->slices(p, sm_count, &joined, &busy) : 1;
+    if (!(busy > 0 && busy <= 1))
+        busy = 1;
     if (s <= 1)
-        return;
+        return busy;
     double acc = p->sig == GEMM_F64 ? 8 : 4;
     e->slices = (int)s;
     e->reduce_ms = (joined ? MODEL_JOIN_MS : LAUNCH_MS + MODEL_POOL_MS) +
                    2 * (double)s * p->batch * (double)p->m * p->n * acc / (copy_gbps * 1e9) * 1e3;
+    return busy;
 }
 
 struct model_estimate model_estimate_rate(const struct gemm_kernel *k,
@@ -277,11 +286,16 @@ struct model_estimate model_estimate_rate(const struct gemm_kernel *k,
     e.overhead_ms = launches * LAUNCH_MS;
     if (g->spread == SPREAD_MEMORY) {
         /* A memory-bound kernel's blocks own at least tile_m x tile_n of
-         * C; a smaller C leaves part of each idle, moving no bytes. */
+         * C; a smaller C leaves part of each idle, moving no bytes.  The
+         * multiply-adds also run at the share of them that are the
+         * product's (the stage's own count: a block's rows or columns
+         * past M or N, computed or idle). */
         double m = (double)p->m, n = (double)p->n;
-        e.util = m * n / (ceil_div(m, g->tile_m) * g->tile_m * ceil_div(n, g->tile_n) * g->tile_n);
+        double fill =
+            m * n / (ceil_div(m, g->tile_m) * g->tile_m * ceil_div(n, g->tile_n) * g->tile_n);
+        e.util = fill * memory_slices(k, p, sm_count, copy_gbps, &e);
         e.compute_ms = own_tflops > 0 ? flops / (own_tflops * 1e12 * e.util) * 1e3 : 0;
-        e.memory_ms /= e.util;
+        e.memory_ms /= fill;
         /* Blocks of its own for every product: batch of them over the
          * SMs' slots, each taking block_us at least. */
         if (g->block_us > 0)
@@ -290,7 +304,6 @@ struct model_estimate model_estimate_rate(const struct gemm_kernel *k,
         double f = model_ragged_factor(p, r);
         e.compute_ms *= f;
         e.memory_ms *= f;
-        memory_slices(k, p, sm_count, copy_gbps, &e);
         e.ms = fmax(e.overhead_ms + fmax(e.compute_ms, e.memory_ms) + e.reduce_ms, r->floor_ms);
         return e;
     }

@@ -469,8 +469,24 @@ static void test_busy(void)
           fit.tall_tflops, 11 * busy);
 }
 
+/* A calibration times again the kernel whose least time is out of line:
+ * float16's floors of one H100 calibration (us), `f16_gemv` at 43.7. */
+static void test_stalled(void)
+{
+    double f[] = { 7.7, 6.8, 9.9, 8.0, 43.7, 7.3, 8.8, 10.4, 6.9, 0 };
+    int n = (int)(sizeof f / sizeof f[0]);
+    CHECK(rates_stalled(f, n, 43.7) && !rates_stalled(f, n, 10.4) && !rates_stalled(f, n, 6.8),
+          "43.7 us among floors of 7-10 is out of line; 10.4 and 6.8 are not");
+    CHECK(!rates_stalled(f, 2, 43.7) && !rates_stalled(f + 9, 1, 43.7),
+          "two floors (or one measured) say nothing");
+    double g[] = { 10, 10, 29.9, 30.1 };
+    CHECK(!rates_stalled(g, 4, 29.9) && !rates_stalled(g, 4, 30.1) && rates_stalled(g, 3, 30.1),
+          "over %.0f times the median, not at it", RATES_STALL_FLOOR);
+}
+
 int main(void)
 {
+    test_stalled();
     test_text();
     test_store();
     test_scaled();

@@ -207,26 +207,83 @@ static int time_kernel(struct gc_device *dev, const struct gemm_kernel *k, enum 
     return 0;
 }
 
-static int measure_all(struct gc_device *dev, struct pools *pl, struct model_rates *out)
+/* One kernel's samples, kept until its signature's are all measured. */
+struct kernel_samples {
+    const struct gemm_kernel *k;
+    struct rate_sample s[SAMPLES_MOST];
+    int n;
+    double floor_ms;            /* the least of their times */
+};
+
+/* Times the kernels of signature l's list, each on every shape; then
+ * again those whose least time is out of line with the others'
+ * (rates_stalled), each shape keeping the faster of its two times.  A
+ * kernel whose every run was slowed by something else on the GPU would
+ * misplace its every estimate until the next calibration: float16
+ * `f16_gemv` measured 680 GB/s with a 43.7 us floor in one calibration,
+ * 1862-2891 GB/s and 5.0-7.5 us in the four others of one `make
+ * check-gpu`, and auto sent float16 64 x 1 x 1000000 to `f16_thin`, 40%
+ * of cuBLAS (NVIDIA H100, 2026-11-27). */
+static int measure_list(struct gc_device *dev, struct pools *pl, size_t l,
+                        struct kernel_samples *ks, int *count)
 {
-    for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++) {
-        enum gemm_sig sig = lists[l].sig;
-        for (size_t i = 0; i < gemm_kernel_count; i++) {
-            const struct gemm_kernel *k = &gemm_kernels[i];
-            if (!k->geometry || !select_auto_candidate(k->flags) || !(k->sigs & (1u << sig)))
-                continue;
-            struct rate_sample s[SAMPLES_MOST];
-            int n = 0, rc = pools_for(dev, pl, sig);
-            if (!rc)
-                rc = time_kernel(dev, k, sig, lists[l].sizes, pl, s, &n);
-            if (rc)
-                return rc;
-            if (out->count < RATES_MAX &&
-                rates_fit(k, sig, s, n, dev->sm_count, out->copy_gbps, &out->e[out->count]) == 0)
-                out->count++;
-        }
+    enum gemm_sig sig = lists[l].sig;
+    double floors[64];
+    int nk = 0, nf = 0;
+    for (size_t i = 0; i < gemm_kernel_count && nk < 64; i++) {
+        const struct gemm_kernel *k = &gemm_kernels[i];
+        if (!k->geometry || !select_auto_candidate(k->flags) || !(k->sigs & (1u << sig)))
+            continue;
+        struct kernel_samples *t = &ks[nk++];
+        t->k = k;
+        t->n = 0;
+        t->floor_ms = 0;
+        int rc = pools_for(dev, pl, sig);
+        if (!rc)
+            rc = time_kernel(dev, k, sig, lists[l].sizes, pl, t->s, &t->n);
+        if (rc)
+            return rc;
+        for (int j = 0; j < t->n; j++)
+            if (t->floor_ms == 0 || t->s[j].ms < t->floor_ms)
+                t->floor_ms = t->s[j].ms;
+        if (t->floor_ms > 0)
+            floors[nf++] = t->floor_ms;
+    }
+    *count = nk;
+    for (int i = 0; i < nk; i++) {
+        struct kernel_samples *t = &ks[i];
+        if (!rates_stalled(floors, nf, t->floor_ms))
+            continue;
+        struct rate_sample again[SAMPLES_MOST];
+        int n = 0, rc = pools_for(dev, pl, sig);
+        if (!rc)
+            rc = time_kernel(dev, t->k, sig, lists[l].sizes, pl, again, &n);
+        if (rc)
+            return rc;
+        for (int j = 0; j < n && j < t->n; j++)
+            if (again[j].ms < t->s[j].ms)
+                t->s[j].ms = again[j].ms;
     }
     return 0;
+}
+
+static int measure_all(struct gc_device *dev, struct pools *pl, struct model_rates *out)
+{
+    struct kernel_samples *ks = malloc(64 * sizeof *ks);
+    if (!ks)
+        return gc_fail(GC_EXIT_INPUT, "out of host memory");
+    int rc = 0;
+    for (size_t l = 0; l < sizeof lists / sizeof lists[0] && !rc; l++) {
+        int nk = 0;
+        rc = measure_list(dev, pl, l, ks, &nk);
+        for (int i = 0; i < nk && !rc; i++)
+            if (out->count < RATES_MAX &&
+                rates_fit(ks[i].k, lists[l].sig, ks[i].s, ks[i].n, dev->sm_count,
+                          out->copy_gbps, &out->e[out->count]) == 0)
+                out->count++;
+    }
+    free(ks);
+    return rc;
 }
 
 int calibrate_measure(struct gc_device *dev, int quiet, struct model_rates *out)

@@ -25,4 +25,14 @@ struct rate_sample {
 int rates_fit(const struct gemm_kernel *k, enum gemm_sig sig, const struct rate_sample *s,
               int n, int sm_count, double copy_gbps, struct rate_entry *out);
 
+/* Whether a kernel's least time, `floor_ms`, is out of line with the
+ * least times of its signature's n kernels (floors, itself among them):
+ * over RATES_STALL_FLOOR times their median, with 3 kernels at least.
+ * Each kernel's least time is a tiny product's, its launch and first
+ * wave, within 1.7 times of the median in eight calibrations (NVIDIA
+ * H100, 2026-11-27); one whose every run something else on the GPU slowed
+ * is far beyond (4.5 times), and a calibration times it again. */
+#define RATES_STALL_FLOOR 3.0
+int rates_stalled(const double *floors, int n, double floor_ms);
+
 #endif

@@ -210,11 +210,25 @@ static void test_scaled(void)
 }
 
 /* Timings made by the model at known rates: the fit finds those rates. */
-static void test_fit(void)
+/* The table's rates in use, and samples of kernel k at n shapes timed as
+ * the model says at rate `truth` (132 SMs, a copy at 3000 GB/s). */
+static void model_samples(const struct gemm_kernel *k, enum gemm_sig sig,
+                          const int64_t (*shapes)[3], int n, const struct rate_entry *truth,
+                          struct rate_sample *s)
 {
-    struct model_rates t;
+    static struct model_rates t;
     rates_table(&t);
     rates_use(&t);
+    for (int i = 0; i < n; i++) {
+        s[i].p = problem(sig, 1, shapes[i][0], shapes[i][1], shapes[i][2]);
+        s[i].ms = model_estimate_rate(k, &s[i].p, 132, truth, 3000).ms;
+    }
+}
+
+static void test_fit(void)
+{
+    struct model_rates t;   /* the table, altered below */
+    rates_table(&t);
     const int sms = 132;
     const struct gemm_kernel *k = kernel("wgmma_pipeline");
     struct rate_entry truth = { "f16", "wgmma_pipeline", 500, 700, 2.5, 3, 0.02, 5, 4, 0, 0, 0, 0 },
@@ -223,10 +237,7 @@ static void test_fit(void)
                             { 3002, 2998, 1002 }, { 8192, 8192, 8 }, { 64, 64, 64 },
                             { 3001, 2999, 1003 }, { 7, 13001, 2003 }, { 8190, 8194, 6 } };
     struct rate_sample s[9];
-    for (int i = 0; i < 9; i++) {
-        s[i].p = problem(GEMM_F16, 1, shapes[i][0], shapes[i][1], shapes[i][2]);
-        s[i].ms = model_estimate_rate(k, &s[i].p, sms, &truth, 3000).ms;
-    }
+    model_samples(k, GEMM_F16, shapes, 9, &truth, s);
     struct model_estimate e = model_estimate_rate(k, &s[2].p, sms, &truth, 3000);
     CHECK(e.slices > 1 && e.compute_ms > e.memory_ms,
           "512x512x262144 is sliced (%d) and its compute binds", e.slices);
@@ -400,9 +411,6 @@ static void test_fit(void)
  * both), and the bytes' factor scaling only a sliced run's bytes. */
 static void test_stream(void)
 {
-    struct model_rates t;
-    rates_table(&t);
-    rates_use(&t);
     const int sms = 132;
     const struct gemm_kernel *k = kernel("wgmma_pipeline");
     struct rate_entry truth = { "f16", "wgmma_pipeline", 500, 700, 1.3, 1, 0.02, 0, 0, 0, 0, 0, 1.75 },
@@ -410,10 +418,7 @@ static void test_stream(void)
     int64_t shapes[][3] = { { 8192, 8192, 2048 }, { 8192, 8192, 32 }, { 512, 512, 262144 },
                             { 256, 256, 262144 }, { 256, 256, 65536 }, { 64, 64, 64 } };
     struct rate_sample s[6];
-    for (int i = 0; i < 6; i++) {
-        s[i].p = problem(GEMM_F16, 1, shapes[i][0], shapes[i][1], shapes[i][2]);
-        s[i].ms = model_estimate_rate(k, &s[i].p, sms, &truth, 3000).ms;
-    }
+    model_samples(k, GEMM_F16, shapes, 6, &truth, s);
     struct model_estimate e = model_estimate_rate(k, &s[3].p, sms, &truth, 3000);
     struct rate_entry none = truth;
     none.stream_eff = 0;
@@ -439,9 +444,6 @@ static void test_stream(void)
  * path's rate is the one of 32768 x 32 x 1024 whichever sample binds. */
 static void test_busy(void)
 {
-    struct model_rates t;
-    rates_table(&t);
-    rates_use(&t);
     const int sms = 132;
     const struct gemm_kernel *k = kernel("f64_thin");
     struct rate_entry truth = { "f64", "f64_thin", 6, 2900, 1, 1, 0.006, 0, 0, 11, 2500, 0, 0 },
@@ -449,10 +451,7 @@ static void test_busy(void)
     int64_t shapes[][3] = { { 1, 8192, 4096 },  { 16, 8192, 4096 },   { 32768, 8, 1024 },
                             { 32768, 32, 1024 }, { 43, 22, 262144 } };
     struct rate_sample s[5];
-    for (int i = 0; i < 5; i++) {
-        s[i].p = problem(GEMM_F64, 1, shapes[i][0], shapes[i][1], shapes[i][2]);
-        s[i].ms = model_estimate_rate(k, &s[i].p, sms, &truth, 3000).ms;
-    }
+    model_samples(k, GEMM_F64, shapes, 5, &truth, s);
     struct model_estimate part = model_estimate_rate(k, &s[4].p, sms, &truth, 3000);
     double busy = 43.0 / 256 * 22 / 24;
     CHECK(fabs(part.util - busy) < 1e-12 && part.compute_ms > part.memory_ms,

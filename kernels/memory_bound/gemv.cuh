@@ -271,6 +271,37 @@ static __device__ __forceinline__ void gemv_put(T *c, long long stride_c, T alph
     }
 }
 
+/* One step of gemv_dot: U units of x and of y a lane, 32 units apart from
+ * xq and yq, all loaded before the multiply-adds, unit u into s[u]; with
+ * GUARD, those of index q + 32 u at or past `units` read as 0. */
+template <typename E, int W, int U, bool GUARD>
+static __device__ __forceinline__ void gemv_dot_step(const typename E::elem *xq,
+                                                     const typename E::elem *yq, int q,
+                                                     int units, typename E::acc *s)
+{
+    typedef typename E::acc T;
+    gemv_unit<E, W> xu[U], yu[U];
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        if (!GUARD || q + 32 * u < units) {
+            xu[u] = gemv_load<E, W>(xq + 32 * u * W);
+            yu[u] = gemv_load<E, W>(yq + 32 * u * W);
+        } else {
+            xu[u] = gemv_unit<E, W>();   /* 0 bits: 0 in every type */
+            yu[u] = gemv_unit<E, W>();
+        }
+    }
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        T xv[W], yv[W];
+        E::template widen<W>(xu[u].w, xv);
+        E::template widen<W>(yu[u].w, yv);
+#pragma unroll
+        for (int i = 0; i < W; i++)
+            s[u] = gemv_fma(xv[i], yv[i], s[u]);
+    }
+}
+
 /* The dot product of len values at x and y (both aligned to W values),
  * this lane's share of it: units lane, lane + 32, ... */
 template <typename E, int W, int U>
@@ -287,51 +318,16 @@ static __device__ __forceinline__ typename E::acc gemv_dot(const typename E::ele
     const typename E::elem *xq = x + lane * W, *yq = y + lane * W;
     int q = lane;
 #pragma unroll 1
-    for (; q + 32 * (U - 1) < units; q += 32 * U, xq += 32 * U * W, yq += 32 * U * W) {
-        gemv_unit<E, W> xu[U], yu[U];
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-            xu[u] = gemv_load<E, W>(xq + 32 * u * W);
-            yu[u] = gemv_load<E, W>(yq + 32 * u * W);
-        }
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-            T xv[W], yv[W];
-            E::template widen<W>(xu[u].w, xv);
-            E::template widen<W>(yu[u].w, yv);
-#pragma unroll
-            for (int i = 0; i < W; i++)
-                s[u] = gemv_fma(xv[i], yv[i], s[u]);
-        }
-    }
+    for (; q + 32 * (U - 1) < units; q += 32 * U, xq += 32 * U * W, yq += 32 * U * W)
+        gemv_dot_step<E, W, U, false>(xq, yq, q, units, s);
     /* The rest, fewer than U units a lane: one step, its loads all issued
      * before its multiply-adds, absent units 0.  Taken a unit at a time,
      * a short row waited on its loads one after another: float 17463 x 1
      * x 141 (rows of 141 values, one a load, 5 a lane) took 16.3 us, in
      * one step 12.8, cuBLAS 12.2-13.4; float64 16.4 and 13.2 against
      * 14.1-15.5 (NVIDIA H100, 2026-11-27, `mul --repeat 30`, two runs). */
-    if (q < units) {
-        gemv_unit<E, W> xu[U], yu[U];
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-            if (q + 32 * u < units) {
-                xu[u] = gemv_load<E, W>(xq + 32 * u * W);
-                yu[u] = gemv_load<E, W>(yq + 32 * u * W);
-            } else {
-                xu[u] = gemv_unit<E, W>();   /* 0 bits: 0 in every type */
-                yu[u] = gemv_unit<E, W>();
-            }
-        }
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-            T xv[W], yv[W];
-            E::template widen<W>(xu[u].w, xv);
-            E::template widen<W>(yu[u].w, yv);
-#pragma unroll
-            for (int i = 0; i < W; i++)
-                s[u] = gemv_fma(xv[i], yv[i], s[u]);
-        }
-    }
+    if (q < units)
+        gemv_dot_step<E, W, U, true>(xq, yq, q, units, s);
     if constexpr (W > 1) {
         int t = units * W + lane;   /* the last len mod W (< 32) values */
         if (t < len)

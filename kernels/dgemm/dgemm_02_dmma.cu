@@ -41,16 +41,17 @@
  * would put the 4 rows t on the same banks (4-way conflicts).  Copies:
  * B's 16-byte copies put 8 lanes on 8 adjacent units of one row (8-byte
  * copies, 16 lanes on 16 adjacent doubles); A's 8-byte copies, which also
- * transpose, give a half warp rows m0..m0+3 at k0..k0+3 (m0, k0 multiples
- * of 4), and element (k, m) sits at the 8-byte bank pair 4 k + m (mod 16):
- * 16 distinct.
+ * transpose, give a warp rows m0..m0+3 at k0..k0+7 (m0 a multiple of 4,
+ * k0 of 8), and element (k, m) sits at the 8-byte bank pair 4 k + m (mod
+ * 16): two copies a pair.
  *
  * Copies.  A always moves in 8-byte pieces (the transpose), a warp
- * instruction taking 8 rows x 4 values of k (32 contiguous bytes of each
- * row); B in 16-byte pieces where its rows are 16-byte aligned (even N,
- * aligned bases and batch strides), in 8-byte pieces otherwise.  A tile
- * of k is bk / 4 chunks (chunk s: k-group s of the thread's two rows of
- * A, and its one or two rows of B), and the tile stages - 1 ahead is
+ * instruction taking 4 rows x 8 values of k (64 contiguous bytes of each
+ * row, two whole sectors); B in 16-byte pieces where its rows are 16-byte
+ * aligned (even N, aligned bases and batch strides), in 8-byte pieces
+ * otherwise.  A tile of k is bk / 4 chunks (chunk s: half s / 2 of the
+ * tile's k of two rows of A a thread, among the tile's rows s % 2 of 2,
+ * and k-group s of its one or two rows of B), and the tile stages - 1 ahead is
  * issued one chunk per k-step, between the DMMAs.  Outside A or B a copy
  * reads nothing and fills zeros (src-size 0), so the main loop has no
  * bounds checks: the zeros of A past K meet the zeros of B past K, and
@@ -77,13 +78,13 @@
  * into its own FP64 slab, and sums the slabs in a fixed order (the README
  * has what the split gains).
  *
- * ptxas (CUDA 13.0, sm_90): 224 registers (226 with 8-byte copies of B),
+ * ptxas (CUDA 13.0, sm_90): 232 registers (234 with 8-byte copies of B),
  * no spills, 165 KiB of dynamic shared memory (5 stages of 33 KiB), one
  * block per SM.  The main loop's SASS per tile of 16 holds 64 DMMA.16x8x4
- * in 253 instructions: 24 LDS.128, 12 LDGSTS (8 of 8 bytes for A, 4 of 16
- * for B), one BAR.SYNC, 33 never-executed uniform NOPs that ptxas puts
- * between DMMAs and 12 never-executed LDS before LDGSTS, 17 DEPBAR, the
- * rest addresses and predicates (270 with 8-byte copies of B: 16 LDGSTS).
+ * in 264 instructions: 24 LDS.128, 12 LDGSTS (8 of 8 bytes for A, 4 of 16
+ * for B), one BAR.SYNC, 12 never-executed LDS before LDGSTS, 17 DEPBAR,
+ * the rest addresses and predicates (281 with 8-byte copies of B: 16
+ * LDGSTS).
  *
  * Its results equal DGEMM's bit for bit on tests/accuracy.py's data: both
  * sum in k order, one rounding per multiply-add.

@@ -31,10 +31,18 @@ struct dmma_cfg {
     static constexpr int a_ld = bm + 4, b_ld = bn + 4;
     static constexpr int a_stage = bk * a_ld, b_stage = bk * b_ld;
     static constexpr size_t smem = (size_t)stages * (a_stage + b_stage) * sizeof(double);
-    /* A: a warp copies 8 rows x 4 values of k per instruction; a thread's
-     * rows are a_row_step apart, one k-group per chunk. */
-    static constexpr int a_row_step = warps * 8;
-    static constexpr int a_rows = bm / a_row_step;
+    /* A: a warp's copy instruction takes 32 / a_kw rows x a_kw values of
+     * k, two whole 32-byte sectors of each row; the stage's 16 values of
+     * k are a_bands bands of a_kw, each copied in ksteps / a_bands chunks
+     * of a_chunk_rows rows, a_per copies a thread and chunk, rows
+     * a_row_step apart.  (One sector a row, as 8 rows x 4 values of k
+     * took, kept the L2 busy with requests: at 4096^3 Nsight Compute put a
+     * 128 x 64 tile whose copies took one sector a row at 93% of the L2's
+     * throughput, the same tile with whole rows a copy at 54%, cuBLAS's
+     * DGEMM on 128 x 64 tiles at 55%; NVIDIA H100, 2026-11-27.) */
+    static constexpr int a_kw = 8, a_bands = bk / a_kw, a_band_chunks = ksteps / a_bands;
+    static constexpr int a_chunk_rows = bm * 4 / a_kw;
+    static constexpr int a_row_step = threads / a_kw, a_per = bm * 4 / threads;
     /* B: a chunk is one k-group, 4 rows of the tile; 16-byte copies take
      * b16_lanes threads a row, rows b16_row_step apart, b16_rows of them
      * a thread and chunk; 8-byte copies likewise. */
@@ -47,9 +55,12 @@ struct dmma_cfg {
                   "whole warps of 64 x 32");
     static_assert(wm == 64 && wn == 32, "fragment layout: 4 m16 tiles x 4 n8 tiles per warp");
     static_assert(a_ld % 16 == 4 && b_ld % 16 == 4,
-                  "rows 2 (mod 8) units of 16 bytes apart: conflict-free LDS.128 and A copies");
+                  "rows 2 (mod 8) units of 16 bytes apart: conflict-free LDS.128, two A copies "
+                  "a bank pair");
     static_assert(bk % 4 == 0 && ksteps % 2 == 0, "k-steps of 4; fragments alternate, step 0 in set 0");
-    static_assert(bm % a_row_step == 0 && a_rows <= 32, "A copies: rows split evenly");
+    static_assert(bk % a_kw == 0 && ksteps % a_bands == 0 && threads % a_kw == 0 &&
+                      bm * 4 % threads == 0 && a_band_chunks * a_per <= 32,
+                  "A copies: split evenly, a bit a row");
     static_assert(threads % b16_lanes == 0 && b16_row_step <= 4 && 4 % b16_row_step == 0,
                   "16-byte B copies: whole rows of a k-group per thread and chunk");
     static_assert(threads % b8_lanes == 0 && b8_row_step <= 4 && 4 % b8_row_step == 0,
@@ -118,9 +129,9 @@ static __device__ __forceinline__ void dmma_mma(double (&d)[4], double2 a, doubl
 template <typename DM, bool VEC>
 struct dmma_loader {
     const double *a, *b;      /* this thread's first element of the next tile */
-    size_t a_step;            /* between its rows of A */
+    size_t a_step;            /* one row of A */
     size_t b_row;             /* one row of B */
-    unsigned a_rows_ok;       /* bit r: its r-th row of A lies inside A */
+    unsigned a_rows_ok;       /* bit c a_per + r: its r-th row of a band's chunk c lies inside A */
     bool b_col_ok;            /* its piece of B lies inside B */
     int a_k_left, b_k_left;   /* values of k left from its first one */
     int a_dst, b_dst;         /* offsets in a stage buffer */
@@ -128,16 +139,17 @@ struct dmma_loader {
     __device__ __forceinline__ dmma_loader(const double *a0, const double *b0, int m, int n,
                                            int k, long long lda, int bm0, int bn0)
     {
-        int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
-        /* A: a warp's 8 rows x 4 values of k; the half warps take rows
-         * 0-3 and 4-7. */
-        int a_row = warp * 8 + lane / 4, a_kk = lane % 4;
+        int tid = threadIdx.x;
+        int a_row = tid / DM::a_kw, a_kk = tid % DM::a_kw;
         a = a0 + ((size_t)bm0 + a_row) * lda + a_kk;
-        a_step = (size_t)DM::a_row_step * lda;
+        a_step = (size_t)lda;
         a_rows_ok = 0;
 #pragma unroll
-        for (int r = 0; r < DM::a_rows; r++)
-            a_rows_ok |= (unsigned)(a_row + r * DM::a_row_step < m - bm0) << r;
+        for (int c = 0; c < DM::a_band_chunks; c++)
+#pragma unroll
+            for (int r = 0; r < DM::a_per; r++)
+                a_rows_ok |= (unsigned)(a_row + c * DM::a_chunk_rows + r * DM::a_row_step < m - bm0)
+                             << (c * DM::a_per + r);
         a_k_left = k - a_kk;
         a_dst = a_kk * DM::a_ld + a_row;
 
@@ -159,11 +171,15 @@ struct dmma_loader {
     /* Issues chunk s of the next tile into the stage buffers as, bs. */
     __device__ __forceinline__ void load(int s, double *as, double *bs)
     {
-        bool a_k_ok = a_k_left > 4 * s;
+        const int band = s / DM::a_band_chunks, c = s % DM::a_band_chunks;
+        bool a_k_ok = a_k_left > band * DM::a_kw;
 #pragma unroll
-        for (int r = 0; r < DM::a_rows; r++)
-            dmma_copy8(as + a_dst + 4 * s * DM::a_ld + r * DM::a_row_step, a + r * a_step + 4 * s,
-                       a_k_ok && (a_rows_ok >> r & 1));
+        for (int r = 0; r < DM::a_per; r++) {
+            int row = c * DM::a_chunk_rows + r * DM::a_row_step;
+            dmma_copy8(as + a_dst + band * DM::a_kw * DM::a_ld + row,
+                       a + row * a_step + band * DM::a_kw,
+                       a_k_ok && (a_rows_ok >> (c * DM::a_per + r) & 1));
+        }
         if (VEC) {
 #pragma unroll
             for (int j = 0; j < DM::b16_rows; j++) {

@@ -13,8 +13,9 @@
  * float32 rows again with `splitk_128x64`; the float64 and float16 stages
  * at 128x128x262144 (stream_eff's shape) added later.  A stage without
  * rows (float16 `mma_sync_128x128` and `mma_sync_128x64`, added since) has
- * no rate and is never picked; `f16_thin`'s N path and the `mma_sync`
- * stages' 4-byte copies have run faster since their rows were recorded.
+ * no rate and is never picked; `f16_thin`'s N path, the `mma_sync`
+ * stages' 4-byte copies and the float64 DMMA stages (A's copies in whole
+ * sectors: 1-16% faster) have run faster since their rows were recorded.
  *
  * Usage: test_replay [FILE] (default tests/data/replay-h100.csv); with
  * REPLAY_SHAPES set in the environment it lists the shapes whose pick ran

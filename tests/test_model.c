@@ -502,6 +502,32 @@ static void narrow(void)
                   e[i].memory_ms, e[0].memory_ms);
         }
     }
+    /* Odd 16-bit rows of one operand beside even narrow ones of the
+     * other: each operand's share at its own factor (odd_eff, ragged_eff);
+     * odd on both sides, odd_eff whole. */
+    const struct gemm_kernel *k = kernel("mma_sync");
+    const struct gemm_geometry *g = k->geometry;
+    struct rate_entry r;
+    memset(&r, 0, sizeof r);
+    r.tflops = 100;
+    r.slice_eff = 1;
+    r.ragged_eff = 2;
+    r.odd_eff = 4;
+    struct gemm_problem whole = problem(GEMM_F16, 1, 2048, 2048, 2048), odd_a = whole,
+                        odd_b = whole, odd_both = whole;
+    odd_a.lda = odd_both.lda = 2049;
+    odd_a.ldb = 2050;
+    odd_b.lda = 2050;
+    odd_b.ldb = odd_both.ldb = 2049;
+    double sa = (double)g->tile_m / (g->tile_m + g->tile_n), sb = 1 - sa;
+    double base = model_estimate_rate(k, &whole, SMS, &r, 3000).compute_ms;
+    const struct gemm_problem *ps[3] = { &odd_a, &odd_b, &odd_both };
+    const double want[3] = { 1 + 3 * sa + sb, 1 + sa + 3 * sb, 4 };
+    for (int i = 0; i < 3; i++) {
+        double got = model_estimate_rate(k, ps[i], SMS, &r, 3000).compute_ms / base;
+        CHECK(close_to(got, want[i], 1e-9), "mma_sync: odd rows case %d at %.4f of the whole "
+              "rows' compute, not %.4f", i, got, want[i]);
+    }
 }
 
 /* The dimensions the monotony scan walks: powers of two, one either side,

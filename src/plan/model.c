@@ -102,6 +102,32 @@ double model_narrow_share(const struct gemm_kernel *k, const struct gemm_problem
     return (a + b) / (g->tile_m + g->tile_n);
 }
 
+/* Whether rows of ld values are an odd number of 16-bit values. */
+static int odd_rows(const struct gemm_problem *p, int64_t ld)
+{
+    return gc_dtypes[gemm_sigs[p->sig].in].size == 2 && ld % 2 != 0;
+}
+
+double model_narrow_factor(const struct gemm_kernel *k, const struct gemm_problem *p, double f,
+                           double f_even)
+{
+    const struct gemm_geometry *g = k->geometry;
+    if (!(f > 1))
+        return f;
+    if (!g || g->spread == SPREAD_MEMORY || g->tile_m + g->tile_n <= 0)
+        return f;
+    /* (an operand of odd rows beside one of even narrow rows: each its
+     * own; otherwise f for every narrow operand, as it was measured) */
+    int mixed = odd_rows(p, p->lda) != odd_rows(p, p->ldb);
+    double fa = !narrow_rows(p, p->lda)        ? 1
+                : mixed && !odd_rows(p, p->lda) ? fmax(1, f_even)
+                                                : f;
+    double fb = !narrow_rows(p, p->ldb)        ? 1
+                : mixed && !odd_rows(p, p->ldb) ? fmax(1, f_even)
+                                                : f;
+    return 1 + ((fa - 1) * g->tile_m + (fb - 1) * g->tile_n) / (g->tile_m + g->tile_n);
+}
+
 double model_fill_share(const struct gemm_kernel *k, const struct gemm_problem *p, int slices)
 {
     const struct gemm_geometry *g = k->geometry;
@@ -366,11 +392,26 @@ struct model_estimate model_estimate_rate(const struct gemm_kernel *k,
      * B's share alone, sent 41468 x 115 x 1714 to `f64_dmma_64x128`, 129
      * -> 92% of cuBLAS (NVIDIA H200, 2026-11-27). */
     double f = model_ragged_factor(p, r);
+    /* (where the odd rows are one operand's and the other's are even
+     * narrow ones, a stage that loads them as they are takes ragged_eff
+     * on the even ones: float16 26014 x 100 x 69, A's rows odd and B's
+     * 4-byte units, ran on `mma_sync` in 0.018 ms, 112% of cuBLAS, where
+     * odd_eff on both put it level with `persistent`, which took it and
+     * ran 0.032 ms, 63%.  Over the 18 shapes of two sweeps whose pick
+     * this moves, the picks ran 0.962 of the fastest stage's speed
+     * (geometric mean) where they ran 0.926, NVIDIA H200, 2026-11-27.  A
+     * stage that first copies narrow operands to padded ones loads whole
+     * units after: its factors are what the copies leave, fitted so, and
+     * apply whole; split, they sent float16 3247 x 225 x 1860 from
+     * `mma_sync_128x64`, 108% of cuBLAS, to `mma_sync`, 86%) */
+    int pads = k->workspace && k->workspace(p) > 0;
+    double f_even = model_odd(p) && !model_few(p) && r->odd_eff > 0 && !pads ? r->ragged_eff : f;
     if (r->short_eff > 0 && model_ragged(p) && !model_few(p)) {
         double share = model_fill_share(k, p, e.slices);
         f = f * (1 - share) + r->short_eff * share;
+        f_even = f_even * (1 - share) + r->short_eff * share;
     }
-    e.compute_ms *= f > 1 ? 1 + (f - 1) * model_narrow_share(k, p) : f;
+    e.compute_ms *= model_narrow_factor(k, p, f, f_even);
     /* (a persistent kernel's stores are not: they leave through shared
      * memory whole rows at a time, at the same rate whatever C's
      * alignment) */

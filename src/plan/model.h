@@ -70,6 +70,15 @@ double model_ragged_factor(const struct gemm_problem *p, const struct rate_entry
  * scales a product where one is by this share of it (model.c). */
 double model_narrow_share(const struct gemm_kernel *k, const struct gemm_problem *p);
 
+/* What a ragged factor f over 1 makes of a tiled kernel's compute: each
+ * narrow operand's share of the tile's loads (model_narrow_share) at f,
+ * except that where one operand's rows are an odd number of 16-bit values
+ * and the other's are not, the other's take f_even (ragged_eff) and the
+ * odd ones f (odd_eff).  A factor of 1 or less applies whole: the aligned
+ * model's own error at the ragged shapes measured, not a load's cost. */
+double model_narrow_factor(const struct gemm_kernel *k, const struct gemm_problem *p, double f,
+                           double f_even);
+
 /* The share of a tiled kernel's k per tile that its pipeline's fill and
  * drain take: k_fill / (k of a slice + k_fill), for p cut into `slices`
  * slices of K (1: none); 0 for a kernel without a tiled geometry.  A

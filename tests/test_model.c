@@ -528,6 +528,17 @@ static void narrow(void)
         CHECK(close_to(got, want[i], 1e-9), "mma_sync: odd rows case %d at %.4f of the whole "
               "rows' compute, not %.4f", i, got, want[i]);
     }
+    /* A few rows of odd values: few_eff, but never under odd_eff. */
+    struct gemm_problem few = problem(GEMM_F16, 1, 5, 2048, 2048), few_whole = few;
+    few.lda = 2049;
+    few.ldb = 2049;
+    double few_base = model_estimate_rate(k, &few_whole, SMS, &r, 3000).compute_ms;
+    for (int i = 0; i < 2; i++) {
+        r.few_eff = i ? 6 : 3;
+        double got = model_estimate_rate(k, &few, SMS, &r, 3000).compute_ms / few_base;
+        CHECK(close_to(got, i ? 6 : 4, 1e-9), "mma_sync: 5 odd rows at %.4f of the whole "
+              "rows' compute with few_eff %g, odd_eff 4", got, r.few_eff);
+    }
 }
 
 /* The dimensions the monotony scan walks: powers of two, one either side,

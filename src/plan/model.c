@@ -392,6 +392,14 @@ struct model_estimate model_estimate_rate(const struct gemm_kernel *k,
      * B's share alone, sent 41468 x 115 x 1714 to `f64_dmma_64x128`, 129
      * -> 92% of cuBLAS (NVIDIA H200, 2026-11-27). */
     double f = model_ragged_factor(p, r);
+    /* (a few rows of odd 16-bit values cost a tiled stage at least what
+     * odd rows do: it issues its tiles' loads whole, the rows past M
+     * predicated off.  few_eff, fitted on one sliced product of 7 rows,
+     * put float16 5 x 43759 x 3427 on `mma_sync` at 0.25 ms, where it ran
+     * 0.49, 56% of cuBLAS; `mma_tiny`, 0.25 ms, 103%, NVIDIA H100,
+     * 2026-11-27) */
+    if (model_few(p) && model_odd(p) && r->odd_eff > f)
+        f = r->odd_eff;
     /* (where the odd rows are one operand's and the other's are even
      * narrow ones, a stage that loads them as they are takes ragged_eff
      * on the even ones: float16 26014 x 100 x 69, A's rows odd and B's

@@ -284,6 +284,66 @@ static double memory_slices(const struct gemm_kernel *k, const struct gemm_probl
     return busy;
 }
 
+/* The factor on a tiled kernel's compute of p's rows that are not whole
+ * 16-byte units, over `slices` slices of K (1 for aligned rows). */
+static double tiled_ragged(const struct gemm_kernel *k, const struct gemm_problem *p,
+                           const struct rate_entry *r, int slices)
+{
+    /* Rows of A or B that are not whole 16-byte units take the stage's
+     * narrower loads (or a copy first), as measured (ragged_eff; odd_eff
+     * where 16-bit rows are an odd number of values and not even 4-byte
+     * loads are left; few_eff where A has a few rows); over the share of
+     * a tile's k that its pipeline fills and drains, short_eff where
+     * measured: float32 `cp_async` ran 3001 x 2999 x 1003 at about 1.0
+     * of its aligned model and 8191 x 8193 x 5 at 0.56, and one factor
+     * for both either put 4097^3 on it (0.74: 86% of cuBLAS where
+     * `edge_peel` runs 98%) or sent 28340 x 8918 x 21 to `small_k` (0.96:
+     * 69% where `cp_async` runs 122%; NVIDIA H100, 2026-11-26).
+     *
+     * The factors are the loads' issue, so they scale the compute, not
+     * the bytes, and they were measured where both operands are narrow:
+     * where one is, by its share of the tile's loads (model_narrow_share).
+     * float16 443 x 160 x 63172 (A's rows in 4-byte units, B's whole) ran
+     * on `mma_sync` in 0.060 ms, at the bandwidth, where its factor of
+     * 2.3 on the compute and the bytes said 0.119, and it went to
+     * `cluster_multicast`, 0.131; a third of the factor on the compute
+     * alone says 0.061 (tests/data/replay-h100.csv, NVIDIA H100,
+     * 2026-11-27).  A factor under 1 is no load's cost (narrow loads are
+     * never faster) but the aligned model's error at the ragged shapes
+     * measured, and applies whole: float64 `f64_dmma_128x64`'s 0.88, by
+     * B's share alone, sent 41468 x 115 x 1714 to `f64_dmma_64x128`, 129
+     * -> 92% of cuBLAS (NVIDIA H200, 2026-11-27). */
+    double f = model_ragged_factor(p, r);
+    /* (a few rows of odd 16-bit values cost a tiled stage at least what
+     * odd rows do: it issues its tiles' loads whole, the rows past M
+     * predicated off.  few_eff, fitted on one sliced product of 7 rows,
+     * put float16 5 x 43759 x 3427 on `mma_sync` at 0.25 ms, where it ran
+     * 0.49, 56% of cuBLAS; `mma_tiny`, 0.25 ms, 103%, NVIDIA H100,
+     * 2026-11-27) */
+    if (model_few(p) && model_odd(p) && r->odd_eff > f)
+        f = r->odd_eff;
+    /* (where the odd rows are one operand's and the other's are even
+     * narrow ones, a stage that loads them as they are takes ragged_eff
+     * on the even ones: float16 26014 x 100 x 69, A's rows odd and B's
+     * 4-byte units, ran on `mma_sync` in 0.018 ms, 112% of cuBLAS, where
+     * odd_eff on both put it level with `persistent`, which took it and
+     * ran 0.032 ms, 63%.  Over the 18 shapes of two sweeps whose pick
+     * this moves, the picks ran 0.962 of the fastest stage's speed
+     * (geometric mean) where they ran 0.926, NVIDIA H200, 2026-11-27.  A
+     * stage that first copies narrow operands to padded ones loads whole
+     * units after: its factors are what the copies leave, fitted so, and
+     * apply whole; split, they sent float16 3247 x 225 x 1860 from
+     * `mma_sync_128x64`, 108% of cuBLAS, to `mma_sync`, 86%) */
+    int pads = k->workspace && k->workspace(p) > 0;
+    double f_even = model_odd(p) && !model_few(p) && r->odd_eff > 0 && !pads ? r->ragged_eff : f;
+    if (r->short_eff > 0 && model_ragged(p) && !model_few(p)) {
+        double share = model_fill_share(k, p, slices);
+        f = f * (1 - share) + r->short_eff * share;
+        f_even = f_even * (1 - share) + r->short_eff * share;
+    }
+    return model_narrow_factor(k, p, f, f_even);
+}
+
 struct model_estimate model_estimate_rate(const struct gemm_kernel *k,
                                           const struct gemm_problem *p, int sm_count,
                                           const struct rate_entry *r, double copy_gbps)
@@ -367,59 +427,9 @@ struct model_estimate model_estimate_rate(const struct gemm_kernel *k,
      * measured. */
     if (e.slices > 1 && r->stream_eff > 0 && model_whole_tiles(k, p))
         e.memory_ms *= r->stream_eff;
-    /* Rows of A or B that are not whole 16-byte units take the stage's
-     * narrower loads (or a copy first), as measured (ragged_eff; odd_eff
-     * where 16-bit rows are an odd number of values and not even 4-byte
-     * loads are left; few_eff where A has a few rows); over the share of
-     * a tile's k that its pipeline fills and drains, short_eff where
-     * measured: float32 `cp_async` ran 3001 x 2999 x 1003 at about 1.0
-     * of its aligned model and 8191 x 8193 x 5 at 0.56, and one factor
-     * for both either put 4097^3 on it (0.74: 86% of cuBLAS where
-     * `edge_peel` runs 98%) or sent 28340 x 8918 x 21 to `small_k` (0.96:
-     * 69% where `cp_async` runs 122%; NVIDIA H100, 2026-11-26).
-     *
-     * The factors are the loads' issue, so they scale the compute, not
-     * the bytes, and they were measured where both operands are narrow:
-     * where one is, by its share of the tile's loads (model_narrow_share).
-     * float16 443 x 160 x 63172 (A's rows in 4-byte units, B's whole) ran
-     * on `mma_sync` in 0.060 ms, at the bandwidth, where its factor of
-     * 2.3 on the compute and the bytes said 0.119, and it went to
-     * `cluster_multicast`, 0.131; a third of the factor on the compute
-     * alone says 0.061 (tests/data/replay-h100.csv, NVIDIA H100,
-     * 2026-11-27).  A factor under 1 is no load's cost (narrow loads are
-     * never faster) but the aligned model's error at the ragged shapes
-     * measured, and applies whole: float64 `f64_dmma_128x64`'s 0.88, by
-     * B's share alone, sent 41468 x 115 x 1714 to `f64_dmma_64x128`, 129
-     * -> 92% of cuBLAS (NVIDIA H200, 2026-11-27). */
-    double f = model_ragged_factor(p, r);
-    /* (a few rows of odd 16-bit values cost a tiled stage at least what
-     * odd rows do: it issues its tiles' loads whole, the rows past M
-     * predicated off.  few_eff, fitted on one sliced product of 7 rows,
-     * put float16 5 x 43759 x 3427 on `mma_sync` at 0.25 ms, where it ran
-     * 0.49, 56% of cuBLAS; `mma_tiny`, 0.25 ms, 103%, NVIDIA H100,
-     * 2026-11-27) */
-    if (model_few(p) && model_odd(p) && r->odd_eff > f)
-        f = r->odd_eff;
-    /* (where the odd rows are one operand's and the other's are even
-     * narrow ones, a stage that loads them as they are takes ragged_eff
-     * on the even ones: float16 26014 x 100 x 69, A's rows odd and B's
-     * 4-byte units, ran on `mma_sync` in 0.018 ms, 112% of cuBLAS, where
-     * odd_eff on both put it level with `persistent`, which took it and
-     * ran 0.032 ms, 63%.  Over the 18 shapes of two sweeps whose pick
-     * this moves, the picks ran 0.962 of the fastest stage's speed
-     * (geometric mean) where they ran 0.926, NVIDIA H200, 2026-11-27.  A
-     * stage that first copies narrow operands to padded ones loads whole
-     * units after: its factors are what the copies leave, fitted so, and
-     * apply whole; split, they sent float16 3247 x 225 x 1860 from
-     * `mma_sync_128x64`, 108% of cuBLAS, to `mma_sync`, 86%) */
-    int pads = k->workspace && k->workspace(p) > 0;
-    double f_even = model_odd(p) && !model_few(p) && r->odd_eff > 0 && !pads ? r->ragged_eff : f;
-    if (r->short_eff > 0 && model_ragged(p) && !model_few(p)) {
-        double share = model_fill_share(k, p, e.slices);
-        f = f * (1 - share) + r->short_eff * share;
-        f_even = f_even * (1 - share) + r->short_eff * share;
-    }
-    e.compute_ms *= model_narrow_factor(k, p, f, f_even);
+    /* Rows of A or B that are not whole 16-byte units: the stage's
+     * narrower loads (or a copy first), as measured (tiled_ragged). */
+    e.compute_ms *= tiled_ragged(k, p, r, e.slices);
     /* (a persistent kernel's stores are not: they leave through shared
      * memory whole rows at a time, at the same rate whatever C's
      * alignment) */

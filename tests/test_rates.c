@@ -231,7 +231,9 @@ static void test_fit(void)
     rates_table(&t);
     const int sms = 132;
     const struct gemm_kernel *k = kernel("wgmma_pipeline");
-    struct rate_entry truth = { "f16", "wgmma_pipeline", 500, 700, 2.5, 3, 0.02, 5, 4, 0, 0, 0, 0 },
+    /* (few_eff over odd_eff: a tiled stage's few odd rows cost odd_eff at least,
+     * model.c, so a few_eff under it would not show in the samples) */
+    struct rate_entry truth = { "f16", "wgmma_pipeline", 500, 700, 2.5, 3, 0.02, 5, 6, 0, 0, 0, 0 },
                       fit;
     int64_t shapes[][3] = { { 8192, 8192, 2048 }, { 8192, 8192, 32 }, { 512, 512, 262144 },
                             { 3002, 2998, 1002 }, { 8192, 8192, 8 }, { 64, 64, 64 },
@@ -248,7 +250,7 @@ static void test_fit(void)
               !model_few(&s[5].p),
           "7x13001x2003 is ragged with a few rows (and odd); 3001x2999x1003 and an aligned "
           "64x64x64 are not");
-    CHECK(model_ragged_factor(&s[7].p, &truth) == 4 && model_ragged_factor(&s[6].p, &truth) == 5,
+    CHECK(model_ragged_factor(&s[7].p, &truth) == 6 && model_ragged_factor(&s[6].p, &truth) == 5,
           "a few rows take few_eff before odd_eff");
     struct rate_entry no_few = truth;
     no_few.few_eff = 0;
@@ -316,7 +318,7 @@ static void test_fit(void)
     CHECK(fabs(fit.slice_eff - 2.5) < 0.15, "the sliced runs' factor: %.2f", fit.slice_eff);
     CHECK(fabs(fit.ragged_eff - 3) < 0.15, "the ragged rows' factor: %.2f", fit.ragged_eff);
     CHECK(fabs(fit.odd_eff - 5) < 0.25, "the odd rows' factor: %.2f", fit.odd_eff);
-    CHECK(fabs(fit.few_eff - 4) < 0.2, "the few rows' factor: %.2f", fit.few_eff);
+    CHECK(fabs(fit.few_eff - 6) < 0.3, "the few rows' factor: %.2f", fit.few_eff);
     /* (a short K's sample whose time is mostly C's stores says nothing of
      * the fill: no factor from it) */
     struct rate_sample s9[9];

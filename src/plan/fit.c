@@ -24,6 +24,12 @@ static int cmp_double(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
+static double median_of(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 int rates_stalled(const double *floors, int n, double floor_ms)
 {
     double v[64];
@@ -33,15 +39,7 @@ int rates_stalled(const double *floors, int n, double floor_ms)
             v[m++] = floors[i];
     if (m < 3)
         return 0;
-    qsort(v, (size_t)m, sizeof v[0], cmp_double);
-    double median = m % 2 ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2;
-    return floor_ms > RATES_STALL_FLOOR * median;
-}
-
-static double median_of(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    return floor_ms > RATES_STALL_FLOOR * median_of(v, m);
 }
 
 /* A product too small to say anything of a rate: its time is the

@@ -67,9 +67,15 @@ int model_ragged(const struct gemm_problem *p)
     return narrow_rows(p, p->lda) || narrow_rows(p, p->ldb);
 }
 
+/* Whether rows of ld values are an odd number of 16-bit values. */
+static int odd_rows(const struct gemm_problem *p, int64_t ld)
+{
+    return gc_dtypes[gemm_sigs[p->sig].in].size == 2 && ld % 2 != 0;
+}
+
 int model_odd(const struct gemm_problem *p)
 {
-    return gc_dtypes[gemm_sigs[p->sig].in].size == 2 && (p->lda % 2 != 0 || p->ldb % 2 != 0);
+    return odd_rows(p, p->lda) || odd_rows(p, p->ldb);
 }
 
 int model_few(const struct gemm_problem *p)
@@ -102,10 +108,14 @@ double model_narrow_share(const struct gemm_kernel *k, const struct gemm_problem
     return (a + b) / (g->tile_m + g->tile_n);
 }
 
-/* Whether rows of ld values are an odd number of 16-bit values. */
-static int odd_rows(const struct gemm_problem *p, int64_t ld)
+/* One operand's factor (rows of ld values): 1 for whole 16-byte units,
+ * f_even for even narrow ones beside an odd operand, else f. */
+static double operand_factor(const struct gemm_problem *p, int64_t ld, int mixed, double f,
+                             double f_even)
 {
-    return gc_dtypes[gemm_sigs[p->sig].in].size == 2 && ld % 2 != 0;
+    if (!narrow_rows(p, ld))
+        return 1;
+    return mixed && !odd_rows(p, ld) ? fmax(1, f_even) : f;
 }
 
 double model_narrow_factor(const struct gemm_kernel *k, const struct gemm_problem *p, double f,
@@ -119,12 +129,8 @@ double model_narrow_factor(const struct gemm_kernel *k, const struct gemm_proble
     /* (an operand of odd rows beside one of even narrow rows: each its
      * own; otherwise f for every narrow operand, as it was measured) */
     int mixed = odd_rows(p, p->lda) != odd_rows(p, p->ldb);
-    double fa = !narrow_rows(p, p->lda)        ? 1
-                : mixed && !odd_rows(p, p->lda) ? fmax(1, f_even)
-                                                : f;
-    double fb = !narrow_rows(p, p->ldb)        ? 1
-                : mixed && !odd_rows(p, p->ldb) ? fmax(1, f_even)
-                                                : f;
+    double fa = operand_factor(p, p->lda, mixed, f, f_even);
+    double fb = operand_factor(p, p->ldb, mixed, f, f_even);
     return 1 + ((fa - 1) * g->tile_m + (fb - 1) * g->tile_n) / (g->tile_m + g->tile_n);
 }
 
@@ -334,8 +340,9 @@ static double tiled_ragged(const struct gemm_kernel *k, const struct gemm_proble
      * units after: its factors are what the copies leave, fitted so, and
      * apply whole; split, they sent float16 3247 x 225 x 1860 from
      * `mma_sync_128x64`, 108% of cuBLAS, to `mma_sync`, 86%) */
-    int pads = k->workspace && k->workspace(p) > 0;
-    double f_even = model_odd(p) && !model_few(p) && r->odd_eff > 0 && !pads ? r->ragged_eff : f;
+    double f_even = f;
+    if (model_odd(p) && !model_few(p) && r->odd_eff > 0 && !(k->workspace && k->workspace(p) > 0))
+        f_even = r->ragged_eff;
     if (r->short_eff > 0 && model_ragged(p) && !model_few(p)) {
         double share = model_fill_share(k, p, slices);
         f = f * (1 - share) + r->short_eff * share;

@@ -126,11 +126,11 @@
       "swizzle with K split across blocks when M x N is small",                                     \
       "Efficient GEMM in CUDA (CUTLASS), split K; How to optimize SGEMM on NVIDIA GPUs, extra "     \
       "notes")                                                                                      \
-    X("splitk_64x128", sgemm, splitk_64x128, F32, B, 80, GEO(64, 128, 4, 64, SLICES, 128, 0), WS,   \
+    X("splitk_64x128", sgemm, splitk_64x128, F32, B, 80, GEO(64, 128, 3, 64, SLICES, 128, 0), WS,   \
       NO_CHECK, "kernels/sgemm/sgemm_16_splitk.cu",                                                 \
       "splitk on swizzle_64x128's tile: a few rows over a long K",                                  \
       "Efficient GEMM in CUDA (CUTLASS), split K")                                                  \
-    X("splitk_128x64", sgemm, splitk_128x64, F32, B, 80, GEO(128, 64, 4, 64, SLICES, 128, 0), WS,   \
+    X("splitk_128x64", sgemm, splitk_128x64, F32, B, 80, GEO(128, 64, 3, 64, SLICES, 128, 0), WS,   \
       NO_CHECK, "kernels/sgemm/sgemm_16_splitk.cu",                                                 \
       "splitk on a 128 x 64 tile: N just past a multiple of 128",                                   \
       "Efficient GEMM in CUDA (CUTLASS), split K")                                                  \

@@ -40,8 +40,23 @@
 #include "kernels/sgemm/sgemm_pipeline.cuh"
 
 typedef pipe_cfg<4, 2, 16, 4> splitk_cfg;
-typedef pipe_cfg<2, 2, 16, 4> splitk_64x128_cfg;
-typedef pipe_cfg<4, 1, 16, 4> splitk_128x64_cfg;
+/* The 64- and 128-row tiles of 128 threads: three blocks an SM at up to
+ * 168 registers (ptxas takes 125-159), where four at 128 registers ran
+ * slower, and the 64-row tile copies A two rows at a time (pipe_copy4x2).
+ * 128 x 64: 5076 x 38 x 32004 0.673 -> 0.582 ms, 6311 x 39 x 7864 0.229
+ * -> 0.202, 20242 x 171 x 4369 1.081 -> 0.951; 64 x 128: 12082 x 114 x
+ * 1491 0.157 -> 0.132, 129 x 34865 x 4111 1.52 -> 1.38, 1483 x 86 x 25840
+ * 0.276 -> 0.251 (`gemmcli mul --kernel K --repeat 20`, NVIDIA H100,
+ * 2026-11-27; the 64-row tile's A one row at a time at three blocks:
+ * 0.154, 1.45, 0.281; the 128-row tile's two at a time: 0.749 at the
+ * first shape). */
+struct splitk_64x128_cfg : pipe_cfg<2, 2, 16, 4> {
+    static constexpr int min_blocks = 3;
+    static constexpr bool a_pairs = true;
+};
+struct splitk_128x64_cfg : pipe_cfg<4, 1, 16, 4> {
+    static constexpr int min_blocks = 3;
+};
 /* BK 8: 21 KiB of stages, seven blocks of 64 threads an SM (ptxas held
  * to eight blocks' 128 registers spills; at six blocks' bound it takes
  * 141, which leaves room for seven), where BK 16 took 41 KiB and five.
@@ -58,11 +73,10 @@ struct splitk_32x128_cfg : pipe_cfg<1, 2, 8, 4> {
 enum { SPLITK_GROUP = 8, SPLITK_MIN_TILES = 8, SPLITK_FILL_K = 64 };
 
 /* How many slices of K (gemm_fill_slices, kernels/registry.h): never more
- * blocks than one wave of PER_SM per SM holds (two of the 128-row tile;
- * four of the 64-row tile, as many as its 50 KiB of stages and 128
- * registers a thread leave room for; seven of the 32-row tile's 64
- * threads), each slice at least SPLITK_MIN_TILES tiles deep.  The 64-row
- * tile's slices once filled two blocks an SM: four ran 38 x 8846 x 4693
+ * blocks than one wave of PER_SM per SM holds (two of the 128 x 128 tile;
+ * three of the 64 x 128 and 128 x 64 tiles, above; seven of the 32-row
+ * tile's 64 threads), each slice at least SPLITK_MIN_TILES tiles deep.
+ * The 64-row tile's slices once filled two blocks an SM: four ran 38 x 8846 x 4693
  * in 0.1673 ms where two took 0.1883, 148 x 3127 x 2329 in 0.0902 where
  * 0.1058, 2040 x 63 x 917 0.0296 where 0.0313, 49 x 1685 x 38486 the same
  * (0.253), but 438 x 401 x 4133 0.0704 where 0.0685 and 747 x 42 x 522
@@ -142,8 +156,8 @@ static size_t splitk_workspace(const struct gemm_problem *g)
     }
 
 SPLITK_STAGE(splitk, splitk_cfg, 2)
-SPLITK_STAGE(splitk_64x128, splitk_64x128_cfg, 4)
-SPLITK_STAGE(splitk_128x64, splitk_128x64_cfg, 4)
+SPLITK_STAGE(splitk_64x128, splitk_64x128_cfg, 3)
+SPLITK_STAGE(splitk_128x64, splitk_128x64_cfg, 3)
 
 /* The 32-row tile for 32 rows or fewer: beyond, two of its tiles compute
  * what one of splitk_64x128's does, reading B twice (38 x 8846 x 4693:

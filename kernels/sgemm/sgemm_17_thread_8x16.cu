@@ -76,6 +76,7 @@ struct wide_cfg {
     static constexpr size_t smem = (size_t)STAGES * (a_floats + b_floats) * sizeof(float);
     static constexpr int a_copies = bm * BK / threads;
     static constexpr int a_row_step = 32 * warps / BK;
+    static constexpr bool a_pairs = false;
     static constexpr int b_copies16 = BK * bn / 4 / threads;
     static constexpr int b_k_step16 = threads / (bn / 4);
     static constexpr int b_cols4 = 1;

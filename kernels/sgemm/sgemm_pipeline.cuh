@@ -5,7 +5,9 @@
  * tiles in flight.  Each warp owns a 32x64 piece of C, each lane (z-order
  * over 4x8) a 2x2 grid of 4x4 results, 16 rows and 32 columns apart: per
  * step of k, 4 LDS.128 feed 64 FFMA, and every LDS.128 of a warp touches at
- * most 8 adjacent float4s (one pass, no bank conflict).
+ * most 8 adjacent float4s (one pass, no bank conflict).  The fragments are
+ * double-buffered: step k + 1's loads go out before step k's FFMAs, and a
+ * tile's first step is loaded before the next tile's copies are issued.
  *
  * Global to shared goes through cp.async, which needs no registers and
  * no thread waiting for it: tile t + STAGES - 1 is in flight while tile t
@@ -67,6 +69,22 @@ static __device__ __forceinline__ void pipe_copy4(float *dst, const float *src, 
                  "l"(src), "r"(ok ? 4 : 0));
 }
 
+/* Two 4-byte copies in one statement, their addresses live at once.  Short
+ * of registers, ptxas may run a tile's copies of A through one register
+ * pair, each address computed over the one the copy before has yet to
+ * read, and each waits for it (ncu: most of splitk_128x64's stalls on a
+ * long scoreboard sat on those address updates, NVIDIA H100,
+ * 2026-11-27).  A tile whose loader takes them (C::a_pairs) copies A two
+ * rows at a time. */
+static __device__ __forceinline__ void pipe_copy4x2(float *dst, int dst_step, const float *src,
+                                                    size_t src_step, unsigned ok)
+{
+    asm volatile("cp.async.ca.shared.global [%0], [%2], 4, %4;\n"
+                 "cp.async.ca.shared.global [%1], [%3], 4, %5;\n" ::"r"(pipe_smem_addr(dst)),
+                 "r"(pipe_smem_addr(dst + dst_step)), "l"(src), "l"(src + src_step),
+                 "r"(ok & 1 ? 4 : 0), "r"(ok & 2 ? 4 : 0));
+}
+
 static __device__ __forceinline__ void pipe_copy16(float *dst, const float *src, bool ok)
 {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(pipe_smem_addr(dst)),
@@ -90,6 +108,8 @@ struct pipe_cfg {
     static constexpr int threads = WARPS_M * WARPS_N * 32, warps = WARPS_M * WARPS_N;
     /* 512 threads per SM at up to 128 registers each. */
     static constexpr int min_blocks = 512 / threads;
+    /* A's copies one at a time (pipe_copy4x2: two at a time). */
+    static constexpr bool a_pairs = false;
     /* A is stored as[k][m] with rows of bm + 4 floats: the 32 four-byte
      * copies of a warp (4 rows x 8 values of k) then hit 32 banks. */
     static constexpr int a_ld = bm + 4;
@@ -158,10 +178,17 @@ struct pipe_loader {
     __device__ __forceinline__ void load(float *as, float *bs, size_t b_tile_step)
     {
         bool k_ok = a_k < kend;
+        if constexpr (C::a_pairs) {
 #pragma unroll
-        for (int l = 0; l < C::a_copies; l++)
-            pipe_copy4(as + a_dst + l * C::a_row_step, a + l * a_step,
-                       k_ok && (a_rows_ok >> l & 1));
+            for (int l = 0; l < C::a_copies; l += 2)
+                pipe_copy4x2(as + a_dst + l * C::a_row_step, C::a_row_step, a + l * a_step, a_step,
+                             k_ok ? a_rows_ok >> l & 3 : 0);
+        } else {
+#pragma unroll
+            for (int l = 0; l < C::a_copies; l++)
+                pipe_copy4(as + a_dst + l * C::a_row_step, a + l * a_step,
+                           k_ok && (a_rows_ok >> l & 1));
+        }
         if (VEC) {
 #pragma unroll
             for (int l = 0; l < C::b_copies16; l++)
@@ -217,6 +244,19 @@ static __device__ __forceinline__ void pipe_store_rows(const struct sgemm_proble
                                                    p.m - bm0, p.n - bn0, p.alpha, p.beta);
 }
 
+/* A lane's 8 values of A and 8 of B for step k of a stage's tile. */
+template <class C>
+static __device__ __forceinline__ void pipe_fragments(const float *as, const float *bs, int k,
+                                                      int m0, int n0, float *ra, float *rb)
+{
+    *reinterpret_cast<float4 *>(&ra[0]) = *reinterpret_cast<const float4 *>(&as[k * C::a_ld + m0]);
+    *reinterpret_cast<float4 *>(&ra[4]) =
+        *reinterpret_cast<const float4 *>(&as[k * C::a_ld + m0 + 16]);
+    *reinterpret_cast<float4 *>(&rb[0]) = *reinterpret_cast<const float4 *>(&bs[k * C::bn + n0]);
+    *reinterpret_cast<float4 *>(&rb[4]) =
+        *reinterpret_cast<const float4 *>(&bs[k * C::bn + n0 + 32]);
+}
+
 template <class C, bool VEC, int GROUP, bool BATCHED>
 static __global__ void __launch_bounds__(C::threads, C::min_blocks) sgemm_pipe_kernel(const struct pipe_args args)
 {
@@ -249,26 +289,30 @@ static __global__ void __launch_bounds__(C::threads, C::min_blocks) sgemm_pipe_k
     for (int t = 0; t < tiles; t++) {
         pipe_wait<C::stages - 2>();
         __syncthreads();
+        const float *as = as0 + (t % C::stages) * C::a_floats;
+        const float *bs = bs0 + (t % C::stages) * C::b_floats;
+        /* (the first step's fragments before the next tile's copies, so
+         * that no warp starts a tile waiting on shared memory behind its
+         * own copies: cp_async 4096^3 3.03 -> 2.94 ms, swizzle 10785 x 603
+         * x 14534 5.74 -> 5.51, `gemmcli mul --kernel K --repeat 20`,
+         * NVIDIA H100, 2026-11-27) */
+        float ra[2][8], rb[2][8];
+        pipe_fragments<C>(as, bs, 0, m0, n0, ra[0], rb[0]);
         int next = t + C::stages - 1;
         if (next < tiles) {
             int s = next % C::stages;
             loader.load(as0 + s * C::a_floats, bs0 + s * C::b_floats, b_tile_step);
         }
         pipe_commit();
-        const float *as = as0 + (t % C::stages) * C::a_floats;
-        const float *bs = bs0 + (t % C::stages) * C::b_floats;
 #pragma unroll
         for (int k = 0; k < C::bk; k++) {
-            float ra[8], rb[8];
-            *reinterpret_cast<float4 *>(&ra[0]) = *reinterpret_cast<const float4 *>(&as[k * C::a_ld + m0]);
-            *reinterpret_cast<float4 *>(&ra[4]) = *reinterpret_cast<const float4 *>(&as[k * C::a_ld + m0 + 16]);
-            *reinterpret_cast<float4 *>(&rb[0]) = *reinterpret_cast<const float4 *>(&bs[k * C::bn + n0]);
-            *reinterpret_cast<float4 *>(&rb[4]) = *reinterpret_cast<const float4 *>(&bs[k * C::bn + n0 + 32]);
+            if (k + 1 < C::bk)
+                pipe_fragments<C>(as, bs, k + 1, m0, n0, ra[(k + 1) & 1], rb[(k + 1) & 1]);
 #pragma unroll
             for (int i = 0; i < 8; i++)
 #pragma unroll
                 for (int j = 0; j < 8; j++)
-                    acc[i][j] += ra[i] * rb[j];
+                    acc[i][j] += ra[k & 1][i] * rb[k & 1][j];
         }
     }
     pipe_wait<0>();

@@ -76,7 +76,12 @@ struct wide_cfg {
     static constexpr size_t smem = (size_t)STAGES * (a_floats + b_floats) * sizeof(float);
     static constexpr int a_copies = bm * BK / threads;
     static constexpr int a_row_step = 32 * warps / BK;
-    static constexpr bool a_pairs = false;
+    /* A's copies two rows at a time (pipe_copy4x2): edge_peel 4096^3 2.91
+     * -> 2.84 ms, 8192^3 22.97 -> 22.37, 4097^3 3.22 -> 3.11, stream_k
+     * 3001 x 2999 x 1003 0.482 -> 0.459 (`gemmcli mul --kernel K --repeat
+     * 20`, NVIDIA H100, 2026-11-27; with the fragments double-buffered
+     * besides, 2.92, 22.59, 3.19 and 0.462). */
+    static constexpr bool a_pairs = true;
     static constexpr int b_copies16 = BK * bn / 4 / threads;
     static constexpr int b_k_step16 = threads / (bn / 4);
     static constexpr int b_cols4 = 1;

@@ -80,7 +80,7 @@ struct wide_cfg {
      * -> 2.84 ms, 8192^3 22.97 -> 22.37, 4097^3 3.22 -> 3.11, stream_k
      * 3001 x 2999 x 1003 0.482 -> 0.459 (`gemmcli mul --kernel K --repeat
      * 20`, NVIDIA H100, 2026-11-27; with the fragments double-buffered
-     * besides, 2.92, 22.59, 3.19 and 0.462). */
+     * besides, 2.92, 22.59, 3.19 and 0.458-0.466). */
     static constexpr bool a_pairs = true;
     static constexpr int b_copies16 = BK * bn / 4 / threads;
     static constexpr int b_k_step16 = threads / (bn / 4);

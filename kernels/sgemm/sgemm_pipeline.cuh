@@ -293,9 +293,9 @@ static __global__ void __launch_bounds__(C::threads, C::min_blocks) sgemm_pipe_k
         const float *bs = bs0 + (t % C::stages) * C::b_floats;
         /* (the first step's fragments before the next tile's copies, so
          * that no warp starts a tile waiting on shared memory behind its
-         * own copies: cp_async 4096^3 3.03 -> 2.94 ms, swizzle 10785 x 603
-         * x 14534 5.74 -> 5.51, `gemmcli mul --kernel K --repeat 20`,
-         * NVIDIA H100, 2026-11-27) */
+         * own copies: cp_async 4096^3 3.03 -> 2.93 ms, swizzle 4096^3 3.05
+         * -> 2.88, `gemmcli mul --kernel K --repeat 20`, NVIDIA H100,
+         * 2026-11-27) */
         float ra[2][8], rb[2][8];
         pipe_fragments<C>(as, bs, 0, m0, n0, ra[0], rb[0]);
         int next = t + C::stages - 1;

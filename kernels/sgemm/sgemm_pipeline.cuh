@@ -179,6 +179,7 @@ struct pipe_loader {
     {
         bool k_ok = a_k < kend;
         if constexpr (C::a_pairs) {
+            static_assert(C::a_copies % 2 == 0, "A's copies go two at a time");
 #pragma unroll
             for (int l = 0; l < C::a_copies; l += 2)
                 pipe_copy4x2(as + a_dst + l * C::a_row_step, C::a_row_step, a + l * a_step, a_step,

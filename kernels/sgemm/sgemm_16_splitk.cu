@@ -41,7 +41,7 @@
 
 typedef pipe_cfg<4, 2, 16, 4> splitk_cfg;
 /* The 64- and 128-row tiles of 128 threads: three blocks an SM at up to
- * 168 registers (ptxas takes 125-159), where four at 128 registers ran
+ * 168 registers (ptxas takes 125-153), where four at 128 registers ran
  * slower, and the 64-row tile copies A two rows at a time (pipe_copy4x2).
  * 128 x 64: 5076 x 38 x 32004 0.673 -> 0.582 ms, 6311 x 39 x 7864 0.229
  * -> 0.202, 20242 x 171 x 4369 1.081 -> 0.951; 64 x 128: 12082 x 114 x

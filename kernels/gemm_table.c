@@ -184,7 +184,7 @@
       "kernels/hgemm/hgemm_01_mma_sync.cu",                                                         \
       "tensor cores by warp: mma.sync m16n8k16, ldmatrix from a 4-stage cp.async ring",             \
       "Efficient GEMM in CUDA (CUTLASS), warp-level mma.sync")                                      \
-    X("mma_sync_128x128", hgemm, mma_sync_128x128, F16 | BF16, TC, 80, GEO(128, 128, 2, 128, SLICES, 512, 0), NO_WS, CHECK, \
+    X("mma_sync_128x128", hgemm, mma_sync_128x128, F16 | BF16, TC, 80, GEO(128, 128, 2, 128, SLICES, 512, 0), NO_WS, NO_CHECK, \
       "kernels/hgemm/hgemm_01_mma_sync.cu",                                                         \
       "mma_sync on a 128 x 128 tile of 4 warps, two blocks an SM: N of 128 or less, or a little past", \
       "Efficient GEMM in CUDA (CUTLASS), warp-level mma.sync")                                      \

@@ -70,6 +70,13 @@ lane_kernels() {
     step k racecheck 200 $RACECHECK $B/gpu_kernels --once
     step k memcheck-peel 60 $MEMCHECK $B/gpu_kernels --type f32 --kernel edge_peel \
         --shape 2183x2056x77
+    # The mma_sync stages' 2-byte path (rows of an odd number of values):
+    # the words at the operands' last values, stacks whose products start
+    # mid-word; the raw areas and the slots they are shifted into.
+    step k memcheck-odd 60 $MEMCHECK $B/gpu_kernels --type f16 --kernel mma_sync \
+        --kernel mma_sync_128x128 --shape 1x1x1x1 --shape 3x129x263x77 --shape 2x130x63x131
+    step k racecheck-odd 60 $RACECHECK $B/gpu_kernels --type f16 --kernel mma_sync \
+        --kernel mma_sync_128x128 --shape 3x129x263x77
     # Tiles beyond device memory, through the CLI; here to even out the
     # lanes.
     step k calibrate 60 ./gemmcli tune --calibrate

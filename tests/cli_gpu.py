@@ -195,8 +195,6 @@ REFUSALS = [
      "refused (beyond the small stages' limit)"),
     (b"computes products of at most 32 rows", lambda m, n, k: m > 32,
      "refused (rows beyond splitk_32x128's tile)"),
-    (b"needs rows of A and B in 4-byte units", lambda m, n, k: k % 2 or n % 2,
-     "refused (an odd K or N on mma_sync_128x128's tile)"),
     (b"needs rows of A in 4-byte units", lambda m, n, k: k % 2,
      "refused (an odd K on mma_sync_128x64's tile)"),
 ]

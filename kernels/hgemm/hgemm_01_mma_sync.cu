@@ -49,11 +49,24 @@
  * Copies: 16 bytes (8 elements) where an operand's rows and its batch
  * stride are multiples of 8 elements and its base 16-byte aligned, 4 bytes
  * where even (laid out over the lanes as whole stretches of rows:
- * hmma_words), and otherwise 2-byte loads through registers (odd K or N),
- * issued after the tile's first k-step of mma.sync and stored to the slot
- * as 16-byte words before the barrier that publishes it.  Each operand
- * picks its path at launch.  Elements outside A or B land as zeros
- * (src-size 0, or the load's predicate), so the loop has no edge cases; C
+ * hmma_words), and otherwise (odd K or N: rows of an odd number of values,
+ * every other one starting mid-word) the 2-byte path: a thread copies the
+ * 5 aligned 4-byte words that cover each of its 16-byte chunks into a raw
+ * area of its own past the ring, by cp.async like the others, and once
+ * they have landed (its own copies: cp.async.wait_group, no barrier) reads
+ * them back, shifts each chunk into place (PRMT: the upper half of one
+ * word and the lower half of the next) and stores it to the tile's slot as
+ * one 16-byte word, a tile or two ahead of the barrier that publishes it.
+ * Values past the end of a row of A are masked to zeros there; a word that
+ * starts at an operand's last value is not copied (the word may end the
+ * allocation): the thread that owns it read that value when it started.
+ * Loads through registers, as this path was first, waited on their data:
+ * ptxas packed each pair of halves right after the loads, a tile's issue
+ * stalling on global memory.  The raw areas take shared memory: the ring
+ * runs 5 stages where one operand takes the path and 4 where both do
+ * (hmma_ring: as many as fit an SM's blocks).  Each operand picks its path
+ * at launch.  Elements outside A or B land as zeros (src-size 0), so the
+ * loop has no edge cases; C
  * is written under a bounds check, two floats at a time where its rows
  * allow, and otherwise through shared memory a whole row at a time
  * (hmma_store_rows).
@@ -62,31 +75,34 @@
  * stack of products takes blockIdx.y, in launches of at most 65535.
  *
  * ptxas (sm_90, CUDA 13.0): 234 registers, no spills (the other 17
- * instantiations, copy paths x f16/bf16, 234 to 254, none spill), 96 KiB of
- * dynamic shared memory, one block of 256 threads per SM.  The SASS of the
+ * instantiations, copy paths x f16/bf16, 234 to 255, none spill), 96 KiB of
+ * dynamic shared memory (160 KiB with A on the 2-byte path, 186 with both),
+ * one block of 256 threads per SM.  The SASS of the
  * main loop holds 64 HMMA.16816.F32 (.F32.BF16 for bfloat16) in 135
  * instructions per tile of 32 (47%): 8 LDSM.16.M88.4, 8 LDSM.16.MT88.4, 6
  * LDGSTS.128, one BAR.SYNC, the 3 never-executed LDS that ptxas puts before
  * LDGSTS and 45 others (addresses, predicates, cp.async groups, the
  * branch).  With 4-byte copies for both operands: 231 (24 LDGSTS.32, each
- * with its own shared address: a thread's copies are rows apart); with
- * 2-byte loads for both: about 450 (48 LDG.U16, 24 PRMT).
+ * with its own shared address: a thread's copies are rows apart); with A
+ * on the 2-byte path: 186 (14 LDGSTS, 10 of them A's words), and the
+ * shift of a tile apart (10 LDS, 8 PRMT, 2 STS.128 a thread).
  *
  * mma_sync_128x128: the same warps' tiles, 2 x 2 of them on a block of
  * 128 x 128 (4 warps, 64 KiB of ring, two blocks an SM), for an N of 128
  * or less, or a little past a multiple of 128, where the 256-column tile
  * computes mostly padding (N = 122: 122 columns of 256), and for the
  * operands that the Hopper stages copy first (rows not whole 16-byte
- * units).  ptxas: 244 to 254 registers over its 8 instantiations (16- and
- * 4-byte copies x f16/bf16), none spill; two blocks of 128 threads and
- * 64 KiB an SM.  It takes rows of A and B in 4-byte units or more (an even K
- * and an even N): a thread copies 8 chunks of a tile where mma_sync's
- * copies 6, and with 2-byte loads for both operands their 64 halves
- * spilled; with them for one operand, auto's model had no measure of its
- * rate (the calibration's odd shapes are odd on both sides) and put it
- * on large odd shapes it ran at half the estimate (README, "Measurements
- * behind the stages").  The mma_sync kernels are the same code on the
- * other tile (their SASS unchanged by the template).
+ * units).  ptxas: 242 to 255 registers over its 18 instantiations (16-,
+ * 4-byte copies and the 2-byte path x f16/bf16), none spill; two blocks of
+ * 128 threads an SM, 64 KiB each (94 KiB with A on the 2-byte path, 4
+ * stages; 88 with both, 3 stages).  The 2-byte path holds nothing in
+ * registers across a tile; through registers, 64 halves a thread spilled,
+ * and the tile took even K and N only.  The calibration measures it on an
+ * odd K over whole units of B (src/job/calibrate.c) as well as on rows odd
+ * on both sides: with neither, auto's model put it on large odd shapes it
+ * ran at half the estimate (README, "Measurements behind the stages").
+ * The mma_sync kernels are the same code on the other tile (their SASS
+ * unchanged by the template).
  *
  * mma_sync_128x64: one column of the same warps' tiles, 2 of them on a
  * block of 128 x 64 (2 warps, 48 KiB of ring, four blocks an SM), for an N
@@ -95,7 +111,9 @@
  * A B whose rows are not 4-byte units (an odd N) is read from a padded
  * copy made first (kernels/hgemm/hgemm_pad.cuh: B is the narrow operand,
  * its copy small); A's rows must be 4-byte units or more (an even K): its
- * 2-byte loads, 64 halves a thread, spilled 260 bytes.  ptxas: 246 to
+ * 2-byte loads, 64 halves a thread, spilled 260 bytes through registers,
+ * and 4 to 24 bytes on the 2-byte path above (3 stages, to keep four
+ * blocks an SM).  ptxas: 246 to
  * 255 registers over its 8 instantiations, none spill.  A tile of 32 takes
  * 168 instructions (12 LDGSTS.128) with 16-byte copies, 347 (48
  * LDGSTS.32) with 4-byte copies for both.  Where cuBLAS runs such shapes
@@ -117,16 +135,17 @@
 #include "kernels/hgemm/hgemm_pad.cuh"
 #include "kernels/hgemm/hmma_mma.cuh"
 
-template <int BN, int MIN_BLOCKS>
+template <int BN, int MIN_BLOCKS, int STAGES = 4>
 struct hmma_tile {
-    static constexpr int bm = 128, bn = BN, bk = 32, stages = 4, group = 8;
+    static constexpr int bm = 128, bn = BN, bk = 32, stages = STAGES, group = 8;
     static constexpr int warps_m = 2, warps_n = BN / 64;
     static constexpr int warps = warps_m * warps_n, threads = warps * 32;
     static constexpr int min_blocks = MIN_BLOCKS;
-    /* Whether an operand may take 2-byte loads (odd K or odd N): not on
-     * the smaller tiles (their checks say why).  The 128 x 64 tile reads
-     * a B of odd rows from a padded copy (hmma_launch). */
-    static constexpr bool byte_loads = BN == 256, pad_b = BN == 64;
+    /* Whether A (odd K) and B (odd N) may take the 2-byte path: not on
+     * the 128 x 64 tile, which reads a B of odd rows from a padded copy
+     * (hmma_launch; B is the narrow operand there, its copy small) and
+     * takes an even K only (its check says why). */
+    static constexpr bool a_byte_loads = BN >= 128, b_byte_loads = BN >= 128, pad_b = BN == 64;
     /* A warp's piece of C, in m16n8 tiles, and the k-steps of a tile. */
     static constexpr int wm = bm / warps_m, wn = bn / warps_n;
     static constexpr int mt = wm / 16, nt = wn / 8, ksteps = bk / 16;
@@ -242,6 +261,26 @@ static __device__ __forceinline__ void hmma_cp4(unsigned dst, const void *src, b
                  "r"(ok ? 4 : 0));
 }
 
+/* A 4-byte copy that reads `bytes` of it (0 or 4); zeros where it reads
+ * none. */
+static __device__ __forceinline__ void hmma_cp4n(unsigned dst, const void *src, int bytes)
+{
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src),
+                 "r"(bytes));
+}
+
+static __device__ __forceinline__ uint32_t hmma_ldg16(const uint16_t *p)
+{
+    return __ldg(reinterpret_cast<const unsigned short *>(p));
+}
+
+static __device__ __forceinline__ uint32_t hmma_lds32(unsigned addr)
+{
+    uint32_t v;
+    asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(v) : "r"(addr) : "memory");
+    return v;
+}
+
 static __device__ __forceinline__ void hmma_commit(void)
 {
     asm volatile("cp.async.commit_group;\n" ::);
@@ -258,11 +297,6 @@ static __device__ __forceinline__ void hmma_st16(unsigned dst, uint4 v)
     asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(dst), "r"(v.x), "r"(v.y),
                  "r"(v.z), "r"(v.w)
                  : "memory");
-}
-
-static __device__ __forceinline__ unsigned short hmma_ldg(const uint16_t *p)
-{
-    return __ldg(reinterpret_cast<const unsigned short *>(p));
 }
 
 /* Four 8x8 matrices of 16-bit words; register q from the rows that lanes
@@ -331,21 +365,28 @@ struct hmma_words {
 /* One thread's copies of a tile.  16-byte copies: A rows tid / 4 + 64 q
  * (q < 2), unit tid % 4; B rows tid / 32 + 8 q (q < 4), unit tid % 32; a
  * warp reads 8 rows x 64 bytes of A and one 512-byte row of B per copy.
- * 2-byte loads through registers take the same chunks, 8 loads each;
- * 4-byte copies go as hmma_words lays them.  AMODE and BMODE are the
- * operands' copy sizes in bytes: 16, 4, or 2. */
+ * 4-byte copies go as hmma_words lays them.  The 2-byte path (rows of an
+ * odd number of values) keeps the 16-byte chunks but copies each as the 5
+ * aligned words that cover it (4 where the chunk starts on a word) to a
+ * raw area of the thread's own, and later shifts them into place
+ * (fixup).  AMODE and BMODE are the operands' copy sizes in bytes: 16, 4,
+ * or 2. */
 template <class C, int AMODE, int BMODE>
 struct hmma_loader {
     typedef hmma_words<C, C::bk / 2, C::a_row, 0, 1, 3> aw;
     typedef hmma_words<C, C::bn / 2, C::b_row, C::a_bytes, 0, 7> bw;
     static constexpr int a_copies = AMODE == 4 ? C::bm / aw::rows_apart : C::a_chunks;
     static constexpr int b_copies = BMODE == 4 ? C::bk / bw::rows_apart : C::b_chunks;
-    static constexpr int a_held_n = AMODE == 2 ? a_copies : 1;
-    static constexpr int b_held_n = BMODE == 2 ? b_copies : 1;
     static constexpr int a_period = AMODE == 4 ? aw::period : 1;
     static constexpr int b_period = BMODE == 4 ? bw::period : 1;
+    /* The 2-byte path's raw area for one tile: word j of chunk q at word
+     * (5 q + j) * threads + tid, A's chunks first (each bank a lane). */
+    static constexpr int a_words = AMODE == 2 ? 5 * a_copies : 0;
+    static constexpr int b_words = BMODE == 2 ? 5 * b_copies : 0;
+    static constexpr int raw_bytes = (a_words + b_words) * C::threads * 4;
 
-    const uint16_t *a_src, *b_src;   /* copy 0 of the next tile */
+    const uint16_t *a_src, *b_src;   /* copy 0 of the next tile (2-byte path: the
+                                        word that holds its first value) */
     size_t a_apart, b_apart;         /* elements between a thread's copies */
     size_t b_tile;                   /* elements between B's tiles: bk * N */
     unsigned a_dst[a_period], b_dst[b_period];   /* byte offsets in a stage */
@@ -354,13 +395,22 @@ struct hmma_loader {
     int a_left;                      /* K - k of the thread's first value of A */
     int b_left;                      /* K - k of the thread's first row of B */
     int b_cols;                      /* values of B's row from the thread's first, 0..8 */
-    unsigned short a_held[a_held_n][AMODE == 2 ? 8 : 1];
-    unsigned short b_held[b_held_n][BMODE == 2 ? 8 : 1];
+    int a_odd, b_odd;                /* 2-byte path: a chunk starts mid-word */
+    unsigned raw_lane;               /* 4 tid: the thread's column of the raw area */
+    int a_last;                      /* 2-byte path: bit q, whether chunk q's row is A's last */
+    bool b_edge;                     /* 2-byte path: the thread's unit holds B's last column */
+    uint32_t a_end, b_end;           /* 2-byte path: A's and B's last values, where the
+                                        thread may copy them */
 
     __host__ __device__ __forceinline__ hmma_loader(const uint16_t *a, const uint16_t *b, int m,
                                                     int n, int k, int lda, int ldb, int bm0,
                                                     int bn0, int tid)
     {
+        a_odd = b_odd = 0;
+        a_last = 0;
+        b_edge = false;
+        a_end = b_end = 0;
+        raw_lane = 4u * (unsigned)tid;
         if constexpr (AMODE != 4) {
             int a_r = tid / C::a_units, a_c = tid % C::a_units;
             a_rows = 0;
@@ -373,6 +423,15 @@ struct hmma_loader {
             a_apart = (size_t)C::a_rows_apart * lda;
             a_dst[0] = hmma_a_unit<C>(a_r, a_c);
             a_left = k - 8 * a_c;
+            if constexpr (AMODE == 2) {
+                /* Rows 64 apart and tiles 32 values apart keep the parity. */
+                a_odd = (int)((uintptr_t)a_src >> 1 & 1);
+                a_src -= a_odd;
+                for (int q = 0; q < C::a_chunks; q++)
+                    a_last |= (int)(bm0 + a_r + q * C::a_rows_apart == m - 1) << q;
+                if (a_last && k > 0)
+                    a_end = hmma_ldg16(a + (size_t)(m - 1) * lda + k - 1);
+            }
         } else {
             int r = tid / (C::bk / 2), w = tid % (C::bk / 2);
             a_rows = m - bm0 - r;
@@ -390,6 +449,16 @@ struct hmma_loader {
             b_apart = (size_t)C::b_rows_apart * ldb;
             b_dst[0] = hmma_b_unit<C>(b_r, b_c);
             b_left = k - b_r;
+            if constexpr (BMODE == 2) {
+                /* Rows 8 apart and tiles 32 rows apart keep the parity. */
+                b_odd = (int)((uintptr_t)b_src >> 1 & 1);
+                b_src -= b_odd;
+                /* (rows b_r + 8 j: the thread copies row K - 1 where b_r
+                 * is K - 1 modulo 8) */
+                b_edge = cols >= 1 && cols <= 8;
+                if (b_edge && k > 0 && b_r == (k - 1) % C::b_rows_apart)
+                    b_end = hmma_ldg16(b + (size_t)(k - 1) * ldb + n - 1);
+            }
         } else {
             int r = tid / (C::bn / 2), w = tid % (C::bn / 2);
             int cols = n - bn0 - 2 * w;
@@ -404,8 +473,7 @@ struct hmma_loader {
     }
 
     /* Copy q of the next tile: where it is read from and stored to (byte
-     * offset in a stage), and whether the copy that holds its element e
-     * reads memory: the copy's first element is inside the operand. */
+     * offset in a stage), and whether it reads memory. */
     __host__ __device__ __forceinline__ const uint16_t *a_from(int q) const
     {
         return a_src + q * a_apart;
@@ -419,10 +487,10 @@ struct hmma_loader {
             return aw::at(a_dst, q);
     }
 
-    __host__ __device__ __forceinline__ bool a_reads(int q, int e) const
+    __host__ __device__ __forceinline__ bool a_reads(int q) const
     {
         if constexpr (AMODE != 4)
-            return (a_rows >> q & 1) && a_left > e;
+            return (a_rows >> q & 1) && a_left > 0;
         else
             return q * aw::rows_apart < a_rows && a_left > 0;
     }
@@ -440,62 +508,128 @@ struct hmma_loader {
             return bw::at(b_dst, q);
     }
 
-    __host__ __device__ __forceinline__ bool b_reads(int q, int e) const
+    __host__ __device__ __forceinline__ bool b_reads(int q) const
     {
         if constexpr (BMODE != 4)
-            return b_left > q * C::b_rows_apart && b_cols > e;
+            return b_left > q * C::b_rows_apart && b_cols > 0;
         else
             return b_left > q * bw::rows_apart && b_cols > 0;
     }
 
+    /* Whether chunk q of the tile whose first values are a_left and b_left
+     * from the end of K holds the operand's last value (A's: its last
+     * row, the end of K; B's: row K - 1, the unit of column N - 1). */
+    __device__ __forceinline__ bool a_ends(int q, int left) const
+    {
+        return (a_last >> q & 1) && left > 0 && left <= 8;
+    }
+
+    __device__ __forceinline__ bool b_ends(int q, int left) const
+    {
+        return b_edge && left == q * C::b_rows_apart + 1;
+    }
+
+    /* The 2-byte path's copies of a chunk that starts `odd` values into
+     * the word at `from`, `valid` of its values inside the operand's row
+     * (clamped to 8), to 5 words of the raw area from `dst`.  An odd
+     * chunk's word 0 starts one value before the chunk, in the row before
+     * or (an operand whose base is not word-aligned: a slice of a larger
+     * buffer) before the base; a word that ends one value past the row's
+     * last holds the next row's first: both inside the same allocation.
+     * Not so a word that starts at the operand's last value (the chunk
+     * holds it, `end`, and it is the first value of a word: valid + odd
+     * is odd), which may end the allocation: it is not copied, and the
+     * thread, which read that value at the start, puts it in place
+     * (fixup). */
+    static __device__ __forceinline__ void raw_chunk(unsigned dst, const uint16_t *from, int valid,
+                                                     int odd, bool end)
+    {
+        int v = valid - (end && (valid + odd) % 2 ? 1 : 0);
+#pragma unroll
+        for (int j = 0; j < 5; j++)
+            hmma_cp4n(dst + j * C::threads * 4, from + 2 * j, v > 0 && v + odd - 2 * j >= 1 ? 4 : 0);
+    }
+
     /* Starts the copies of the next tile into the stage at shared address
-     * `stage`, or the loads of its 2-byte values. */
-    __device__ __forceinline__ void issue(unsigned stage)
+     * `stage` (2-byte path: into the raw area at `raw`). */
+    __device__ __forceinline__ void issue(unsigned stage, unsigned raw)
     {
 #pragma unroll
         for (int q = 0; q < a_copies; q++) {
             if constexpr (AMODE == 16) {
-                hmma_cp16(stage + a_to(q), a_from(q), a_reads(q, 0));
+                hmma_cp16(stage + a_to(q), a_from(q), a_reads(q));
             } else if constexpr (AMODE == 4) {
-                hmma_cp4(stage + a_to(q), a_from(q), a_reads(q, 0));
+                hmma_cp4(stage + a_to(q), a_from(q), a_reads(q));
             } else {
-#pragma unroll
-                for (int e = 0; e < 8; e++)
-                    a_held[q][e] = a_reads(q, e) ? hmma_ldg(a_from(q) + e) : 0;
+                int valid = a_rows >> q & 1 ? min(max(a_left, 0), 8) : 0;
+                raw_chunk(raw + 5 * q * C::threads * 4 + raw_lane, a_from(q), valid, a_odd,
+                          a_ends(q, a_left));
             }
         }
 #pragma unroll
         for (int q = 0; q < b_copies; q++) {
             if constexpr (BMODE == 16) {
-                hmma_cp16(stage + b_to(q), b_from(q), b_reads(q, 0));
+                hmma_cp16(stage + b_to(q), b_from(q), b_reads(q));
             } else if constexpr (BMODE == 4) {
-                hmma_cp4(stage + b_to(q), b_from(q), b_reads(q, 0));
+                hmma_cp4(stage + b_to(q), b_from(q), b_reads(q));
             } else {
-#pragma unroll
-                for (int e = 0; e < 8; e++)
-                    b_held[q][e] = b_reads(q, e) ? hmma_ldg(b_from(q) + e) : 0;
+                int valid = b_left > q * C::b_rows_apart ? b_cols : 0;
+                raw_chunk(raw + (a_words + 5 * q) * C::threads * 4 + raw_lane, b_from(q), valid,
+                          b_odd, b_ends(q, b_left));
             }
         }
     }
 
-    static __device__ __forceinline__ uint4 pack(const unsigned short (&h)[8])
+    /* The 16 bytes of a chunk from its raw words: each 4-byte word of the
+     * chunk is the upper half of one raw word and the lower half of the
+     * next where the chunk starts mid-word (PRMT 0x5432), else the word.
+     * Where the chunk holds the operand's last value (`end`, `valid`
+     * values) at the start of a raw word, that word is the value.  Values
+     * from `keep` on are zeros: past the end of A's row a word holds the
+     * next row's first value, which an infinity there would turn into NaN
+     * against B's zero rows past K (B's past N land in columns of C that
+     * are not stored). */
+    static __device__ __forceinline__ void shift_chunk(unsigned dst, unsigned raw, int odd,
+                                                       bool end, int valid, uint32_t end_v,
+                                                       int keep)
     {
-        return make_uint4(h[0] | (unsigned)h[1] << 16, h[2] | (unsigned)h[3] << 16,
-                          h[4] | (unsigned)h[5] << 16, h[6] | (unsigned)h[7] << 16);
+        uint32_t w[5];
+#pragma unroll
+        for (int j = 0; j < 5; j++) {
+            w[j] = hmma_lds32(raw + j * C::threads * 4);
+            if (end && 2 * j == valid + odd - 1)
+                w[j] = end_v;
+        }
+        unsigned sel = odd ? 0x5432u : 0x3210u;
+        uint32_t v[4];
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            v[i] = __byte_perm(w[i], w[i + 1], sel);
+            if (keep < 8)
+                v[i] &= (2 * i < keep ? 0xffffu : 0u) | (2 * i + 1 < keep ? 0xffff0000u : 0u);
+        }
+        hmma_st16(dst, make_uint4(v[0], v[1], v[2], v[3]));
     }
 
-    /* Ends the tile that issue() started: 2-byte chunks go to the stage. */
-    __device__ __forceinline__ void finish(unsigned stage)
+    /* Ends a tile of the 2-byte path, BACK tiles before the next one to
+     * issue, once its copies (this thread's own) have landed in `raw`:
+     * its chunks into place in the stage at `stage`. */
+    template <int BACK>
+    __device__ __forceinline__ void fixup(unsigned stage, unsigned raw) const
     {
         if constexpr (AMODE == 2) {
+            int left = a_left + BACK * C::bk, valid = min(max(left, 0), 8);
 #pragma unroll
             for (int q = 0; q < a_copies; q++)
-                hmma_st16(stage + a_to(q), pack(a_held[q]));
+                shift_chunk(stage + a_to(q), raw + 5 * q * C::threads * 4 + raw_lane, a_odd,
+                            a_ends(q, left), valid, a_end, valid);
         }
         if constexpr (BMODE == 2) {
+            int left = b_left + BACK * C::bk;
 #pragma unroll
             for (int q = 0; q < b_copies; q++)
-                hmma_st16(stage + b_to(q), pack(b_held[q]));
+                shift_chunk(stage + b_to(q), raw + (a_words + 5 * q) * C::threads * 4 + raw_lane,
+                            b_odd, b_ends(q, left), b_cols, b_end, 8);
         }
     }
 
@@ -636,17 +770,23 @@ hgemm_mma_sync_kernel(const struct hmma_args args)
     for (int j = 0; j < C::nt / 2; j++)
         b_lane[j] = hmma_b_lane<C>(warp_n, lane, j);
 
-    hmma_loader<C, AMODE, BMODE> loader(p.a + product * p.stride_a, p.b + product * p.stride_b,
-                                     p.m, p.n, k, p.lda, p.ldb, bm0, bn0,
-                                     threadIdx.x);
+    typedef hmma_loader<C, AMODE, BMODE> loader_t;
+    loader_t loader(p.a + product * p.stride_a, p.b + product * p.stride_b, p.m, p.n, k, p.lda,
+                    p.ldb, bm0, bn0, threadIdx.x);
+    /* The 2-byte path's raw areas, past the ring: tile j's in area j %
+     * (STAGES - 1).  Such a tile is shifted into place at the end of tile
+     * j - FIX (FIX = STAGES - 3, at least 1), before the barrier that
+     * publishes it: its copies went out STAGES - 1 - FIX tiles before
+     * that. */
+    constexpr bool raw = loader_t::raw_bytes > 0;
+    constexpr int fix = C::stages > 4 ? C::stages - 3 : 1, raw_areas = C::stages - 1;
+    const unsigned raw0 = smem0 + (unsigned)C::smem;
 
     /* Tiles 0 .. STAGES-2, one group each (empty past K). */
 #pragma unroll
     for (int s = 0; s < C::stages - 1; s++) {
-        if (s < tiles) {
-            loader.issue(smem0 + s * C::stage_bytes);
-            loader.finish(smem0 + s * C::stage_bytes);
-        }
+        if (s < tiles)
+            loader.issue(smem0 + s * C::stage_bytes, raw0 + s % raw_areas * loader_t::raw_bytes);
         hmma_commit();
         loader.next_tile();
     }
@@ -661,24 +801,49 @@ hgemm_mma_sync_kernel(const struct hmma_args args)
                 acc[i][j][e] = 0.0f;
 
     hmma_frags<C> f[2];
-    hmma_wait<C::stages - 2>();
+    if constexpr (raw) {
+        /* Tiles 0 .. FIX - 1 shifted into place here, each once landed. */
+        hmma_wait<C::stages - 2>();
+        if (0 < tiles)
+            loader.template fixup<C::stages - 1>(smem0, raw0);
+        if constexpr (fix > 1) {
+            static_assert(fix == 2, "the raw path shifts tiles 0 and 1 before the loop");
+            hmma_wait<C::stages - 3>();
+            if (1 < tiles)
+                loader.template fixup<C::stages - 2>(smem0 + C::stage_bytes, raw0 + loader_t::raw_bytes);
+        }
+    } else {
+        hmma_wait<C::stages - 2>();
+    }
     __syncthreads();
     f[0].load(smem0, a_lane, b_lane, 0);
 
-    int rd = 0, wr = C::stages - 1;   /* stages of tile t and of tile t + STAGES - 1 */
+    /* Stages of tile t, of tile t + FIX and of tile t + STAGES - 1; raw
+     * areas of tile t + FIX and of tile t + STAGES - 1. */
+    int rd = 0, fx = fix, wr = C::stages - 1;
+    int fx_raw = fix % raw_areas, wr_raw = (C::stages - 1) % raw_areas;
     for (int t = 0; t < tiles; t++) {
         unsigned rd_addr = smem0 + rd * C::stage_bytes, wr_addr = smem0 + wr * C::stage_bytes;
         bool more = t + C::stages - 1 < tiles;
 #pragma unroll
         for (int s = 0; s < C::ksteps; s++) {
             if (s == C::ksteps - 1) {
-                /* After this barrier tile t + 1 has landed, its 2-byte
-                 * chunks included, and every warp has read the last of
+                /* After this barrier tile t + 1 has landed (and been
+                 * shifted into place), and every warp has read the last of
                  * tile t's slot, which tile t + STAGES fills next. */
-                if (more)
-                    loader.finish(wr_addr);
                 loader.next_tile();
-                hmma_wait<C::stages - 2>();
+                if constexpr (raw) {
+                    /* Tiles up to t + FIX landed: all but the last
+                     * STAGES - 1 - FIX groups. */
+                    hmma_wait<C::stages - 1 - fix>();
+                    if (t + fix < tiles)
+                        loader.template fixup<C::stages - fix>(smem0 + fx * C::stage_bytes,
+                                                               raw0 + fx_raw * loader_t::raw_bytes);
+                    fx = fx + 1 == C::stages ? 0 : fx + 1;
+                    fx_raw = fx_raw + 1 == raw_areas ? 0 : fx_raw + 1;
+                } else {
+                    hmma_wait<C::stages - 2>();
+                }
                 __syncthreads();
                 rd = rd + 1 == C::stages ? 0 : rd + 1;
                 wr = wr + 1 == C::stages ? 0 : wr + 1;
@@ -689,8 +854,9 @@ hgemm_mma_sync_kernel(const struct hmma_args args)
             hmma_step<C, BF16>(acc, f[s % 2]);
             if (s == 0) {
                 if (more)
-                    loader.issue(wr_addr);
+                    loader.issue(wr_addr, raw0 + wr_raw * loader_t::raw_bytes);
                 hmma_commit();
+                wr_raw = wr_raw + 1 == raw_areas ? 0 : wr_raw + 1;
             }
         }
     }
@@ -738,17 +904,47 @@ static int hmma_mode(const uint16_t *base, int ld, long long stride)
     return 2;
 }
 
+/* The ring and raw areas of a tile of S stages whose operands take the
+ * given copies. */
+template <class C, int AMODE, int BMODE, int S>
+struct hmma_ring_of {
+    typedef hmma_tile<C::bn, C::min_blocks, S> tile;
+    static constexpr bool raw = AMODE == 2 || BMODE == 2;
+    static constexpr size_t smem =
+        tile::smem + (raw ? (size_t)(S - 1) * hmma_loader<tile, AMODE, BMODE>::raw_bytes : 0);
+    /* Whether the tile's blocks an SM fit its shared memory (228 KiB, 1
+     * KiB of it kept per block). */
+    static constexpr bool fits = (smem + 1024) * C::min_blocks <= 228 * 1024;
+};
+
+/* The 2-byte path runs as many stages as fit beside their raw areas, 5 to
+ * 3 (5: one operand's on the 256-column tile; 3: both operands' on the
+ * 128 x 128 tile), the others the tile's 4. */
+template <class C, int AMODE, int BMODE>
+struct hmma_ring {
+    static constexpr int stages = !(AMODE == 2 || BMODE == 2)           ? C::stages
+                                  : hmma_ring_of<C, AMODE, BMODE, 5>::fits ? 5
+                                  : hmma_ring_of<C, AMODE, BMODE, 4>::fits ? 4
+                                                                           : 3;
+    typedef hmma_ring_of<C, AMODE, BMODE, stages> of;
+    typedef typename of::tile tile;
+    static constexpr size_t smem = of::smem;
+    static_assert(of::fits, "the tile's blocks an SM fit its shared memory");
+};
+
 template <class C, bool BF16, int AMODE, int BMODE>
 static cudaError_t hmma_run(struct hmma_args args, int batch, cudaStream_t stream)
 {
-    cudaError_t err = cudaFuncSetAttribute(hgemm_mma_sync_kernel<C, BF16, AMODE, BMODE>,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize, (int)C::smem);
+    typedef hmma_ring<C, AMODE, BMODE> ring;
+    typedef typename ring::tile T;
+    cudaError_t err = cudaFuncSetAttribute(hgemm_mma_sync_kernel<T, BF16, AMODE, BMODE>,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, (int)ring::smem);
     if (err != cudaSuccess)
         return err;
     for (long long b0 = 0; b0 < batch; b0 += 65535) {
         args.batch0 = (int)b0;
         dim3 grid((unsigned)(args.tiles_m * args.tiles_n), (unsigned)min(batch - b0, 65535LL));
-        hgemm_mma_sync_kernel<C, BF16, AMODE, BMODE><<<grid, C::threads, C::smem, stream>>>(args);
+        hgemm_mma_sync_kernel<T, BF16, AMODE, BMODE><<<grid, T::threads, ring::smem, stream>>>(args);
         err = launch_result();
         if (err != cudaSuccess)
             return err;
@@ -764,7 +960,7 @@ static cudaError_t hmma_run_b(const struct hmma_args &args, int bmode, int batch
         return hmma_run<C, BF16, AMODE, 16>(args, batch, stream);
     if (bmode == 4)
         return hmma_run<C, BF16, AMODE, 4>(args, batch, stream);
-    if constexpr (!C::byte_loads)
+    if constexpr (!C::b_byte_loads)
         return cudaErrorInvalidValue;
     else
         return hmma_run<C, BF16, AMODE, 2>(args, batch, stream);
@@ -778,7 +974,7 @@ static cudaError_t hmma_run_ab(const struct hmma_args &args, int amode, int bmod
         return hmma_run_b<C, BF16, 16>(args, bmode, batch, stream);
     if (amode == 4)
         return hmma_run_b<C, BF16, 4>(args, bmode, batch, stream);
-    if constexpr (!C::byte_loads)
+    if constexpr (!C::a_byte_loads)
         return cudaErrorInvalidValue;
     else
         return hmma_run_b<C, BF16, 2>(args, bmode, batch, stream);
@@ -843,19 +1039,6 @@ extern "C" cudaError_t hgemm_mma_sync_attr(struct kernel_attr *out)
                           hmma_cfg::smem, out);
 }
 
-extern "C" int hgemm_mma_sync_128x128_check(const struct gemm_problem *p, char *why, size_t n)
-{
-    bool stack = p->batch > 1;
-    long long sa = stack ? p->stride_a : 0, sb = stack ? p->stride_b : 0;
-    if (hmma_mode((const uint16_t *)p->a, (int)p->lda, sa) == 2 ||
-        hmma_mode((const uint16_t *)p->b, (int)p->ldb, sb) == 2) {
-        snprintf(why, n, "mma_sync_128x128 needs rows of A and B in 4-byte units (an even K "
-                 "and an even N, and bases to match); mma_sync takes the others");
-        return 0;
-    }
-    return 1;
-}
-
 extern "C" cudaError_t hgemm_mma_sync_128x128_launch(const struct hgemm_problem *p,
                                                      const struct launch_env *env)
 {
@@ -873,7 +1056,7 @@ extern "C" int hgemm_mma_sync_128x64_check(const struct gemm_problem *p, char *w
     long long sa = p->batch > 1 ? p->stride_a : 0;
     if (hmma_mode((const uint16_t *)p->a, (int)p->lda, sa) == 2) {
         snprintf(why, n, "mma_sync_128x64 needs rows of A in 4-byte units (an even K, and a "
-                 "base to match); mma_sync takes the others");
+                 "base to match); mma_sync and mma_sync_128x128 take the others");
         return 0;
     }
     return 1;

@@ -121,9 +121,12 @@ fuzz:
 	@$(MAKE) --no-print-directory -f tests/tests.mk fuzz
 
 install: $(BIN)
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+	    $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/$(BIN)
 	install -m 644 man/gemmcli.1 $(DESTDIR)$(PREFIX)/share/man/man1/gemmcli.1
+	./$(BIN) completion bash > $(BUILD)/gemmcli.bash
+	install -m 644 $(BUILD)/gemmcli.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/gemmcli
 	if [ -f $(MPI_LIB) ]; then install -d $(DESTDIR)$(PREFIX)/lib/gemmcli && \
 	    install -m 644 $(MPI_LIB) $(DESTDIR)$(PREFIX)/lib/gemmcli/$(MPI_LIB); fi
 

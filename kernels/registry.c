@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "kernels/gemm.h"
+#include "core/error.h"
+#include "core/suggest.h"
 
 const struct gemm_sig_info gemm_sigs[GEMM_SIG_COUNT] = {
     [GEMM_F32] = { "f32", GC_F32, GC_F32, "FP32", NULL, GEMM_F32, 1e-4, 5e-5, 1, 0 },
@@ -72,6 +74,36 @@ const struct transpose_kernel *transpose_kernel_find(const char *name)
         if (strcmp(transpose_kernels[i].name, name) == 0)
             return &transpose_kernels[i];
     return NULL;
+}
+
+/* The refusal of an unknown kernel name, with the nearest that `s` found. */
+static int kernel_unknown(const char *op, const char *name, const struct suggest *s)
+{
+    const char *near = suggest_result(s);
+    if (near)
+        return gc_fail(GC_EXIT_USAGE, "unknown %s kernel '%s': did you mean '%s'? (see 'gemmcli "
+                       "kernels')", op, name, near);
+    return gc_fail(GC_EXIT_USAGE, "unknown %s kernel '%s' (see 'gemmcli kernels')", op, name);
+}
+
+int gemm_kernel_unknown(const char *name)
+{
+    struct suggest s;
+    suggest_init(&s, name);
+    suggest_offer(&s, "auto");
+    for (size_t i = 0; i < gemm_kernel_count; i++)
+        suggest_offer(&s, gemm_kernels[i].name);
+    return kernel_unknown("mul", name, &s);
+}
+
+int transpose_kernel_unknown(const char *name)
+{
+    struct suggest s;
+    suggest_init(&s, name);
+    suggest_offer(&s, "auto");
+    for (size_t i = 0; i < transpose_kernel_count; i++)
+        suggest_offer(&s, transpose_kernels[i].name);
+    return kernel_unknown("transpose", name, &s);
 }
 
 void gemm_sigs_text(unsigned sigs, char *buf, size_t n)

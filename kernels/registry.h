@@ -198,6 +198,10 @@ extern const size_t gemm_kernel_count;
 
 const struct gemm_kernel *gemm_kernel_find(const char *name);
 
+/* Refuses a --kernel name that no mul kernel (nor auto) has, with the
+ * nearest one where a name was mistyped: a usage status, said. */
+int gemm_kernel_unknown(const char *name);
+
 /* 1 if `k` can compute `p`; else 0 and why, in words, in why[0..n). */
 int gemm_can_implement(const struct gemm_kernel *k, const struct gemm_problem *p, char *why,
                        size_t n);
@@ -258,6 +262,9 @@ extern const struct transpose_kernel transpose_kernels[];
 extern const size_t transpose_kernel_count;
 
 const struct transpose_kernel *transpose_kernel_find(const char *name);
+
+/* The same for a transpose kernel's name. */
+int transpose_kernel_unknown(const char *name);
 
 /* ---- auto ---- */
 

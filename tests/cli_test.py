@@ -453,6 +453,45 @@ def test_large_binary(d):
               p.returncode == 0 and got == before + want["npy"], (len(got), p.stderr[:200]))
 
 
+def test_completion(d):
+    """gemmcli completion bash: the script bash completes from, asked as
+    bash asks it."""
+    p = run("completion", "bash")
+    check("completion bash", p.returncode == 0 and b"complete " in p.stdout, p.stderr[:200])
+    script = tmp(d, "gemmcli.bash")
+    with open(script, "wb") as f:
+        f.write(p.stdout)
+
+    def complete(*words):
+        line = " ".join("'%s'" % w for w in words)
+        r = subprocess.run(["bash", "-c", f'source "{script}"; COMP_WORDS=(gemmcli {line}); '
+                            f'COMP_CWORD={len(words)}; _gemmcli; printf "%s\\n" "${{COMPREPLY[@]}}"'],
+                           capture_output=True, timeout=60)
+        return sorted(w for w in r.stdout.decode().split("\n") if w)
+
+    kernels = json.loads(run("kernels", "--json").stdout)
+    mul_kernels = sorted(["auto"] + [k["name"] for k in kernels if k["operation"] == "mul"])
+    tr_kernels = sorted(["auto"] + [k["name"] for k in kernels if k["operation"] == "transpose"])
+    cases = [
+        (("mu",), ["mul"]),
+        (("help", "tr"), ["transpose"]),
+        (("mul", "--ker"), ["--kernel"]),
+        (("mul", "a.npy", "--kernel", "mma_sync_1"), ["mma_sync_128x128", "mma_sync_128x64"]),
+        (("mul", "--kernel", ""), mul_kernels),
+        (("transpose", "--kernel", ""), tr_kernels),
+        (("transpose", "x", "--kernel", "na"), ["naive"]),
+        (("mul", "--format", "c"), ["csv", "csv.gz"]),
+        (("info", "--in-d"), ["--in-dtype"]),
+        (("info", "--dt"), []),
+        (("convert", "--dtype", "f1"), ["f16"]),
+        (("mul", "a.n"), []),
+    ]
+    for words, want in cases:
+        got = complete(*words)
+        check(f"completion of {' '.join(words) or repr('')}", got == want, (got[:8], want[:8]))
+    expect_status("completion of another shell", run("completion", "fish"), 2, ["bash"])
+
+
 def test_errors(d):
     s = SAMPLES
     a, b = os.path.join(s, "a.npy"), os.path.join(s, "b.npy")
@@ -465,6 +504,43 @@ def test_errors(d):
     expect_status("one operand", run("mul", a, "-o", out), 2)
     expect_status("bad --repeat", run("mul", a, b, "-o", out, "--repeat", "0"), 2, ["--repeat"])
     expect_status("unknown kernel", run("mul", a, b, "-o", out, "--kernel", "nope"), 2, ["nope"])
+    # a mistyped name: the nearest one, and none where nothing is near
+    expect_status("mistyped command", run("mull"), 2, ["did you mean 'mul'?"])
+    expect_status("swapped letters", run("trasnpose", a, out), 2, ["did you mean 'transpose'?"])
+    expect_status("mistyped option", run("mul", a, b, "-o", out, "--kernal", "cpu"), 2,
+                  ["'--kernal'", "did you mean '--kernel'?"])
+    expect_status("mistyped mul kernel", run("mul", a, b, "-o", out, "--kernel", "cpuu"), 2,
+                  ["'cpuu'", "did you mean 'cpu'?"])
+    expect_status("mistyped transpose kernel", run("transpose", a, out, "--kernel", "naiv"), 2,
+                  ["did you mean 'naive'?"])
+    far = run("mul", a, b, "-o", out, "--kernel", "zzzzzz")
+    expect_status("kernel far from any name", far, 2, ["zzzzzz"])
+    check("no suggestion far from any name", b"did you mean" not in far.stderr, far.stderr[:200])
+    check("no output after a mistyped name", not os.path.exists(out), out)
+    # gemmcli help CMD is CMD --help
+    for cmd in ("mul", "transpose", "info", "kernels"):
+        h, h2 = run("help", cmd), run(cmd, "--help")
+        check(f"help {cmd}", h.returncode == 0 and h.stdout == h2.stdout and
+              h.stdout.startswith(f"usage: gemmcli {cmd} ".encode()), h.stdout[:200])
+    top, top2 = run("help"), run("--help")
+    check("help alone", top.returncode == 0 and top.stdout == top2.stdout, top.stdout[:200])
+    # a command's help lists the exit statuses it returns: no GPU error
+    # where it opens no GPU, no failed verification where it verifies none
+    for cmd, has1, has5 in (("mul", True, True), ("info", False, False),
+                            ("convert", False, False), ("kernels", False, True)):
+        h = run(cmd, "--help").stdout.decode()
+        text = " ".join(h.split("Exit status:", 1)[-1].split())
+        check(f"{cmd} --help exit statuses",
+              ("1 verification failed" in text) == has1 and ("5 GPU error" in text) == has5 and
+              "0 success" in text and "2 usage error" in text, text)
+    # every help fits a terminal of 80 columns
+    for cmd in ("mul", "transpose", "convert", "info", "kernels", "bench", "tune", None):
+        h = run(cmd, "--help") if cmd else top
+        wide = [ln for ln in h.stdout.decode().splitlines() if len(ln) > 80]
+        check(f"{cmd or 'gemmcli'} --help within 80 columns", h.returncode == 0 and not wide,
+              wide[:2])
+    expect_status("help of a mistyped command", run("help", "mull"), 2, ["did you mean 'mul'?"])
+    expect_status("help of two commands", run("help", "mul", "info"), 2, ["one command"])
     expect_status("bad --shape", run("transpose", a, out, "--shape", "3by4"), 2, ["--shape"])
     expect_status("unknown output extension", run("mul", a, b, "-o", tmp(d, "c.xyz"),
                                                   "--kernel", "cpu"), 2, ["c.xyz"])
@@ -806,7 +882,8 @@ def test_help():
     # Every command the table lists answers its own --help, whatever the
     # list holds: the listing is the table's.
     listed = p.stdout.decode().split("\ncommands:\n", 1)[-1].split("\n\n", 1)[0]
-    commands = [line.split()[0] for line in listed.splitlines() if line.startswith("  ")]
+    commands = [line.split()[0] for line in listed.splitlines()
+                if line.startswith("  ") and not line.startswith("   ")]
     check("--help lists the commands", len(commands) >= 7 and "mul" in commands, listed)
     for cmd in commands:
         p = run(cmd, "--help")
@@ -853,6 +930,7 @@ def main():
         test_pipelines(d)
         test_large_binary(d)
         test_errors(d)
+        test_completion(d)
         test_tune(d)
         test_progress(d)
         test_terminal_output(d)

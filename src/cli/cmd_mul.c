@@ -259,8 +259,7 @@ int mul_check_usage(const struct gc_opts *o)
         return gc_fail(GC_EXIT_USAGE, "--dry-run plans the product as one process: run it "
                        "without the MPI launcher");
     if (!gemm_kernel_find(o->kernel) && strcmp(o->kernel, "auto") != 0)
-        return gc_fail(GC_EXIT_USAGE, "unknown mul kernel '%s' (see 'gemmcli kernels')",
-                       o->kernel);
+        return gemm_kernel_unknown(o->kernel);
     return 0;
 }
 

@@ -311,8 +311,7 @@ int cmd_transpose(const struct gc_opts *o)
     j.o = o;
     const struct transpose_kernel *named = transpose_kernel_find(o->kernel);
     if (!named && strcmp(o->kernel, "auto") != 0)
-        return gc_fail(GC_EXIT_USAGE, "unknown transpose kernel '%s' (see 'gemmcli kernels')",
-                       o->kernel);
+        return transpose_kernel_unknown(o->kernel);
     int on_host = named && (named->flags & KERNEL_HOST);
     int fb = format_by_extension(o->operands[0]);
     struct gc_report *rep = &j.job.rep;

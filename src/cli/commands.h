@@ -19,5 +19,11 @@ int cmd_info(const struct gc_opts *o);
 int cmd_kernels(const struct gc_opts *o);
 int cmd_bench(const struct gc_opts *o);
 int cmd_tune(const struct gc_opts *o);
+int cmd_completion(const struct gc_opts *o);
+int completion_check_usage(const struct gc_opts *o);
+
+/* The command table's rows (src/cli/main.c), for what lists them: at most
+ * `max` names, each with the option groups it takes; returns how many. */
+size_t commands_list(const char **names, unsigned *groups, size_t max);
 
 #endif

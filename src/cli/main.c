@@ -11,6 +11,7 @@
 #include "src/cli/commands.h"
 #include "src/job/device.h"
 #include "core/error.h"
+#include "core/suggest.h"
 #include "src/job/options.h"
 #include "src/job/output.h"
 
@@ -60,39 +61,60 @@ static const struct command commands[] = {
     { "tune", "SIZE...", "time auto's candidates, cache the fastest (--show, --clear)", cmd_tune,
       OPTS_DTYPES | OPTS_COMPUTE | OPTS_TUNE,
       1, RANKS_REFUSE, NULL },
+    { "completion", "bash", "print a bash completion script: commands, options, kernel names",
+      cmd_completion, 0,
+      0, RANKS_EACH, completion_check_usage },
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
-static const char exit_statuses[] =
-    "Exit status: 0 success, 1 verification failed, 2 usage error, 3 bad input or not\n"
-    "enough host memory, 4 output or I/O error, 5 GPU error (no device, out of device\n"
-    "memory, launch failure).\n";
+/* The exit statuses, all of them or those a command returns: 1 where it
+ * verifies (--verify), 5 where it opens a GPU. */
+static void print_exit_statuses(FILE *f, int verifies, int uses_gpu)
+{
+    char text[512];
+    snprintf(text, sizeof text, "Exit status: 0 success,%s 2 usage error, 3 bad input or not "
+             "enough host memory, 4 output or I/O error%s.",
+             verifies ? " 1 verification failed," : "",
+             uses_gpu ? ", 5 GPU error (no device, out of device memory, launch failure)" : "");
+    fputc('\n', f);
+    options_print_paragraph(f, text);
+}
 
 static void print_usage(FILE *f)
 {
     fputs("usage: gemmcli <command> [options] <operands>\n"
-          "       gemmcli --help | --version\n\ncommands:\n", f);
+          "       gemmcli help [<command>] | --help | --version\n\ncommands:\n", f);
     for (size_t i = 0; i < N_COMMANDS; i++) {
         char left[64];
         snprintf(left, sizeof left, "%s %s", commands[i].name, commands[i].operands);
-        fprintf(f, "  %-30s %s\n", left, commands[i].summary);
+        options_print_item(f, left, commands[i].summary);
     }
-    fputs("\n'gemmcli <command> --help' lists a command's options; '-' as a file means\n"
-          "stdin or stdout.  See gemmcli(1).\n\n", f);
-    fputs(exit_statuses, f);
+    fputs("\n'gemmcli help <command>' or 'gemmcli <command> --help' lists a command's\n"
+          "options; '-' as a file means stdin or stdout.  See gemmcli(1).\n", f);
+    print_exit_statuses(f, 1, 1);
 }
 
-/* The option groups a command takes: a GPU's with its own. */
+/* The option groups a command takes: a GPU's with its own, and --help. */
 static unsigned option_groups(const struct command *c)
 {
-    return c->options | (c->uses_gpu ? OPTS_DEVICE : 0);
+    return c->options | OPTS_HELP | (c->uses_gpu ? OPTS_DEVICE : 0);
+}
+
+size_t commands_list(const char **names, unsigned *groups, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < N_COMMANDS && n < max; i++, n++) {
+        names[n] = commands[i].name;
+        groups[n] = option_groups(&commands[i]);
+    }
+    return n;
 }
 
 static void print_command_help(const struct command *c)
 {
     printf("usage: gemmcli %s [options] %s\n%s\n\noptions:\n", c->name, c->operands, c->summary);
     options_print_help(stdout, option_groups(c));
-    printf("\n%s", exit_statuses);
+    print_exit_statuses(stdout, (c->options & OPTS_RUN) != 0, c->uses_gpu);
 }
 
 /* After a command that may have used the GPU, the CUDA runtime's exit
@@ -121,6 +143,26 @@ static int usage_said_by_rank_0(void)
            cluster_one_command_line();
 }
 
+/* The command named `name`; else NULL, having said so (with the nearest
+ * name where one was mistyped). */
+static const struct command *command_named(const char *name)
+{
+    struct suggest s;
+    suggest_init(&s, name);
+    for (size_t i = 0; i < N_COMMANDS; i++) {
+        if (strcmp(commands[i].name, name) == 0)
+            return &commands[i];
+        suggest_offer(&s, commands[i].name);
+    }
+    suggest_offer(&s, "help");
+    if (suggest_result(&s))
+        gc_fail(GC_EXIT_USAGE, "unknown command '%s': did you mean '%s'? (see 'gemmcli --help')",
+                name, suggest_result(&s));
+    else
+        gc_fail(GC_EXIT_USAGE, "unknown command '%s' (see 'gemmcli --help')", name);
+    return NULL;
+}
+
 /* After --help or --version: 0 when what was printed went out. */
 static int printed(void)
 {
@@ -144,6 +186,16 @@ static int parse_command_line(int argc, char **argv, int hushed, const struct co
         return GC_EXIT_USAGE;
     }
     const char *name = argv[1];
+    if (strcmp(name, "help") == 0 && argc > 3)
+        return gc_fail(GC_EXIT_USAGE, "help takes one command at most (see 'gemmcli --help')");
+    if (strcmp(name, "help") == 0 && argc == 3) {
+        /* gemmcli help CMD: what gemmcli CMD --help prints */
+        const struct command *c = command_named(argv[2]);
+        if (!c)
+            return GC_EXIT_USAGE;
+        print_command_help(c);
+        return printed();
+    }
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
         print_usage(stdout);
         return printed();
@@ -152,12 +204,9 @@ static int parse_command_line(int argc, char **argv, int hushed, const struct co
         printf("gemmcli %s\n", GC_VERSION);
         return printed();
     }
-    const struct command *c = NULL;
-    for (size_t i = 0; i < N_COMMANDS; i++)
-        if (strcmp(commands[i].name, name) == 0)
-            c = &commands[i];
+    const struct command *c = command_named(name);
     if (!c)
-        return gc_fail(GC_EXIT_USAGE, "unknown command '%s' (see 'gemmcli --help')", name);
+        return GC_EXIT_USAGE;
     char usage[64];
     snprintf(usage, sizeof usage, "gemmcli %s --help", c->name);
     int help, rc = options_parse(o, option_groups(c), usage, argc - 1, argv + 1, &help);

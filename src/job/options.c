@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/suggest.h"
 
 enum {
     OPT_HELP = 'h', OPT_OUTPUT = 'o', OPT_C0 = 'c', OPT_KERNEL = 'k',
@@ -78,6 +79,58 @@ static const struct opt_def opt_defs[] = {
 };
 #define N_OPTS (sizeof opt_defs / sizeof opt_defs[0])
 
+/* Help's columns: the options from column 2, their texts from HELP_TEXT,
+ * lines of at most HELP_WIDTH. */
+#define HELP_TEXT 29
+#define HELP_WIDTH 79
+
+/* `text` from column `indent` (where the line stands now) in words, lines
+ * broken before HELP_WIDTH and continued at `indent`. */
+static void print_wrapped(FILE *f, const char *text, int indent)
+{
+    int col = indent;
+    while (*text) {
+        size_t word = strcspn(text, " ");
+        if (col > indent && col + 1 + (int)word > HELP_WIDTH) {
+            fprintf(f, "\n%*s", indent, "");
+            col = indent;
+        } else if (col > indent) {
+            fputc(' ', f);
+            col++;
+        }
+        fwrite(text, 1, word, f);
+        col += (int)word;
+        text += word;
+        text += strspn(text, " ");
+    }
+    fputc('\n', f);
+}
+
+size_t options_long_names(unsigned groups, const char **names, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < N_OPTS && n < max; i++)
+        if (opt_defs[i].groups & groups)
+            names[n++] = opt_defs[i].name;
+    return n;
+}
+
+void options_print_paragraph(FILE *f, const char *text)
+{
+    print_wrapped(f, text, 0);
+}
+
+void options_print_item(FILE *f, const char *left, const char *text)
+{
+    /* (a name too long for its column: its text on the next line) */
+    int col = fprintf(f, "  %-26s", left);
+    if (col >= HELP_TEXT)
+        fprintf(f, "\n%*s", HELP_TEXT, "");
+    else
+        fprintf(f, " ");
+    print_wrapped(f, text, HELP_TEXT);
+}
+
 void options_print_help(FILE *f, unsigned groups)
 {
     for (size_t i = 0; i < N_OPTS; i++) {
@@ -91,7 +144,7 @@ void options_print_help(FILE *f, unsigned groups)
         else
             snprintf(left, sizeof left, "    --%s%s%s", d->name,
                      d->arg ? " " : "", d->arg ? d->arg : "");
-        fprintf(f, "  %-26s %s\n", left, d->help);
+        options_print_item(f, left, d->help);
     }
 }
 
@@ -376,6 +429,17 @@ static int report_bad_long(const char *arg, unsigned groups, const char *usage)
                        list);
     if (matches == 1 && name[len] == '=')
         return gc_fail(GC_EXIT_USAGE, "option '%.*s' takes no argument", (int)(len + 2), arg);
+    /* (a mistyped name: the nearest of the command's options) */
+    char word[64];
+    snprintf(word, sizeof word, "%.*s", (int)len, name);
+    struct suggest s;
+    suggest_init(&s, word);
+    for (size_t i = 0; i < N_OPTS; i++)
+        if (opt_defs[i].groups & groups)
+            suggest_offer(&s, opt_defs[i].name);
+    if (suggest_result(&s))
+        return gc_fail(GC_EXIT_USAGE, "unknown option '%.*s': did you mean '--%s'? (see '%s')",
+                       (int)(len + 2), arg, suggest_result(&s), usage);
     return gc_fail(GC_EXIT_USAGE, "unknown option '%s' (see '%s')", arg, usage);
 }
 

@@ -27,6 +27,7 @@ enum gc_option_group {
     OPTS_KERNELS = 1 << 11,   /* kernels' own */
     OPTS_BENCH = 1 << 12,     /* bench's own */
     OPTS_TUNE = 1 << 13,      /* tune's own */
+    OPTS_HELP = 1 << 14,      /* --help: every command's, whatever else it takes */
 };
 #define OPTS_EVERY (~0u)      /* an option's groups: every command takes it (--help) */
 
@@ -103,8 +104,20 @@ struct gc_opts {
 int options_parse(struct gc_opts *o, unsigned groups, const char *usage, int argc, char **argv,
                   int *help);
 
-/* Prints the options of `groups`, one per line, to `f`. */
+/* Prints the options of `groups` to `f`, each with its text beside it,
+ * in lines of at most 79 columns. */
 void options_print_help(FILE *f, unsigned groups);
+
+/* One item of a help list: `left` in its column, `text` beside it, broken
+ * into lines of at most 79 columns. */
+void options_print_item(FILE *f, const char *left, const char *text);
+
+/* The long names of the options of `groups` ("kernel" for --kernel), at
+ * most `max` of them into names[]; returns how many. */
+size_t options_long_names(unsigned groups, const char **names, size_t max);
+
+/* `text` as a paragraph of lines of at most 79 columns. */
+void options_print_paragraph(FILE *f, const char *text);
 
 /* "5", "96x64", "4x8x5" -> a shape of up to GC_MAX_DIMS dimensions, each
  * at most 2^63 - 1, "scalar" -> none (0-d); returns 0 or -1. */

@@ -89,7 +89,7 @@ int select_gemm_kernel(const char *name, const struct matmul_plan *plan, int cc,
     if (!*is_auto) {
         const struct gemm_kernel *k = gemm_kernel_find(name);
         if (!k)
-            return gc_fail(GC_EXIT_USAGE, "unknown mul kernel '%s' (see 'gemmcli kernels')", name);
+            return gemm_kernel_unknown(name);
         for (int i = 0; i < plan->n_sigs; i++) {
             if (!select_sig_usable(plan, plan->sigs[i], f64_exact))
                 continue;
@@ -219,8 +219,7 @@ int select_transpose_kernel(const char *name, size_t rows, size_t cols, enum gc_
     }
     k = transpose_kernel_find(name);
     if (!k)
-        return gc_fail(GC_EXIT_USAGE, "unknown transpose kernel '%s' (see 'gemmcli kernels')",
-                       name);
+        return transpose_kernel_unknown(name);
     if (k->flags & KERNEL_BENCH_ONLY)
         return gc_fail(GC_EXIT_USAGE, "kernel '%s' copies without transposing; it is a "
                        "bandwidth reference for 'gemmcli bench' only", name);

@@ -320,6 +320,9 @@ MUL_STAGES(DECLARE)
 cudaError_t gemm_cublas_run(const struct gemm_kernel *k, const struct gemm_problem *p,
                             const struct launch_env *env);
 void gemm_cpu(const struct gemm_problem *p, int threads);
+/* OpenBLAS on the host, loaded on first use (kernels/reference/gemm_blas.c). */
+void gemm_blas(const struct gemm_problem *p, int threads);
+int gemm_blas_check(const struct gemm_problem *p, char *why, size_t n);
 
 #define ROW(name, fam, id, sigs, flags, cc, geometry, ws, check, file, idea, source)              \
     { name, idea, source, file, flags, sigs, cc, gemm_run_##fam,                                   \
@@ -335,6 +338,10 @@ const struct gemm_kernel gemm_kernels[] = {
       "kernels/reference/gemm_cpu.c", KERNEL_HOST | KERNEL_NO_AUTO | KERNEL_BATCHED | KERNEL_ANY_LD,
       F32 | F16 | BF16 | F64 | I64 | TF32 | TF32X3, 0, NULL, NULL, gemm_cpu, NULL, NULL, NULL,
       NULL, NULL },
+    { "blas", "OpenBLAS's SGEMM and DGEMM on the host, loaded when first used (no GPU)",
+      "OpenBLAS", "kernels/reference/gemm_blas.c",
+      KERNEL_HOST | KERNEL_NO_AUTO | KERNEL_BATCHED | KERNEL_ANY_LD, F32 | F64, 0, NULL, NULL,
+      gemm_blas, NULL, gemm_blas_check, NULL, NULL, NULL },
     MUL_STAGES(ROW)
 };
 

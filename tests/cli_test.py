@@ -253,6 +253,9 @@ def test_transpose_dtypes(d):
     f32 = random_array("float32", (5, 3))
     np.save(tmp(d, "tf.npy"), f32)
     base = run("transpose", tmp(d, "tf.npy"), "-o", tmp(d, "ty.npy")).returncode
+    # a GPU kernel's status on float32: 0 on a GPU, 5 without one
+    gpu_base = run("transpose", tmp(d, "tf.npy"), "-o", tmp(d, "ty.npy"), "--kernel",
+                   "naive").returncode
     for dt in ALL_DTYPES:
         x = random_array(dt, (5, 3))
         np.save(tmp(d, "tx.npy"), x)
@@ -271,7 +274,8 @@ def test_transpose_dtypes(d):
                 expect_status(label + " is refused", p, 2, ["takes f32 and f64 only"])
             elif es in sizes[k["name"]]:
                 # Taken: 0 on a GPU, 5 without one.
-                check(label + " is taken", p.returncode == base and b"cannot move" not in p.stderr,
+                check(label + " is taken", p.returncode == gpu_base and
+                      b"cannot move" not in p.stderr,
                       (p.returncode, p.stderr.decode()[-200:]))
                 if p.returncode == 0:
                     check(label + " values", same_bits(np.load(tmp(d, "ty.npy")), x.T))
@@ -490,6 +494,102 @@ def test_completion(d):
         got = complete(*words)
         check(f"completion of {' '.join(words) or repr('')}", got == want, (got[:8], want[:8]))
     expect_status("completion of another shell", run("completion", "fish"), 2, ["bash"])
+
+
+def test_without_gpu(d):
+    """A machine that shows no GPU (CUDA_VISIBLE_DEVICES empty, as a
+    machine without NVIDIA's driver): mul and transpose with the default
+    kernel run on the CPU, say so once (not with --quiet), and give NumPy's
+    answer; a GPU kernel named still needs a GPU."""
+    no_gpu = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+    s = SAMPLES
+    a, b = np.load(os.path.join(s, "a.npy")), np.load(os.path.join(s, "b.npy"))
+    out = tmp(d, "nogpu.npy")
+    p = run("mul", os.path.join(s, "a.npy"), os.path.join(s, "b.npy"), "-o", out, env=no_gpu)
+    notes = p.stderr.decode().count("no GPU on this machine")
+    expect_status("mul without a GPU", p, 0)
+    check("mul without a GPU says so once", notes == 1, p.stderr[-300:])
+    if p.returncode == 0:
+        got = np.load(out)
+        check("mul without a GPU: NumPy's product", got.shape == (a.shape[0], b.shape[1]) and
+              rel_err(got, a.astype(np.float64) @ b.astype(np.float64)) < 1e-6, got.shape)
+    p = run("mul", os.path.join(s, "a.npy"), os.path.join(s, "b.npy"), "-o", out, "--json",
+            "-q", env=no_gpu)
+    check("mul -q --json without a GPU: silent, on the host",
+          p.returncode == 0 and p.stderr == b"" and
+          json.loads(p.stdout)["kernel"] in ("cpu", "blas"),
+          (p.returncode, p.stderr[:200], p.stdout[:200]))
+    p = run("transpose", os.path.join(s, "a.npy"), out, env=no_gpu)
+    expect_status("transpose without a GPU", p, 0, ["no GPU on this machine"])
+    if p.returncode == 0:
+        check("transpose without a GPU: bit for bit", same_bits(np.load(out), a.T))
+    # the README's pipeline: data alone on stdout
+    with open(os.path.join(s, "b.csv.gz"), "rb") as f:
+        import gzip
+        text = gzip.decompress(f.read())
+    p = run("transpose", "-", "-o", "-", "--format", "csv", stdin=text, env=no_gpu)
+    expect_status("csv pipeline without a GPU", p, 0)
+    if p.returncode == 0:
+        got = np.loadtxt(io.BytesIO(p.stdout), delimiter=",", ndmin=2)
+        want = np.loadtxt(io.BytesIO(text), delimiter=",", ndmin=2).T
+        check("csv pipeline without a GPU: the transpose", got.shape == want.shape and
+              np.array_equal(got, want), got.shape)
+    os.unlink(out)
+    # OpenBLAS where it is installed and has the type, else the cpu kernel
+    probe = run("mul", os.path.join(s, "a.npy"), os.path.join(s, "b.npy"), "-o", out,
+                "--kernel", "blas", "-q")
+    has_blas = probe.returncode == 0
+    check("blas: runs, or says OpenBLAS is missing", has_blas or
+          (probe.returncode == 2 and b"OpenBLAS" in probe.stderr), probe.stderr[-200:])
+    r = np.random.default_rng(11)
+    cases = [("float32", (70, 50), (50, 30)), ("float64", (3, 40, 60), (60, 20)),
+             ("int64", (20, 30), (30, 10)), ("float16", (20, 30), (30, 10))]
+    for dt, sa, sb in cases:
+        x = (r.standard_normal(sa) * 4).astype(dt)
+        y = (r.standard_normal(sb) * 4).astype(dt)
+        np.save(tmp(d, "xa.npy"), x)
+        np.save(tmp(d, "xb.npy"), y)
+        p = run("mul", tmp(d, "xa.npy"), tmp(d, "xb.npy"), "-o", out, "--json", "-q",
+                env=no_gpu)
+        want_kernel = "blas" if has_blas and dt in ("float32", "float64") else "cpu"
+        got_kernel = json.loads(p.stdout)["kernel"] if p.returncode == 0 else None
+        check(f"mul {dt} without a GPU: kernel {want_kernel}",
+              p.returncode == 0 and got_kernel == want_kernel, (got_kernel, p.stderr[-200:]))
+        if p.returncode == 0:
+            got, ref = np.load(out), np.matmul(x, y)
+            ok = (np.array_equal(got, ref) if dt == "int64" else
+                  got.dtype == ref.dtype and rel_err(got, np.matmul(
+                      x.astype(np.float64), y.astype(np.float64))) < (2e-3 if dt == "float16"
+                                                                      else 1e-6))
+            check(f"mul {dt} without a GPU: NumPy's answer", ok, got.dtype)
+    if has_blas:
+        c0 = r.standard_normal((96, 80)).astype(np.float32)
+        np.save(tmp(d, "c0.npy"), c0)
+        p = run("mul", os.path.join(s, "a.npy"), os.path.join(s, "b.npy"), "-o", out,
+                "--kernel", "blas", "-c", tmp(d, "c0.npy"), "--alpha", "0.5", "--beta", "-2",
+                "--verify", "-q")
+        expect_status("blas with alpha, beta and C0, verified", p, 0)
+        if p.returncode == 0:
+            want = 0.5 * (a.astype(np.float64) @ b) - 2 * c0
+            check("blas alpha, beta, C0: values", rel_err(np.load(out), want) < 1e-6)
+        big = [r.integers(-2**40, 2**40, sh) for sh in ((20, 30), (30, 10))]
+        for i, m in enumerate(big):
+            np.save(tmp(d, f"i{i}.npy"), m)
+        p = run("mul", tmp(d, "i0.npy"), tmp(d, "i1.npy"), "-o", out, "-q", env=no_gpu)
+        expect_status("int64 past 2^53 without a GPU", p, 0)
+        if p.returncode == 0:
+            check("int64 past 2^53 without a GPU: NumPy's wrap-around",
+                  np.array_equal(np.load(out), big[0] @ big[1]))
+        expect_status("blas refuses int64 past 2^53",
+                      run("mul", tmp(d, "i0.npy"), tmp(d, "i1.npy"), "-o", out, "--kernel",
+                          "blas"), 2, ["blas"])
+    if os.path.exists(out):
+        os.unlink(out)
+    for insist in (("--kernel", "naive"), ("--device", "0"), ("--devices", "0")):
+        p = run("mul", os.path.join(s, "a.npy"), os.path.join(s, "b.npy"), "-o", out,
+                *insist, env=no_gpu)
+        expect_status(f"mul {' '.join(insist)} without a GPU", p, 5, ["CUDA device"])
+        check(f"mul {' '.join(insist)} without a GPU: no output", not os.path.exists(out), out)
 
 
 def test_errors(d):
@@ -931,6 +1031,7 @@ def main():
         test_large_binary(d)
         test_errors(d)
         test_completion(d)
+        test_without_gpu(d)
         test_tune(d)
         test_progress(d)
         test_terminal_output(d)

@@ -95,21 +95,32 @@ def agreement(d):
 
 
 def without_gpu(d):
-    """Honest without a GPU: the model's device, and mul would stop; the
-    host plan for --kernel cpu."""
+    """Honest without a GPU: the model's device's plan, saying that mul
+    runs the product on the host instead (auto), or that it would stop (a
+    device named: --device); the host plan for --kernel cpu."""
     a, b = os.path.join(d, "ga.npy"), os.path.join(d, "gb.npy")
     np.save(a, np.random.default_rng(1).standard_normal((33, 17)).astype(np.float32))
     np.save(b, np.random.default_rng(2).standard_normal((17, 9)).astype(np.float32))
     out = os.path.join(d, "g.npy")
-    p, dry = plan(a, b, "-o", out)
+    p, dry = plan(a, b, "-o", out, "--device", "0")
     check("no GPU: dry run exits 0", p.returncode == 0 and dry is not None, p.stderr.decode())
     if dry is None:
         return
     if dry["device"]["present"]:
         print("plan_test: a GPU is present: the checks of a plan without one are skipped")
         return
-    real = run("mul", a, b, "-o", out)
-    check("no GPU: mul itself stops with status 5", real.returncode == 5, real.stderr.decode())
+    real = run("mul", a, b, "-o", out, "--device", "0")
+    check("no GPU, --device 0: mul itself stops with status 5", real.returncode == 5,
+          real.stderr.decode())
+    p, auto = plan(a, b, "-o", out)
+    real = run("mul", a, b, "-o", out, "--json")
+    rep = json.loads(real.stdout) if real.returncode == 0 else {}
+    check("no GPU, auto: the plan says mul runs on the host, and it does",
+          p.returncode == 0 and auto["executor"] == "gpu" and auto["note"] and
+          "runs the product on the host" in auto["note"] and
+          rep.get("kernel") in ("blas", "cpu") and
+          b"no GPU on this machine" in real.stderr and os.path.exists(out),
+          (auto, real.stderr.decode()[-300:]))
     check("no GPU: the plan says it is the model's device's and that mul would stop",
           dry["executor"] == "gpu" and dry["note"] and "model's device" in dry["note"] and
           "status 5" in dry["note"] and dry["device"]["compute_capability"] == "9.0", dry)
@@ -117,7 +128,7 @@ def without_gpu(d):
     check("--kernel cpu: the host's plan, no note",
           p.returncode == 0 and dry["executor"] == "host" and dry["kernel"] == "cpu" and
           dry["note"] is None and dry["device"]["name"] is None, dry)
-    text = run("mul", "--dry-run", a, b, "-o", out)
+    text = run("mul", "--dry-run", a, b, "-o", out, "--device", "0")
     check("text: the executor, the kernel, the note", text.returncode == 0 and
           b"executor  gpu" in text.stdout and b"kernel" in text.stdout and
           b"no CUDA device" in text.stdout, text.stdout.decode())

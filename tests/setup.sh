@@ -20,6 +20,9 @@ if [ "$mode" = test ]; then
     # tests/mpi_test.py runs mul as MPI ranks; make mpi builds gemmcli-mpi.so.
     command -v mpirun >/dev/null 2>&1 || need_pkgs="$need_pkgs openmpi-bin"
     command -v mpicc >/dev/null 2>&1 || need_pkgs="$need_pkgs libopenmpi-dev"
+    # the blas kernel loads OpenBLAS at run time (tests/cli_test.py)
+    ldconfig -p 2>/dev/null | grep -q 'libopenblas\.so\.0' ||
+        need_pkgs="$need_pkgs libopenblas0-pthread"
 fi
 
 if [ -n "$need_pkgs" ]; then

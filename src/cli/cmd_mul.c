@@ -38,6 +38,8 @@ struct mul_job {
     int distributed;
     struct dist dist;
     struct gc_opts local;           /* an MPI rank's options (its GPU) */
+    struct gc_opts host;            /* the options without a GPU (job_without_gpu) */
+    int no_gpu;                     /* whether o is host: auto turned to the host */
 };
 
 /* Every GPU that --devices names (all: the first 16 there are) creates its
@@ -186,6 +188,22 @@ static int mul_run_job(struct mul_job *j)
     int rc = mul_read(j, &read_as);
     if (rc || (rc = mul_semantics(o, j->in, read_as, &j->mm, &j->job.fmt)))
         return rc;
+    /* Without a GPU, OpenBLAS for float32 and float64 products (operands
+     * and result) where it is installed, else gemmcli's cpu kernel (as
+     * job_without_gpu set): not integers, whose exact routes it cannot
+     * all take, nor 16-bit floats. */
+    const struct matmul_plan *mm = &j->mm;
+    int floats = !mm->exact && (mm->result == GC_F32 || mm->result == GC_F64) &&
+                 (mm->a_dtype == GC_F32 || mm->a_dtype == GC_F64) &&
+                 (mm->b_dtype == GC_F32 || mm->b_dtype == GC_F64);
+    if (j->no_gpu && floats) {
+        struct gc_capture quiet = { .len = 0 };
+        gc_capture_set(&quiet);
+        int blas = product_check_kernel("blas", &j->mm) == 0;
+        gc_capture_set(NULL);
+        if (blas)
+            j->host.kernel = "blas";
+    }
     if (o->c0_path && o->beta != 0 && (rc = matmul_c0_expand(&j->mm, &j->in[2], &j->c0)))
         return rc;
     mul_report(j);
@@ -265,12 +283,17 @@ int mul_check_usage(const struct gc_opts *o)
 
 int cmd_mul(const struct gc_opts *o)
 {
+    /* (a dry run without a GPU plans for the model's device, and says
+     * where mul runs instead: src/exec/dry_run.c) */
     if (o->dry_run)
         return mul_dry_run(o);
     struct mul_job *j = calloc(1, sizeof *j);
     if (!j)
         return gc_fail(GC_EXIT_INPUT, "out of host memory");
-    j->o = o;
+    /* (no GPU here: the host's kernels; said by one process, not by each
+     * of several ranks, whose summaries say it) */
+    j->o = o = job_without_gpu(o, &j->host, "mul", !dist_wanted());
+    j->no_gpu = o == &j->host && !dist_wanted();
     /* One of several processes an MPI launcher started: this one computes
      * its block of C (src/scale/dist.h), with the options it gives. */
     j->distributed = dist_wanted();

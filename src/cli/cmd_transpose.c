@@ -304,7 +304,8 @@ int cmd_transpose(const struct gc_opts *o)
                        "(see 'gemmcli transpose --help')");
     if (!oo.output)
         return gc_fail(GC_EXIT_USAGE, "transpose needs an output: OUT or -o FILE");
-    o = &oo;
+    struct gc_opts host;
+    o = job_without_gpu(&oo, &host, "transpose", 1);
 
     struct transpose_job j;
     memset(&j, 0, sizeof j);

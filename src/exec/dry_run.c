@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "src/exec/exec.h"
+#include "src/job/job.h"
 #include "src/job/json.h"
 
 /* When each route runs, as the plan prints it. */
@@ -46,10 +47,14 @@ static void route_error(const struct product_route *r, char *buf, size_t n)
 }
 
 /* Why the plan would not run here as printed, or NULL. */
-static const char *plan_note(const struct product_plan *pp)
+static const char *plan_note(const struct gc_opts *o, const struct product_plan *pp)
 {
     if (pp->exec == PRODUCT_EMPTY || pp->on_host || pp->facts.present)
         return NULL;
+    if (job_runs_without_gpu(o))
+        return "no GPU on this machine: this is the plan for the model's device; mul itself "
+               "runs the product on the host, with --kernel blas where OpenBLAS is installed "
+               "and has the type (float32, float64), else --kernel cpu";
     if (!pp->budget)
         return "no CUDA device answered: this is the plan for the model's device, without a "
                "figure for device memory (--device-memory gives one); mul itself would stop "
@@ -167,7 +172,7 @@ static void plan_json(const struct gc_opts *o, const struct product_plan *pp,
     json_string(&j, "format", gc_formats[pp->out_format].name);
     json_string(&j, "dtype", gc_dtypes[pp->out_dtype].name);
     json_end(&j);
-    json_string(&j, "note", plan_note(pp));
+    json_string(&j, "note", plan_note(o, pp));
     json_end(&j);
 }
 
@@ -259,7 +264,7 @@ static void plan_text(const struct gc_opts *o, const struct product_plan *pp,
         routes_text(pp);
     printf("  output    %s: %s, %s\n", gc_display_name(o->output, 1),
            gc_formats[pp->out_format].name, gc_dtypes[pp->out_dtype].name);
-    const char *note = plan_note(pp);
+    const char *note = plan_note(o, pp);
     if (note)
         printf("  note      %s\n", note);
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/clock.h"
 #include "core/error.h"
@@ -37,6 +38,14 @@ int device_present(void)
 {
     int n = 0;
     return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+}
+
+int device_none_here(void)
+{
+    const char *visible = getenv("CUDA_VISIBLE_DEVICES");
+    if (visible && !*visible)
+        return 1;
+    return access("/dev/nvidiactl", F_OK) != 0 && access("/dev/dxg", F_OK) != 0;
 }
 
 int device_open(struct gc_device *d, int ordinal, int suggest_cpu)

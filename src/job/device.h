@@ -93,6 +93,12 @@ void device_configure(void);
 /* 1 if at least one CUDA device can be used, without reporting anything. */
 int device_present(void);
 
+/* 1 where this machine shows CUDA no GPU, known without starting CUDA
+ * (which takes tens of ms where there is one): no NVIDIA driver's device
+ * nodes (/dev/nvidiactl, or /dev/dxg under WSL), or CUDA_VISIBLE_DEVICES
+ * set and empty.  0 does not promise a device: device_open says. */
+int device_none_here(void);
+
 /* Opens device `ordinal`: a clear error when there is none, suggesting
  * --kernel cpu when `suggest_cpu` (the command has a CPU kernel).  Returns
  * 0 or GC_EXIT_GPU. */

@@ -7,6 +7,26 @@
 #include "core/error.h"
 #include "src/job/io.h"
 
+int job_runs_without_gpu(const struct gc_opts *o)
+{
+    /* (a kernel, --device or --devices named: a GPU insisted on) */
+    return strcmp(o->kernel, "auto") == 0 && !o->device_given && o->n_devices == 0 &&
+           device_none_here();
+}
+
+const struct gc_opts *job_without_gpu(const struct gc_opts *o, struct gc_opts *local,
+                                      const char *command, int say)
+{
+    if (!job_runs_without_gpu(o))
+        return o;
+    *local = *o;
+    local->kernel = "cpu";
+    if (say && !o->quiet)
+        gc_note("no GPU on this machine: %s runs on the CPU (name a GPU kernel with --kernel "
+                "to insist on one)", command);
+    return local;
+}
+
 int job_begin(struct job *j, const struct gc_opts *o, const char *command, int on_host)
 {
     memset(j, 0, sizeof *j);

@@ -38,6 +38,18 @@ struct job {
  * `on_host`. */
 int job_begin(struct job *j, const struct gc_opts *o, const char *command, int on_host);
 
+/* The options a command runs with where the machine shows CUDA no GPU
+ * (device_none_here) and `o` leaves the kernel to auto and names no
+ * device (--device, --devices): a copy in *local whose kernel is the
+ * host's own ("cpu"; mul then takes "blas" where it has the product's
+ * type), said on stderr where `say` (not with --quiet).  Otherwise `o`
+ * itself. */
+const struct gc_opts *job_without_gpu(const struct gc_opts *o, struct gc_opts *local,
+                                      const char *command, int say);
+
+/* Whether job_without_gpu turns `o` to the host's kernel. */
+int job_runs_without_gpu(const struct gc_opts *o);
+
 /* Opens the device (the warm thread joined first) and, when `cublas`, its
  * cuBLAS handle. */
 int job_open_device(struct job *j, int cublas);

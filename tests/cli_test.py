@@ -457,6 +457,50 @@ def test_large_binary(d):
               p.returncode == 0 and got == before + want["npy"], (len(got), p.stderr[:200]))
 
 
+def in_terminal(args, columns):
+    """gemmcli with a terminal of `columns` columns on stdout: its status
+    and what it printed there (lines without the terminal's \\r)."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+    p = subprocess.Popen([GEMMCLI, *args], stdout=slave, stderr=subprocess.DEVNULL,
+                         close_fds=True)
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(master)
+    return p.wait(timeout=60), out.decode().replace("\r", "")
+
+
+def test_kernels_table():
+    """gemmcli kernels on a terminal fits its width (IDEA cut, SOURCE with
+    --details); into a pipe every line is whole."""
+    names = [k["name"] for k in json.loads(run("kernels", "--json").stdout)]
+    piped = run("kernels").stdout.decode()
+    check("kernels into a pipe: whole lines with SOURCE", piped.startswith("NAME") and
+          "SOURCE" in piped.splitlines()[0] and "cuBLAS: SGEMM" in piped, piped[:200])
+    for columns in (80, 120):
+        rc, text = in_terminal(["kernels"], columns)
+        lines = text.splitlines()
+        wide = [ln for ln in lines if len(ln) > columns]
+        listed = [ln.split()[0] for ln in lines[1:] if ln.strip()]
+        check(f"kernels on a terminal of {columns} columns: fits", rc == 0 and not wide and
+              "SOURCE" not in lines[0] and listed == names, (rc, wide[:2], lines[:2]))
+    rc, text = in_terminal(["kernels", "--details"], 400)
+    check("kernels --details on a terminal: SOURCE", rc == 0 and "SOURCE" in text.splitlines()[0],
+          text[:200])
+
+
 def test_completion(d):
     """gemmcli completion bash: the script bash completes from, asked as
     bash asks it."""
@@ -1031,6 +1075,7 @@ def main():
         test_large_binary(d)
         test_errors(d)
         test_completion(d)
+        test_kernels_table()
         test_without_gpu(d)
         test_tune(d)
         test_progress(d)

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "core/error.h"
 #include "src/cli/commands.h"
@@ -62,8 +64,41 @@ static void fill_runs_on(struct kernel_row *r)
         snprintf(r->runs_on, sizeof r->runs_on, "gpu");
 }
 
-/* Column widths: the longest entry of each column over all rows. */
-struct widths { int name, op, types, runs, idea; };
+/* Column widths: the longest entry of each column over all rows; on a
+ * terminal, IDEA cut to fit its width (`cut`), or left out where it would
+ * be too narrow to read (idea < 0), and SOURCE only with --details
+ * (`source`). */
+struct widths { int name, op, types, runs, idea, cut, source; };
+
+/* The columns of the terminal on standard output, or 0 where it is none. */
+static int terminal_columns(void)
+{
+    if (!isatty(STDOUT_FILENO))
+        return 0;
+    struct winsize ws;
+    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+        return ws.ws_col;
+    const char *env = getenv("COLUMNS");
+    int c = env ? atoi(env) : 0;
+    return c > 0 ? c : 80;
+}
+
+/* A terminal's table: IDEA cut where the line would pass its last column,
+ * and left out where fewer than 24 columns are left for it (--json and a
+ * wider terminal have it whole). */
+static void fit_terminal(struct widths *w, int columns, int details)
+{
+    w->source = details;
+    int room = columns - 1 - (w->name + w->op + w->types + w->runs + 4 * 2);
+    if (details)
+        return;
+    if (room < 24) {
+        w->idea = -1;
+    } else if (room < w->idea) {
+        w->idea = room;
+        w->cut = 1;
+    }
+}
 
 static void widen(struct widths *w, const struct kernel_row *r)
 {
@@ -110,8 +145,14 @@ static void print_row(const struct gc_opts *o, const struct kernel_row *r, const
         json_end(j);
         return;
     }
-    printf("%-*s  %-*s  %-*s  %-*s  %-*s  %s", w->name, r->name, w->op, r->op, w->types,
-           r->types, w->runs, r->runs_on, w->idea, r->idea, r->source);
+    printf("%-*s  %-*s  %-*s  %-*s", w->name, r->name, w->op, r->op, w->types, r->types,
+           w->idea < 0 ? 0 : w->runs, r->runs_on);
+    if (w->cut && (int)strlen(r->idea) > w->idea)
+        printf("  %.*s...", w->idea - 3, r->idea);
+    else if (w->idea >= 0)
+        printf("  %-*s", w->source ? w->idea : 0, r->idea);
+    if (w->source)
+        printf("  %s", r->source);
     if (have_attr)
         printf("\n%*s  regs %d, smem %zu B, local %zu B, %d threads, %d blocks/SM", w->name, "",
                a.regs, a.smem_static + a.smem_dynamic, a.local_bytes, a.threads,
@@ -316,19 +357,28 @@ int cmd_kernels(const struct gc_opts *o)
     struct kernel_row *rows = malloc(n * sizeof *rows);
     if (!rows)
         return gc_fail(GC_EXIT_INPUT, "out of host memory");
-    struct widths w = { 4, 2, 5, 7, 4 };
+    struct widths w = { 4, 2, 5, 7, 4, 0, 1 };
     for (size_t i = 0; i < n; i++) {
         rows[i] = i < gemm_kernel_count ? gemm_row(i) : transpose_row(i - gemm_kernel_count);
         fill_runs_on(&rows[i]);
         widen(&w, &rows[i]);
     }
+    int columns = o->json ? 0 : terminal_columns();
+    if (columns)
+        fit_terminal(&w, columns, o->details);
     struct json j;
     json_begin(&j, stdout);
     if (o->json)
         json_list(&j, NULL, 1);
-    else
+    else if (w.source)
         printf("%-*s  %-*s  %-*s  %-*s  %-*s  %s\n", w.name, "NAME", w.op, "OP", w.types, "TYPES",
                w.runs, "RUNS ON", w.idea, "IDEA", "SOURCE");
+    else if (w.idea >= 0)
+        printf("%-*s  %-*s  %-*s  %-*s  %s\n", w.name, "NAME", w.op, "OP", w.types, "TYPES",
+               w.runs, "RUNS ON", "IDEA");
+    else
+        printf("%-*s  %-*s  %-*s  %s\n", w.name, "NAME", w.op, "OP", w.types, "TYPES",
+               "RUNS ON");
     for (size_t i = 0; i < n; i++)
         print_row(o, &rows[i], &w, dev_ok ? &dev : NULL, &j);
     free(rows);

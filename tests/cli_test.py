@@ -538,6 +538,11 @@ def test_completion(d):
         got = complete(*words)
         check(f"completion of {' '.join(words) or repr('')}", got == want, (got[:8], want[:8]))
     expect_status("completion of another shell", run("completion", "fish"), 2, ["bash"])
+    if os.path.exists("/dev/full"):
+        with open("/dev/full", "wb") as full:
+            p = subprocess.run([GEMMCLI, "completion", "bash"], stdout=full,
+                               stderr=subprocess.PIPE, timeout=60)
+        expect_status("completion to a full disk", p, 4, ["<stdout>: write error"])
 
 
 def test_without_gpu(d):

@@ -103,5 +103,7 @@ int cmd_completion(const struct gc_opts *o)
            "    COMPREPLY=($(compgen -W \"$words\" -- \"$cur\"))\n"
            "}\n"
            "complete -o bashdefault -o default -F _gemmcli gemmcli\n");
+    if (fflush(stdout) != 0 || ferror(stdout))
+        return gc_fail(GC_EXIT_OUTPUT, "<stdout>: write error");
     return 0;
 }

@@ -457,6 +457,20 @@ def test_large_binary(d):
               p.returncode == 0 and got == before + want["npy"], (len(got), p.stderr[:200]))
 
 
+def read_pty(master):
+    """What a pseudo-terminal's other side wrote, to its end."""
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    return out
+
+
 def in_terminal(args, columns):
     """gemmcli with a terminal of `columns` columns on stdout: its status
     and what it printed there (lines without the terminal's \\r)."""
@@ -469,15 +483,7 @@ def in_terminal(args, columns):
     p = subprocess.Popen([GEMMCLI, *args], stdout=slave, stderr=subprocess.DEVNULL,
                          close_fds=True)
     os.close(slave)
-    out = b""
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        out += chunk
+    out = read_pty(master)
     os.close(master)
     return p.wait(timeout=60), out.decode().replace("\r", "")
 
@@ -984,15 +990,7 @@ def test_terminal_output(d):
         p = subprocess.run([GEMMCLI, "convert", a, "-o", "-", "--format", fmt, "--quiet"],
                            stdout=slave, stderr=subprocess.PIPE, timeout=60)
         os.close(slave)
-        shown = b""
-        while True:
-            try:
-                chunk = os.read(master, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            shown += chunk
+        shown = read_pty(master)
         os.close(master)
         if binary:
             expect_status(f"{fmt} to a terminal: refused", p, 2, ["terminal"])

@@ -56,7 +56,7 @@ static void blas_load(void)
                  "or cblas_dgemm");
 }
 
-int gemm_blas_available(char *why, size_t n)
+static int gemm_blas_available(char *why, size_t n)
 {
     pthread_once(&blas_once, blas_load);
     if (blas.why[0] && why && n)

@@ -172,6 +172,10 @@
       "K <= 32: a warp per strip of 128 columns and a band of rows, B in registers, C written as "  \
       "a copy",                                                                                     \
       "gemmcli's own, memory-bound shapes")                                                         \
+    X("tiny", sgemm, tiny, F32, B, 0, GEO(32, 32, 2, 128, WAVES, 0, 0), NO_WS, NO_CHECK,            \
+      "kernels/sgemm/sgemm_26_tiny.cu",                                                             \
+      "tiny products: 32x32 tiles, K split over a block's 8 warps, FFMA from warp-private staging",  \
+      "gemmcli's own")                                                                              \
     X("f16_simt", hgemm, simt, F16, B, 80, GEO(128, 128, 2, 64, WAVES, 0, 0), NO_WS, NO_CHECK,      \
       "kernels/hgemm/hgemm_00_simt.cu",                                                             \
       "f16 operands by cp.async, widened once per tile in shared memory, FP32 FFMA",                \

@@ -1,7 +1,7 @@
-/* What the tiny stages share (kernels/hgemm/hgemm_12_mma_tiny.cu,
- * kernels/dgemm/dgemm_08_dmma_tiny.cu): a block per 32 x 32 tile of C, the
- * stack of products on blockIdx.y in launches of at most 65535, and the
- * launcher that lays them out.  The stage files hold the kernels.  Run
+/* What the tiny stages share (kernels/sgemm/sgemm_26_tiny.cu,
+ * kernels/hgemm/hgemm_12_mma_tiny.cu, kernels/dgemm/dgemm_08_dmma_tiny.cu):
+ * a block per 32 x 32 tile of C, the stack of products on blockIdx.y in
+ * launches of at most 65535, and the launcher that lays them out.  The stage files hold the kernels.  Run
  * through its stages, e.g.:
  *   gemmcli mul a.npy b.npy -o c.npy --kernel f64_dmma_tiny --verify */
 #ifndef GC_KERNELS_TINY_CUH

@@ -24,6 +24,33 @@ struct tiny_args {
     int batch0;               /* the product of blockIdx.y == 0 */
 };
 
+/* The end of a tiny block, by every thread once the barrier after its
+ * warps' partial tiles has passed: the WARPS tiles of 32 x 32 at part
+ * (rows of ROW values) summed in warp order, the same sum every run, and
+ * stored as alpha sum + beta C under a bounds check (C read only where
+ * beta != 0).  Warp w takes rows w, w + WARPS, ..., lane l column l: a
+ * warp's store is a row's 32 adjacent values, whole sectors whatever C's
+ * alignment. */
+template <int WARPS, int ROW, typename T, typename P>
+static __device__ __forceinline__ void tiny_sum_store(const T (*part)[TINY_BM][ROW], const P &p,
+                                                      T *c, int row0, int col0, int warp,
+                                                      int lane)
+{
+    const int col = col0 + lane;
+#pragma unroll
+    for (int r = warp; r < TINY_BM; r += WARPS) {
+        T sum = part[0][r][lane];
+#pragma unroll
+        for (int w = 1; w < WARPS; w++)
+            sum += part[w][r][lane];
+        const int out = row0 + r;
+        if (out < p.m && col < p.n) {
+            T *cp = c + (long long)out * p.n + col;
+            *cp = p.beta != 0 ? p.alpha * sum + p.beta * *cp : p.alpha * sum;
+        }
+    }
+}
+
 /* Runs `kernel` over p: a block of `threads` per tile of every product, a
  * single product's strides taken as 0. */
 template <typename P>

@@ -119,22 +119,7 @@ static __global__ void __launch_bounds__(DTINY_THREADS, 3) dgemm_dmma_tiny_kerne
                                                                              acc[i][j][1]);
     __syncthreads();
 
-    /* Warp w: rows w, w + DTINY_WARPS, ...; lane l: column l; each value
-     * summed in warp order.  A warp's store is a row's 32 adjacent doubles,
-     * whole sectors whatever C's alignment. */
-    const int col = col0 + lane;
-#pragma unroll
-    for (int r = warp; r < TINY_BM; r += DTINY_WARPS) {
-        double sum = part[0][r][lane];
-#pragma unroll
-        for (int w = 1; w < DTINY_WARPS; w++)
-            sum += part[w][r][lane];
-        const int row = row0 + r;
-        if (row < p.m && col < p.n) {
-            double *cp = c + (long long)row * p.n + col;
-            *cp = p.beta != 0.0 ? p.alpha * sum + p.beta * *cp : p.alpha * sum;
-        }
-    }
+    tiny_sum_store<DTINY_WARPS>(part, p, c, row0, col0, warp, lane);
 }
 
 extern "C" cudaError_t dgemm_dmma_tiny_launch(const struct dgemm_problem *p,

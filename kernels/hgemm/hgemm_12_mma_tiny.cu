@@ -161,22 +161,7 @@ static __global__ void __launch_bounds__(TINY_THREADS, 2) hgemm_mma_tiny_kernel(
                     make_float2(acc[mi][ni][2 * h], acc[mi][ni][2 * h + 1]);
     __syncthreads();
 
-    /* Warp w: rows w, w + TINY_WARPS, ...; lane l: column l; each value
-     * summed in warp order.  A warp's store is a row's 32 adjacent floats,
-     * whole sectors whatever C's alignment. */
-    const int col = col0 + lane;
-#pragma unroll
-    for (int r = warp; r < TINY_BM; r += TINY_WARPS) {
-        float sum = part[0][r][lane];
-#pragma unroll
-        for (int w = 1; w < TINY_WARPS; w++)
-            sum += part[w][r][lane];
-        const int row = row0 + r;
-        if (row < p.m && col < p.n) {
-            float *cp = c + (long long)row * p.n + col;
-            *cp = p.beta != 0.0f ? p.alpha * sum + p.beta * *cp : p.alpha * sum;
-        }
-    }
+    tiny_sum_store<TINY_WARPS>(part, p, c, row0, col0, warp, lane);
 }
 
 extern "C" cudaError_t hgemm_mma_tiny_launch(const struct hgemm_problem *p,

@@ -46,8 +46,8 @@ enum {
     STINY_A = STINY_STEP * STINY_ROW, /* a warp's staging: A (k-major), then B */
     STINY_STAGE = STINY_A + STINY_STEP * TINY_BN,
     STINY_PART = TINY_BM * STINY_ROW, /* a warp's partial tile */
-    STINY_FLOATS = STINY_WARPS * (STINY_STAGE > STINY_PART ? STINY_STAGE : STINY_PART)
 };
+static_assert(STINY_STAGE <= STINY_PART, "a warp's staging fits in its partial tile");
 
 /* One step's values of a lane: A's row 2i + h at k + kk (h = lane / 16,
  * kk = lane % 16), B's row k + i at the lane's column. */
@@ -71,7 +71,8 @@ static __device__ __forceinline__ void stiny_load(stiny_regs &v, const float *__
 
 static __global__ void __launch_bounds__(STINY_THREADS, 2) sgemm_tiny_kernel(tiny_args<sgemm_problem> args)
 {
-    __shared__ __align__(16) float shared[STINY_FLOATS];
+    __shared__ __align__(16) float part[STINY_WARPS][TINY_BM][STINY_ROW];
+    float *const shared = &part[0][0][0];
     const struct sgemm_problem &p = args.p;
     const int prod = args.batch0 + blockIdx.y;
     const float *a = p.a + prod * p.stride_a;
@@ -131,30 +132,16 @@ static __global__ void __launch_bounds__(STINY_THREADS, 2) sgemm_tiny_kernel(tin
     /* The warps' tiles into shared memory, over the staging once every
      * warp is done with its own. */
     __syncthreads();
-    float *part = shared + warp * STINY_PART;
+    float *mine = shared + warp * STINY_PART;
 #pragma unroll
     for (int i = 0; i < 4; i++) {
-        float *row = part + (4 * ty + i) * STINY_ROW + 8 * tx;
+        float *row = mine + (4 * ty + i) * STINY_ROW + 8 * tx;
         *(float4 *)row = make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);
         *(float4 *)(row + 4) = make_float4(acc[i][4], acc[i][5], acc[i][6], acc[i][7]);
     }
     __syncthreads();
 
-    /* Warp w: rows w, w + STINY_WARPS, ...; lane l: column l; each value
-     * summed in warp order. */
-    const int col = col0 + lane;
-#pragma unroll
-    for (int r = warp; r < TINY_BM; r += STINY_WARPS) {
-        float sum = shared[r * STINY_ROW + lane];
-#pragma unroll
-        for (int w = 1; w < STINY_WARPS; w++)
-            sum += shared[w * STINY_PART + r * STINY_ROW + lane];
-        const int row = row0 + r;
-        if (row < p.m && col < p.n) {
-            float *cp = c + (long long)row * p.n + col;
-            *cp = p.beta != 0.0f ? p.alpha * sum + p.beta * *cp : p.alpha * sum;
-        }
-    }
+    tiny_sum_store<STINY_WARPS>(part, p, c, row0, col0, warp, lane);
 }
 
 extern "C" cudaError_t sgemm_tiny_launch(const struct sgemm_problem *p,

@@ -86,7 +86,7 @@ int csv_probe(const unsigned char *head, size_t n)
 
 int csv_gz_probe(const unsigned char *head, size_t n)
 {
-    return n >= 3 && head[0] == 0x1f && head[1] == 0x8b && head[2] == 8 ? PROBE_LOOKS
+    return n >= 3 && head[0] == 0x1f && head[1] == 0x8b && head[2] == 8 ? PROBE_SHORT_MAGIC
                                                                           : PROBE_NO;
 }
 

@@ -24,7 +24,18 @@ const struct gc_format gc_formats[GC_FMT_COUNT] = {
     [GC_FMT_CSV_GZ] = { "csv.gz", ".csv.gz .gz",
                         "gzip-compressed CSV (multi-member streams accepted)",
                         csv_gz_probe, csv_gz_read, csv_gz_write, csv_gz_info, NULL, 2,
-                        FORMAT_BINARY, GC_DTYPES_ALL },
+                        FORMAT_BINARY, GC_DTYPES_ALL, 0, 12, NULL },
+    [GC_FMT_CSV_ZST] = { "csv.zst", ".csv.zst",
+                         "zstd-compressed CSV (multi-frame streams accepted); needs libzstd",
+                         zstd_probe, csv_zst_read, csv_zst_write, csv_zst_info, NULL, 2,
+                         FORMAT_BINARY, GC_DTYPES_ALL, ZSTD_LEVEL_MIN, ZSTD_LEVEL_MAX,
+                         zstd_ready },
+    [GC_FMT_NPY_ZST] = { "npy.zst", ".npy.zst",
+                         "zstd-compressed .npy (multi-frame streams accepted); needs libzstd",
+                         zstd_probe, npy_zst_read, npy_zst_write, npy_zst_info, NULL,
+                         GC_MAX_DIMS, FORMAT_BINARY | FORMAT_VERSIONED,
+                         GC_DTYPES_ALL & ~(1u << GC_BF16), ZSTD_LEVEL_MIN, ZSTD_LEVEL_MAX,
+                         zstd_ready },
 };
 
 int format_can(int format, unsigned caps)
@@ -75,6 +86,24 @@ int format_by_extension(const char *path)
     return best;
 }
 
+/* What the bytes at the start of `in` look like, for stdin or a name
+ * that says nothing: the best probe short of a long magic (a short magic
+ * over text), else raw. */
+static int format_by_looks(const unsigned char *head, size_t n, const char **why)
+{
+    int fmt = GC_FMT_RAW, best = PROBE_NO;
+    for (int i = 0; i < GC_FMT_COUNT; i++) {
+        int p = gc_formats[i].probe ? gc_formats[i].probe(head, n) : PROBE_NO;
+        if (p > best && p < PROBE_MAGIC) {
+            best = p;
+            fmt = i;
+        }
+    }
+    *why = fmt == GC_FMT_CSV_GZ ? "gzip magic bytes" : fmt == GC_FMT_CSV_ZST ? "zstd magic bytes"
+         : fmt == GC_FMT_CSV ? "text" : "neither gzip, zstd nor text";
+    return fmt;
+}
+
 int format_identify(struct gc_input *in, int announce, int *format)
 {
     const unsigned char *head;
@@ -82,28 +111,27 @@ int format_identify(struct gc_input *in, int announce, int *format)
     int status = input_peek(in, 512, &head, &n);
     if (status)
         return status;
-    /* Only a long magic decides before the name: gzip's three bytes are
-     * also the first float of some raw files. */
+    /* Only a long magic decides before the name: gzip's three bytes and
+     * zstd's four are also the first float of some raw files. */
     for (int i = 0; i < GC_FMT_COUNT; i++)
         if (gc_formats[i].probe && gc_formats[i].probe(head, n) == PROBE_MAGIC) {
             *format = i;
             return 0;
         }
-    if (strcmp(in->path, "-") != 0) {
-        int by_ext = format_by_extension(in->path);
-        if (by_ext >= 0) {
-            *format = by_ext;
-            return 0;
-        }
+    int named = strcmp(in->path, "-") != 0 ? format_by_extension(in->path) : -1;
+    const char *why = NULL;
+    int fmt = named >= 0 ? named : format_by_looks(head, n, &why);
+    /* zstd holds .npy or CSV: a .npy's magic inside decides, as outside. */
+    if (fmt == GC_FMT_CSV_ZST || fmt == GC_FMT_NPY_ZST) {
+        int npy;
+        if ((status = zstd_peek_npy(in, &npy)))
+            return status;
+        if (npy > 0)
+            fmt = GC_FMT_NPY_ZST;
+        if (named < 0 && npy >= 0)
+            why = npy ? "zstd magic bytes, then .npy's" : "zstd magic bytes, no .npy inside";
     }
-    int fmt = GC_FMT_RAW;
-    const char *why = "neither gzip nor text";
-    for (int i = 0; i < GC_FMT_COUNT && fmt == GC_FMT_RAW; i++)
-        if (gc_formats[i].probe && gc_formats[i].probe(head, n) == PROBE_LOOKS) {
-            fmt = i;
-            why = i == GC_FMT_CSV_GZ ? "gzip magic bytes" : "text";
-        }
-    if (announce)
+    if (why && announce)
         gc_note("%s: read as %s (%s; %s); --in-format chooses", in->name, gc_formats[fmt].name,
                 why, strcmp(in->path, "-") == 0 ? "no file name to go by"
                                                 : "no extension gemmcli knows");

@@ -19,8 +19,8 @@
 
 struct gc_sink;
 
-enum gc_format_id { GC_FMT_NPY, GC_FMT_RAW, GC_FMT_CSV, GC_FMT_CSV_GZ,
-                    GC_FMT_COUNT, GC_FMT_AUTO = -1 };
+enum gc_format_id { GC_FMT_NPY, GC_FMT_RAW, GC_FMT_CSV, GC_FMT_CSV_GZ, GC_FMT_CSV_ZST,
+                    GC_FMT_NPY_ZST, GC_FMT_COUNT, GC_FMT_AUTO = -1 };
 
 /* An input being read: a regular file, a pipe or stdin. */
 struct gc_input {
@@ -33,6 +33,13 @@ struct gc_input {
     size_t buf_pos, buf_len, buf_cap;
     int eof;
     int threads;              /* for a large payload from a regular file; 0: all cores */
+    /* Where the bytes come from instead of fd (NULL: fd): a decoder of
+     * another input (formats/zstd.c).  decode fills dst with up to n
+     * bytes, *got 0 only at the end, and returns 0 or a status after
+     * saying what is wrong; decode_end frees ctx on input_close. */
+    int (*decode)(void *ctx, unsigned char *dst, size_t n, size_t *got);
+    void (*decode_end)(void *ctx);
+    void *decode_ctx;
 };
 
 int input_open(struct gc_input *in, const char *path);
@@ -97,7 +104,7 @@ struct gc_read_opts {
 struct gc_write_opts {
     int precision;            /* CSV: significant digits; 0: shortest round-trip */
     char delimiter;
-    int level;                /* gzip level; -1: the format's default */
+    int level;                /* compression level; -1: the format's default */
     int threads;              /* host threads for formatting and compressing; 0: all cores */
 };
 
@@ -129,7 +136,7 @@ enum gc_format_caps {
 #define GC_DTYPES_ALL ((1u << GC_DTYPE_COUNT) - 1)
 
 struct gc_format {
-    const char *name;         /* "npy", "raw", "csv", "csv.gz" */
+    const char *name;         /* "npy", "raw", "csv", "csv.gz", "csv.zst", "npy.zst" */
     const char *extensions;   /* space-separated, with dots: ".npy" */
     const char *summary;      /* one line for --help and the man page */
     /* Returns 1 if the first bytes look like this format. NULL: never. */
@@ -146,6 +153,11 @@ struct gc_format {
     int max_ndim;             /* the most dimensions it can write */
     unsigned caps;            /* FORMAT_* */
     unsigned dtypes;          /* the dtypes it can hold: a bit (1 << GC_*) each */
+    int level_min, level_max; /* --level's range; level_max 0: it compresses nothing */
+    /* 0 when what the format needs at run time (a library loaded on first
+     * use) is there, else `status` after saying why, naming `name`.  NULL:
+     * it needs nothing. */
+    int (*ready)(const char *name, int status);
 };
 
 extern const struct gc_format gc_formats[GC_FMT_COUNT];
@@ -161,8 +173,10 @@ int format_by_name(const char *name);
 int format_by_extension(const char *path);
 /* The format of `in` into *format: a real magic number first (.npy), then
  * the extension; then, for stdin or an unknown extension, what the bytes
- * look like (gzip, CSV text, else raw), saying so on stderr when
- * `announce`.  Returns 0, or a status after reporting a read error. */
+ * look like (gzip, zstd, CSV text, else raw), saying so on stderr when
+ * `announce`.  zstd data is .npy.zst when its first decompressed bytes
+ * are .npy's magic, else what the extension says or .csv.zst.  Returns 0,
+ * or a status after reporting a read error. */
 int format_identify(struct gc_input *in, int announce, int *format);
 
 /* 1 when `c` may separate CSV fields: it cannot occur inside a number,

@@ -64,6 +64,11 @@ int input_open(struct gc_input *in, const char *path)
 
 void input_close(struct gc_input *in)
 {
+    if (in->decode_end)
+        in->decode_end(in->decode_ctx);
+    in->decode = NULL;
+    in->decode_end = NULL;
+    in->decode_ctx = NULL;
     if (in->fd > STDIN_FILENO)
         close(in->fd);
     in->fd = -1;
@@ -72,10 +77,20 @@ void input_close(struct gc_input *in)
     in->buf_pos = in->buf_len = in->buf_cap = 0;
 }
 
-/* read(2) until `n` bytes or end of input. */
+/* read(2), or the decoder, until `n` bytes or end of input. */
 static int read_fd(struct gc_input *in, unsigned char *dst, size_t n, size_t *got)
 {
     size_t done = 0;
+    while (done < n && !in->eof && in->decode) {
+        size_t r;
+        int status = in->decode(in->decode_ctx, dst + done, n - done, &r);
+        if (status) {
+            *got = done;
+            return status;
+        }
+        in->eof = r == 0;
+        done += r;
+    }
     while (done < n && !in->eof) {
         size_t chunk = n - done < ((size_t)1 << 30) ? n - done : (size_t)1 << 30;
         ssize_t r = read(in->fd, dst + done, chunk);

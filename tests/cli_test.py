@@ -534,7 +534,7 @@ def test_completion(d):
         (("mul", "--kernel", ""), mul_kernels),
         (("transpose", "--kernel", ""), tr_kernels),
         (("transpose", "x", "--kernel", "na"), ["naive"]),
-        (("mul", "--format", "c"), ["csv", "csv.gz"]),
+        (("mul", "--format", "c"), ["csv", "csv.gz", "csv.zst"]),
         (("info", "--in-d"), ["--in-dtype"]),
         (("info", "--dt"), []),
         (("convert", "--dtype", "f1"), ["f16"]),
@@ -980,12 +980,13 @@ def test_progress(d):
 
 def test_terminal_output(d):
     """Bytes that are not text never go to a terminal: .npy, raw and the
-    compressed bytes of csv.gz are refused there (status 2), CSV is
-    written."""
+    compressed bytes of csv.gz, csv.zst and npy.zst are refused there
+    (status 2), CSV is written."""
     import pty
     a = tmp(d, "tty.npy")
     np.save(a, np.eye(2, dtype=np.float32))
-    for fmt, binary in (("npy", True), ("raw", True), ("csv", False), ("csv.gz", True)):
+    for fmt, binary in (("npy", True), ("raw", True), ("csv", False), ("csv.gz", True),
+                        ("csv.zst", True), ("npy.zst", True)):
         master, slave = pty.openpty()
         p = subprocess.run([GEMMCLI, "convert", a, "-o", "-", "--format", fmt, "--quiet"],
                            stdout=slave, stderr=subprocess.PIPE, timeout=60)

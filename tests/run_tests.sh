@@ -50,6 +50,8 @@ suite malformed       sh tests/malformed.sh ./gemmcli
 suite threads         python3 tests/threads_test.py ./gemmcli --big
 suite threads-asan    python3 tests/threads_test.py $B/gemmcli_san
 suite hostile         python3 tests/hostile.py ./gemmcli
+suite zstd            python3 tests/zstd_test.py ./gemmcli
+suite zstd-asan       python3 tests/zstd_test.py $B/gemmcli_san
 suite text            python3 tests/text_test.py ./gemmcli
 suite safety          python3 tests/safety_test.py ./gemmcli
 suite sass            sh tests/sass_check.sh

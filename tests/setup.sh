@@ -20,6 +20,10 @@ if [ "$mode" = test ]; then
     # tests/mpi_test.py runs mul as MPI ranks; make mpi builds gemmcli-mpi.so.
     command -v mpirun >/dev/null 2>&1 || need_pkgs="$need_pkgs openmpi-bin"
     command -v mpicc >/dev/null 2>&1 || need_pkgs="$need_pkgs libopenmpi-dev"
+    # .csv.zst and .npy.zst load libzstd at run time; tests/zstd_test.py
+    # checks them against the zstd tool
+    command -v zstd >/dev/null 2>&1 || need_pkgs="$need_pkgs zstd"
+    ldconfig -p 2>/dev/null | grep -q 'libzstd\.so\.1' || need_pkgs="$need_pkgs libzstd1"
     # the blas kernel loads OpenBLAS at run time (tests/cli_test.py)
     ldconfig -p 2>/dev/null | grep -q 'libopenblas\.so\.0' ||
         need_pkgs="$need_pkgs libopenblas0-pthread"

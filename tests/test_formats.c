@@ -1861,6 +1861,218 @@ static void test_gzip(void)
           strstr(captured, "x.csv.gz:1:3: not a number"), "position inside gzip: %s", captured);
 }
 
+/* ---- zstd (libzstd loaded at run time) ---- */
+
+/* One zstd frame holding n bytes (at most 128 KiB) in a raw block, with
+ * no checksum, as RFC 8878 lays it out; returns its length. */
+static size_t zstd_raw_frame(const void *data, size_t n, unsigned char *out)
+{
+    static const unsigned char head[6] = { 0x28, 0xb5, 0x2f, 0xfd, 0x00, (17 - 10) << 3 };
+    uint32_t block = (uint32_t)n << 3 | 1;       /* raw, last */
+    memcpy(out, head, sizeof head);
+    out[6] = (unsigned char)block;
+    out[7] = (unsigned char)(block >> 8);
+    out[8] = (unsigned char)(block >> 16);
+    memcpy(out + 9, data, n);
+    return 9 + n;
+}
+
+/* The format read_bytes would detect for these bytes under `name`. */
+static int detect_bytes(const char *name, const void *data, size_t n)
+{
+    struct gc_input in;
+    int fmt = -2;
+    write_file(tmp_path(name), data, n);
+    capture_begin();
+    if (input_open(&in, tmp_path(name)) == 0) {
+        if (format_identify(&in, 0, &fmt) != 0)
+            fmt = -3;
+        input_close(&in);
+    }
+    capture_end();
+    return fmt;
+}
+
+/* What a matrix written as `fmt` (a .zst format) reads back as, from a
+ * file and from a pipe, detected or named. */
+static void test_zstd_round_trips(void)
+{
+    double v[6] = { 1.5, -2, 3e-300, 0.1, 7, 1e22 };
+    struct gc_tensor m = matrix_of(2, 3, GC_F64, 0, v), r;
+    struct gc_read_opts o = default_read();
+    const int fmts[2] = { GC_FMT_CSV_ZST, GC_FMT_NPY_ZST };
+    for (int k = 0; k < 2; k++) {
+        size_t n;
+        int st;
+        unsigned char *b = write_bytes(fmts[k], &m, NULL, &n, &st);
+        CHECK(st == 0 && n >= 4 && memcmp(b, "\x28\xb5\x2f\xfd", 4) == 0, "%s: written: %s",
+              gc_formats[fmts[k]].name, captured);
+        for (int pipe_it = 0; pipe_it < 2; pipe_it++)
+            for (int detect = 0; detect < 2; detect++) {
+                st = read_bytes(detect ? GC_FMT_AUTO : fmts[k], k ? "rt.npy.zst" : "rt.csv.zst",
+                                b, n, &o, &r, pipe_it);
+                int same = st == 0 && SHAPE_IS(&r, 2, 3) && r.dtype == GC_F64;
+                for (int i = 0; same && i < 6; i++)
+                    same = gc_tensor_get(&r, (size_t)i) == v[i];
+                CHECK(same, "%s back (pipe %d, detected %d): %s", gc_formats[fmts[k]].name,
+                      pipe_it, detect, captured);
+                gc_tensor_free(&r);
+            }
+        /* Whatever the name, what the frames hold decides. */
+        CHECK(detect_bytes("x.zst", b, n) == fmts[k] && detect_bytes("noext", b, n) == fmts[k],
+              "%s detected without a name", gc_formats[fmts[k]].name);
+        CHECK(detect_bytes("lies.csv.zst", b, n) == fmts[k] ||
+              (k == 0 && detect_bytes("lies.npy.zst", b, n) == GC_FMT_NPY_ZST),
+              "%s detected under another .zst name", gc_formats[fmts[k]].name);
+        CHECK(detect_bytes("x.bin", b, n) == GC_FMT_RAW, "a raw file may start as zstd does");
+        free(b);
+    }
+    /* Two frames read as one stream. */
+    double w[3] = { 4, 5, 6 };
+    struct gc_tensor m2 = matrix_of(1, 3, GC_F64, 0, w);
+    size_t n1, n2;
+    int s1, s2;
+    unsigned char *b1 = write_bytes(GC_FMT_CSV_ZST, &m, NULL, &n1, &s1);
+    unsigned char *b2 = write_bytes(GC_FMT_CSV_ZST, &m2, NULL, &n2, &s2);
+    unsigned char *both = malloc(n1 + n2);
+    memcpy(both, b1, n1);
+    memcpy(both + n1, b2, n2);
+    for (int pipe_it = 0; pipe_it < 2; pipe_it++) {
+        CHECK(s1 == 0 && s2 == 0 &&
+              read_bytes(GC_FMT_AUTO, "two.csv.zst", both, n1 + n2, &o, &r, pipe_it) == 0 &&
+              SHAPE_IS(&r, 3, 3) && get_2d(&r, 2, 2) == 6 && get_2d(&r, 0, 0) == 1.5,
+              "two frames (pipe %d): %s", pipe_it, captured);
+        gc_tensor_free(&r);
+    }
+    free(both);
+    free(b1);
+    free(b2);
+    /* Levels give other bytes, the same matrix. */
+    struct gc_write_opts lo = { 0, ',', 1, 1 }, hi = { 0, ',', 19, 1 };
+    size_t nl, nh;
+    unsigned char *bl = write_bytes(GC_FMT_NPY_ZST, &m, &lo, &nl, &s1);
+    unsigned char *bh = write_bytes(GC_FMT_NPY_ZST, &m, &hi, &nh, &s2);
+    CHECK(s1 == 0 && s2 == 0 && read_bytes(GC_FMT_AUTO, "l.npy.zst", bh, nh, &o, &r, 0) == 0 &&
+          gc_tensor_get(&r, 5) == 1e22, "level 19: %s", captured);
+    gc_tensor_free(&r);
+    free(bl);
+    free(bh);
+}
+
+static void test_zstd_faults(void)
+{
+    double v[6] = { 1, 2, 3, 4, 5, 6 };
+    struct gc_tensor m = matrix_of(3, 2, GC_F64, 0, v), r;
+    struct gc_read_opts o = default_read();
+    const int fmts[2] = { GC_FMT_CSV_ZST, GC_FMT_NPY_ZST };
+    for (int k = 0; k < 2; k++) {
+        const char *name = gc_formats[fmts[k]].name;
+        size_t n;
+        int st;
+        unsigned char *b = write_bytes(fmts[k], &m, NULL, &n, &st);
+        unsigned char *bad = malloc(n + 8);
+        for (int pipe_it = 0; pipe_it < 2; pipe_it++)
+            for (size_t len = 1; len < n; len++) {
+                CHECK(read_bytes(fmts[k], "cut.zst", b, len, &o, &r, pipe_it) == GC_EXIT_INPUT &&
+                      strstr(captured, "truncated zstd data (frame at byte 0)"),
+                      "%s cut to %zu of %zu bytes (pipe %d): %s", name, len, n, pipe_it,
+                      captured);
+                gc_tensor_free(&r);
+            }
+        memcpy(bad, b, n);
+        bad[n - 1] ^= 1;        /* the checksum */
+        CHECK(read_bytes(fmts[k], "sum.zst", bad, n, &o, &r, 0) == GC_EXIT_INPUT &&
+              strstr(captured, "sum.zst: bad zstd data") && strstr(captured, "checksum"),
+              "%s: bad checksum: %s", name, captured);
+        memcpy(bad + n, "junkjunk", 8);
+        bad[n - 1] ^= 1;
+        for (size_t extra = 1; extra <= 8; extra++) {
+            CHECK(read_bytes(fmts[k], "junk.zst", bad, n + extra, &o, &r, 1) == GC_EXIT_INPUT &&
+                  strstr(captured, "trailing garbage after the zstd data"),
+                  "%s and %zu bytes of garbage: %s", name, extra, captured);
+            gc_tensor_free(&r);
+        }
+        memcpy(bad + n, b, 3);  /* the start of a second frame's magic */
+        CHECK(read_bytes(fmts[k], "half.zst", bad, n + 3, &o, &r, 0) == GC_EXIT_INPUT &&
+              strstr(captured, "truncated zstd data"), "%s and 3 bytes of magic: %s", name,
+              captured);
+        for (int pipe_it = 0; pipe_it < 2; pipe_it++)
+            CHECK(read_bytes(fmts[k], "empty.zst", "", 0, &o, &r, pipe_it) == GC_EXIT_INPUT &&
+                  strstr(captured, pipe_it ? "empty input" : "empty file"), "%s empty: %s",
+                  name, captured);
+        CHECK(read_bytes(fmts[k], "plain.zst", "1,2\n", 4, &o, &r, 0) == GC_EXIT_INPUT &&
+              strstr(captured, "plain.zst: not zstd data"), "%s: not zstd: %s", name, captured);
+        free(bad);
+        free(b);
+    }
+    /* Frames made by hand (RFC 8878: no checksum, a 128 KiB window, one
+     * raw block): a .npy split over two frames, a header that claims more
+     * than the frames hold, and one that claims less. */
+    double e[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+    struct gc_tensor tall = matrix_of(4, 2, GC_F64, 0, e);
+    size_t n, zn;
+    int st;
+    unsigned char *b = write_bytes(GC_FMT_NPY, &tall, NULL, &n, &st);
+    unsigned char z[1024];
+    zn = zstd_raw_frame(b, 100, z);
+    zn += zstd_raw_frame(b + 100, n - 100, z + zn);
+    for (int pipe_it = 0; pipe_it < 2; pipe_it++) {
+        CHECK(read_bytes(GC_FMT_AUTO, "split.npy.zst", z, zn, &o, &r, pipe_it) == 0 &&
+              SHAPE_IS(&r, 4, 2) && get_2d(&r, 3, 1) == 8, "a .npy over two frames: %s",
+              captured);
+        gc_tensor_free(&r);
+    }
+    char *dims = strstr((char *)b + 10, "(4, 2)");
+    dims[1] = '9';
+    zn = zstd_raw_frame(b, n, z);
+    for (int pipe_it = 0; pipe_it < 2; pipe_it++)
+        CHECK(read_bytes(GC_FMT_AUTO, "claims.npy.zst", z, zn, &o, &r, pipe_it) ==
+              GC_EXIT_INPUT && strstr(captured, ": truncated: shape 9x2 of f64 needs 144") &&
+              (pipe_it || strstr(captured, "claims.npy.zst: ")),
+              "a header claiming more (pipe %d): %s", pipe_it, captured);
+    dims[1] = '2';
+    zn = zstd_raw_frame(b, n, z);
+    for (int pipe_it = 0; pipe_it < 2; pipe_it++)
+        CHECK(read_bytes(GC_FMT_AUTO, "more.npy.zst", z, zn, &o, &r, pipe_it) ==
+              GC_EXIT_INPUT && (pipe_it || strstr(captured, "more.npy.zst: ")) &&
+              strstr(captured, "trailing bytes after the data"),
+              "a header claiming less (pipe %d): %s", pipe_it, captured);
+    /* info reads the header alone. */
+    struct gc_input in;
+    struct gc_info info;
+    write_file(tmp_path("i.npy.zst"), z, zn);
+    capture_begin();
+    st = input_open(&in, tmp_path("i.npy.zst"));
+    if (!st) {
+        st = gc_formats[GC_FMT_NPY_ZST].info(&in, &o, &info);
+        input_close(&in);
+    }
+    capture_end();
+    CHECK(st == 0 && info.format == GC_FMT_NPY_ZST && info.ndim == 2 && info.shape[0] == 2 &&
+          info.version_major == 1 && info.file_bytes == (off_t)zn, "info: %s", captured);
+    free(b);
+}
+
+/* Without libzstd every .zst read and write fails, naming the package. */
+static void test_zstd(void)
+{
+    capture_begin();
+    int missing = gc_formats[GC_FMT_CSV_ZST].ready("x.csv.zst", GC_EXIT_OUTPUT);
+    capture_end();
+    if (missing) {
+        double v[1] = { 1 };
+        struct gc_tensor m = matrix_of(1, 1, GC_F64, 0, v);
+        size_t n;
+        int st;
+        free(write_bytes(GC_FMT_NPY_ZST, &m, NULL, &n, &st));
+        CHECK(st == GC_EXIT_OUTPUT && strstr(captured, "libzstd1"), "no libzstd: %s", captured);
+        printf("test_formats: libzstd is not installed: only its absence was tested\n");
+        return;
+    }
+    test_zstd_round_trips();
+    test_zstd_faults();
+}
+
 /* ---- payloads large enough for threaded pread and pwrite ----
  *
  * 1001 x 10477 float32 is 40 MiB and a bit, an odd number of elements, so
@@ -2316,6 +2528,10 @@ static void test_detect(void)
           "raw");
     CHECK(format_by_extension("x.npy") == GC_FMT_NPY, "npy");
     CHECK(format_by_extension("x.txt") == -1, "unknown");
+    /* .zst alone says nothing about what the frames hold. */
+    CHECK(format_by_extension("a/b.CSV.ZST") == GC_FMT_CSV_ZST &&
+          format_by_extension("x.npy.zst") == GC_FMT_NPY_ZST && format_by_extension("x.zst") == -1,
+          "zst");
     CHECK(format_by_name("bin") == GC_FMT_RAW && format_by_name("csv.gz") == GC_FMT_CSV_GZ &&
           format_by_name("npy") == GC_FMT_NPY && format_by_name("xls") == -1, "names");
     struct gc_read_opts o = default_read();
@@ -2389,6 +2605,7 @@ int main(void)
     test_csv_roundtrip();
     test_csv_write_nd();
     test_gzip();
+    test_zstd();
     test_detect();
     test_big_payloads();
     freelocale(loc);

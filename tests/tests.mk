@@ -8,7 +8,7 @@ B         := build/tests
 FMT_SRC   := $(wildcard core/*.c) $(wildcard formats/*.c)
 HOST_CFLAGS := -std=c11 -O1 -g -Wall -Wextra -pthread -D_GNU_SOURCE -I. -I$(CUDA_HOME)/include
 SAN       := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-LIBS      := -ldeflate -lz -lm -lpthread
+LIBS      := -ldeflate -lz -lm -lpthread -ldl
 # The CUDA objects the top Makefile built; host sources are recompiled here.
 CU_OBJ    := $(patsubst %.cu,build/%.o,$(wildcard kernels/*.cu kernels/*/*.cu))
 # The host sources of the binary and of the kernel tests: every folder.

@@ -92,6 +92,18 @@ int io_read_operands(const struct gc_opts *o, int count, const char *const *path
     return 0;
 }
 
+/* What the output's format needs, checked before anything is read:
+ * --level within its range, a library it loads on first use. */
+static int output_format_check(const struct gc_opts *o, int format)
+{
+    const struct gc_format *f = &gc_formats[format];
+    int level = o->write.level;
+    if (level >= 0 && f->level_max > 0 && (level < f->level_min || level > f->level_max))
+        return gc_fail(GC_EXIT_USAGE, "--level: %s output takes %d to %d, got %d", f->name,
+                       f->level_min, f->level_max, level);
+    return f->ready ? f->ready(gc_display_name(o->output, 1), GC_EXIT_OUTPUT) : 0;
+}
+
 /* The format o->output's name gives: --format, else the extension; -1
  * for standard output without --format. */
 static int named_format(const struct gc_opts *o, int *format)
@@ -100,7 +112,9 @@ static int named_format(const struct gc_opts *o, int *format)
     if (rc)
         return rc;
     *format = o->out_format;
-    if (o->out_format != GC_FMT_AUTO || output_is_stdout(o->output))
+    if (o->out_format != GC_FMT_AUTO)
+        return output_format_check(o, o->out_format);
+    if (output_is_stdout(o->output))
         return 0;
     struct stat st;
     if (stat(o->output, &st) == 0 && S_ISDIR(st.st_mode))
@@ -108,8 +122,9 @@ static int named_format(const struct gc_opts *o, int *format)
     *format = format_by_extension(o->output);
     if (*format < 0)
         return gc_fail(GC_EXIT_USAGE, "%s: cannot tell the output format from the file name "
-                       "(use .npy, .bin, .raw, .csv, .csv.gz, or --format)", o->output);
-    return 0;
+                       "(use .npy, .bin, .raw, .csv, .csv.gz, .csv.zst, .npy.zst, or --format)",
+                       o->output);
+    return output_format_check(o, *format);
 }
 
 int io_output_check(const struct gc_opts *o)
@@ -126,7 +141,7 @@ int io_output_format(const struct gc_opts *o, int read_as, int fallback, int *fo
     *format = read_as >= 0 && read_as < GC_FMT_COUNT ? read_as : fallback;
     if (*format < 0)
         return gc_fail(GC_EXIT_USAGE, "<stdout>: say which format to write with --format");
-    return 0;
+    return output_format_check(o, *format);
 }
 
 int io_check_ndim(const struct gc_opts *o, int format, int ndim, const size_t *shape, int dtype)

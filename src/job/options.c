@@ -35,7 +35,7 @@ struct opt_def {
 static const struct opt_def opt_defs[] = {
     { "output", 'o', OPT_OUTPUT, "FILE", OPTS_WRITE, "write the result to FILE ('-': stdout)" },
     { "force", 0, OPT_FORCE, NULL, OPTS_REPLACE, "replace an existing output that you may not write to (write-protected, or another user's); without it such a file is kept and the run fails (status 4)" },
-    { "format", 0, OPT_FORMAT, "FMT", OPTS_WRITE, "output format: npy, raw, csv, csv.gz (default: from -o's extension; for stdout, the first input's format)" },
+    { "format", 0, OPT_FORMAT, "FMT", OPTS_WRITE, "output format: npy, raw, csv, csv.gz, csv.zst, npy.zst (default: from -o's extension; for stdout, the first input's format)" },
     { "in-format", 0, OPT_IN_FORMAT, "FMT", OPTS_READ, "input format (default: detected from magic bytes, then extension)" },
     { "dtype", 0, OPT_DTYPE, "T", OPTS_DTYPE, "element type of the result, converted to: f16 bf16 f32 f64 i8..i64 u8..u64 bool (default: NumPy's; kernels --for: the operands')" },
     { "dtype", 0, OPT_DTYPE, "LIST", OPTS_DTYPES, "comma-separated: bench, the signatures to time (f32 f16 bf16 f64 tf32 tf32x3; default: all of them, --sweep: f32); tune, the element types (default: f32)" },
@@ -45,7 +45,7 @@ static const struct opt_def opt_defs[] = {
     { "delimiter", 0, OPT_DELIMITER, "CHAR", OPTS_READ | OPTS_WRITE, "CSV field delimiter (default ','; 'space' or ' ' for whitespace)" },
     { "header", 0, OPT_HEADER, NULL, OPTS_READ, "CSV input has one header row to skip" },
     { "precision", 0, OPT_PRECISION, "N", OPTS_WRITE, "CSV output: N significant digits (default: shortest exact)" },
-    { "level", 0, OPT_LEVEL, "N", OPTS_WRITE, "gzip level for .csv.gz output, 0 (stored) to 12; default 1" },
+    { "level", 0, OPT_LEVEL, "N", OPTS_WRITE, "compression level: .csv.gz 0 (stored) to 12, default 1; .csv.zst and .npy.zst 1 to 19, default 3" },
     { "c0", 'c', OPT_C0, "FILE", OPTS_MUL, "C0 for C = alpha*A*B + beta*C0" },
     { "alpha", 0, OPT_ALPHA, "X", OPTS_MUL, "scale of A*B (default 1): a finite number for a float result; for an integer one an integer in its dtype's range, exact (bool: 0 or 1)" },
     { "beta", 0, OPT_BETA, "X", OPTS_MUL, "scale of C0 (default 0), the same values as --alpha" },
@@ -251,10 +251,26 @@ static int parse_real(const char *opt, const char *s, double *out)
 static int parse_format(const char *opt, const char *s, int *out)
 {
     int f = format_by_name(s);
-    if (f < 0)
-        return gc_fail(GC_EXIT_USAGE, "--%s: unknown format '%s' (npy, raw, csv, csv.gz)", opt, s);
+    if (f < 0) {
+        char names[256];
+        size_t used = 0;
+        for (int i = 0; i < GC_FMT_COUNT && used < sizeof names; i++)
+            used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "",
+                                     gc_formats[i].name);
+        return gc_fail(GC_EXIT_USAGE, "--%s: unknown format '%s' (%s)", opt, s, names);
+    }
     *out = f;
     return 0;
+}
+
+/* The highest --level any format takes; the output's format checks its
+ * own range (src/job/io.c). */
+static int level_max(void)
+{
+    int most = 0;
+    for (int i = 0; i < GC_FMT_COUNT; i++)
+        most = gc_formats[i].level_max > most ? gc_formats[i].level_max : most;
+    return most;
 }
 
 static int parse_dtype(const char *opt, const char *s, int *out)
@@ -294,7 +310,7 @@ static int apply(struct gc_opts *o, const struct opt_def *d, const char *arg)
     case OPT_DEVICES: rc = parse_devices(d->name, arg, o); break;
     case OPT_HOST_MEMORY: rc = parse_size(d->name, arg, &o->host_memory); break;
     case OPT_PRECISION: rc = parse_int(d->name, arg, 1, 17, &o->write.precision); break;
-    case OPT_LEVEL: rc = parse_int(d->name, arg, 0, 12, &o->write.level); break;
+    case OPT_LEVEL: rc = parse_int(d->name, arg, 0, level_max(), &o->write.level); break;
     case OPT_ALPHA:
         rc = parse_real(d->name, arg, &o->alpha);
         o->alpha_text = arg;

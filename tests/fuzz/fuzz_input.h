@@ -93,9 +93,9 @@ static void fuzz_read_both(int fmt, const uint8_t *data, size_t size, const stru
         struct gc_write_opts wo = { 0, ',', 1 };
         /* .npy has no bfloat16; a scalar (0-d) goes to .npy and raw, as
          * np.save and tofile take it, not to CSV, as np.savetxt does not. */
-        int csv = f == GC_FMT_CSV || f == GC_FMT_CSV_GZ;
+        int csv = gc_formats[f].max_ndim == 2;
         int want = a.ndim >= (csv ? 1 : 0) && a.ndim <= gc_formats[f].max_ndim &&
-                   (f != GC_FMT_NPY || gc_dtypes[a.dtype].numpy) ? 0 : GC_EXIT_USAGE;
+                   format_holds(f, a.dtype) ? 0 : GC_EXIT_USAGE;
         if (gc_formats[f].write(w, "out", &a, &wo) != want)
             abort();
         fclose(w);

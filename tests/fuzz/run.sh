@@ -6,7 +6,7 @@
 set -eu
 seconds=${1:-60}
 [ $# -gt 0 ] && shift
-targets=${*:-"npy raw csv csv_gz decimal"}
+targets=${*:-"npy raw csv csv_gz zst decimal"}
 out=build/fuzz
 mkdir -p "$out"
 srcs="$(ls core/*.c formats/*.c)"
@@ -14,7 +14,7 @@ for t in $targets; do
     # shellcheck disable=SC2086
     clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
         -I. -D_GNU_SOURCE -pthread -o "$out/fuzz_$t" "tests/fuzz/fuzz_$t.c" $srcs \
-        -ldeflate -lz -lm
+        -ldeflate -lz -lm -ldl
 done
 for t in $targets; do
     corpus=fuzz-corpus/$t

@@ -25,6 +25,12 @@ const struct gc_format gc_formats[GC_FMT_COUNT] = {
                         "gzip-compressed CSV (multi-member streams accepted)",
                         csv_gz_probe, csv_gz_read, csv_gz_write, csv_gz_info, NULL, 2,
                         FORMAT_BINARY, GC_DTYPES_ALL },
+    [GC_FMT_NPZ] = { "npz", ".npz",
+                     "NumPy .npz (np.savez, np.savez_compressed), read only: FILE:NAME reads "
+                     "array NAME",
+                     npz_probe, npz_read, NULL, npz_info, NULL, 0,
+                     FORMAT_BINARY | FORMAT_ARCHIVE, GC_DTYPES_ALL & ~(1u << GC_BF16),
+                     npz_members, npz_member_info },
 };
 
 int format_can(int format, unsigned caps)
@@ -79,6 +85,10 @@ int format_identify(struct gc_input *in, int announce, int *format)
 {
     const unsigned char *head;
     size_t n;
+    if (in->member) {
+        *format = GC_FMT_NPZ;
+        return 0;
+    }
     int status = input_peek(in, 512, &head, &n);
     if (status)
         return status;
@@ -101,12 +111,24 @@ int format_identify(struct gc_input *in, int announce, int *format)
     for (int i = 0; i < GC_FMT_COUNT && fmt == GC_FMT_RAW; i++)
         if (gc_formats[i].probe && gc_formats[i].probe(head, n) == PROBE_LOOKS) {
             fmt = i;
-            why = i == GC_FMT_CSV_GZ ? "gzip magic bytes" : "text";
+            why = i == GC_FMT_CSV_GZ ? "gzip magic bytes"
+                : i == GC_FMT_NPZ    ? "zip magic bytes" : "text";
         }
     if (announce)
         gc_note("%s: read as %s (%s; %s); --in-format chooses", in->name, gc_formats[fmt].name,
                 why, strcmp(in->path, "-") == 0 ? "no file name to go by"
                                                 : "no extension gemmcli knows");
+    *format = fmt;
+    return 0;
+}
+
+int format_choose(struct gc_input *in, int fmt, int announce, int *format)
+{
+    if (fmt == GC_FMT_AUTO)
+        return format_identify(in, announce, format);
+    if (in->member && !format_can(fmt, FORMAT_ARCHIVE))
+        return gc_fail(GC_EXIT_USAGE, "%s:%s: a member of an archive is read as npz, not as "
+                       "--in-format %s", in->name, in->member, gc_formats[fmt].name);
     *format = fmt;
     return 0;
 }
@@ -119,8 +141,7 @@ int format_read_path(const char *path, int fmt, const struct gc_read_opts *o,
     if (status)
         return status;
     in.threads = o ? o->threads : 0;
-    if (fmt < 0)
-        status = format_identify(&in, o && o->announce, &fmt);
+    status = format_choose(&in, fmt, o && o->announce, &fmt);
     if (!status && fmt >= GC_FMT_COUNT)
         status = gc_fail(GC_EXIT_INPUT, "%s: unknown format", in.name);
     if (!status)

@@ -1286,6 +1286,16 @@ static void test_format_capabilities(void)
         const struct gc_format *F = &gc_formats[f];
         size_t n;
         int st;
+        /* An archive is read, never written; its members are .npy. */
+        int archive = format_can(f, FORMAT_ARCHIVE);
+        CHECK(archive == (F->write == NULL) && archive == (F->members != NULL) &&
+              archive == (F->member_info != NULL) && (!archive || !F->write_header),
+              "%s: an archive has no writer and lists its members", F->name);
+        if (archive) {
+            CHECK(F->dtypes == gc_formats[GC_FMT_NPY].dtypes, "%s holds what .npy holds",
+                  F->name);
+            continue;
+        }
         for (int dt = 0; dt < GC_DTYPE_COUNT; dt++) {
             uint64_t zeros[4] = { 0 };
             struct gc_tensor z = matrix_of(2, 2, (enum gc_dtype)dt, 0, zeros);

@@ -36,6 +36,12 @@ const struct gc_format gc_formats[GC_FMT_COUNT] = {
                          GC_MAX_DIMS, FORMAT_BINARY | FORMAT_VERSIONED,
                          GC_DTYPES_ALL & ~(1u << GC_BF16), ZSTD_LEVEL_MIN, ZSTD_LEVEL_MAX,
                          zstd_ready },
+    [GC_FMT_NPZ] = { "npz", ".npz",
+                     "NumPy .npz (np.savez, np.savez_compressed), read only: FILE:NAME reads "
+                     "array NAME",
+                     npz_probe, npz_read, NULL, npz_info, NULL, 0,
+                     FORMAT_BINARY | FORMAT_ARCHIVE, GC_DTYPES_ALL & ~(1u << GC_BF16), 0, 0,
+                     NULL, npz_members, npz_member_info },
 };
 
 int format_can(int format, unsigned caps)
@@ -100,7 +106,8 @@ static int format_by_looks(const unsigned char *head, size_t n, const char **why
         }
     }
     *why = fmt == GC_FMT_CSV_GZ ? "gzip magic bytes" : fmt == GC_FMT_CSV_ZST ? "zstd magic bytes"
-         : fmt == GC_FMT_CSV ? "text" : "neither gzip, zstd nor text";
+         : fmt == GC_FMT_NPZ ? "zip magic bytes" : fmt == GC_FMT_CSV ? "text"
+         : "neither gzip, zstd, zip nor text";
     return fmt;
 }
 
@@ -108,6 +115,10 @@ int format_identify(struct gc_input *in, int announce, int *format)
 {
     const unsigned char *head;
     size_t n;
+    if (in->member) {
+        *format = GC_FMT_NPZ;
+        return 0;
+    }
     int status = input_peek(in, 512, &head, &n);
     if (status)
         return status;
@@ -139,6 +150,17 @@ int format_identify(struct gc_input *in, int announce, int *format)
     return 0;
 }
 
+int format_choose(struct gc_input *in, int fmt, int announce, int *format)
+{
+    if (fmt == GC_FMT_AUTO)
+        return format_identify(in, announce, format);
+    if (in->member && !format_can(fmt, FORMAT_ARCHIVE))
+        return gc_fail(GC_EXIT_USAGE, "%s:%s: a member of an archive is read as npz, not as "
+                       "--in-format %s", in->name, in->member, gc_formats[fmt].name);
+    *format = fmt;
+    return 0;
+}
+
 int format_read_path(const char *path, int fmt, const struct gc_read_opts *o,
                      struct gc_tensor *t, int *read_as)
 {
@@ -147,8 +169,7 @@ int format_read_path(const char *path, int fmt, const struct gc_read_opts *o,
     if (status)
         return status;
     in.threads = o ? o->threads : 0;
-    if (fmt < 0)
-        status = format_identify(&in, o && o->announce, &fmt);
+    status = format_choose(&in, fmt, o && o->announce, &fmt);
     if (!status && fmt >= GC_FMT_COUNT)
         status = gc_fail(GC_EXIT_INPUT, "%s: unknown format", in.name);
     if (!status)

@@ -6,7 +6,11 @@
  * a temporary file renamed into place only on success).  Every error is
  * reported through gc_fail() naming the file, and returns GC_EXIT_INPUT for
  * bad data or GC_EXIT_OUTPUT for I/O errors.  .npy and raw carry any number
- * of dimensions; CSV holds one matrix (or a vector, one value a line). */
+ * of dimensions; CSV holds one matrix (or a vector, one value a line); an
+ * .npz archive holds .npy members and is read, never written.
+ *
+ * An input named PATH:NAME is member NAME of the archive PATH (see
+ * input_open). */
 #ifndef GC_FORMAT_H
 #define GC_FORMAT_H
 
@@ -18,14 +22,17 @@
 #include "core/tensor.h"
 
 struct gc_sink;
+struct stat;
 
 enum gc_format_id { GC_FMT_NPY, GC_FMT_RAW, GC_FMT_CSV, GC_FMT_CSV_GZ, GC_FMT_CSV_ZST,
-                    GC_FMT_NPY_ZST, GC_FMT_COUNT, GC_FMT_AUTO = -1 };
+                    GC_FMT_NPY_ZST, GC_FMT_NPZ, GC_FMT_COUNT, GC_FMT_AUTO = -1 };
 
-/* An input being read: a regular file, a pipe or stdin. */
+/* An input being read: a regular file, a pipe or stdin, or a member of an
+ * archive read as an input of its own. */
 struct gc_input {
-    const char *path;         /* as given; "-" for stdin */
+    const char *path;         /* the file opened: as given, or PATH of PATH:NAME; "-" for stdin */
     const char *name;         /* for messages */
+    const char *member;       /* NAME of PATH:NAME, else NULL */
     int fd;
     int is_regular;
     off_t size;               /* file size when is_regular, else -1 */
@@ -33,17 +40,41 @@ struct gc_input {
     size_t buf_pos, buf_len, buf_cap;
     int eof;
     int threads;              /* for a large payload from a regular file; 0: all cores */
-    /* Where the bytes come from instead of fd (NULL: fd): a decoder of
-     * another input (formats/zstd.c).  decode fills dst with up to n
-     * bytes, *got 0 only at the end, and returns 0 or a status after
-     * saying what is wrong; decode_end frees ctx on input_close. */
-    int (*decode)(void *ctx, unsigned char *dst, size_t n, size_t *got);
-    void (*decode_end)(void *ctx);
-    void *decode_ctx;
+    char *path_copy;          /* PATH of PATH:NAME, which `path` points to */
+    /* Where the bytes come from instead of fd (NULL: fd): a member of an
+     * archive (formats/npz.c) or the decoder of another input
+     * (formats/zstd.c).  source fills dst with up to n bytes, *got 0 only
+     * at the end, and returns 0 or a status after saying what is wrong;
+     * source_end, where set, frees source_ctx on input_close.  source_left:
+     * the bytes still to come where they are known (a member's), else -1. */
+    int (*source)(void *ctx, unsigned char *dst, size_t n, size_t *got);
+    void (*source_end)(void *ctx);
+    void *source_ctx;
+    int64_t source_left;
+    /* An archive's directory once read (formats/npz.c), freed on closing:
+     * what names its members, and the info() of one, point into it. */
+    void *archive;
+    void (*archive_free)(void *archive);
 };
 
+/* Opens `path`: "-" is stdin; a path that names no file but whose part
+ * before a ':' names an archive is PATH:NAME, member NAME of archive PATH.
+ * The rule: a path that names an existing file (or "-") is that file;
+ * else it splits at the last ':' whose left part is "-" or an existing
+ * file that is named *.npz or begins as a zip archive does, so that NAME
+ * may hold ':' too.  A path that does not split is opened whole (and may
+ * be missing).  Returns 0 or GC_EXIT_INPUT after saying why. */
 int input_open(struct gc_input *in, const char *path);
+/* An input whose `bytes` bytes come from `source` (see struct gc_input),
+ * named `name` in messages; closing it closes nothing else. */
+void input_from_source(struct gc_input *in, const char *name,
+                       int (*source)(void *ctx, unsigned char *dst, size_t n, size_t *got),
+                       void *ctx, uint64_t bytes);
 void input_close(struct gc_input *in);
+/* Whether `path` is read from stdin: "-", or "-:NAME". */
+int input_is_stdin(const char *path);
+/* stat(2) of the file `path` opens (PATH of PATH:NAME). */
+int input_stat(const char *path, struct stat *st);
 /* Makes up to `want` bytes available at *p without consuming them; *got may
  * be less at end of input.  Returns 0 or GC_EXIT_INPUT on a read error. */
 int input_peek(struct gc_input *in, size_t want, const unsigned char **p, size_t *got);
@@ -117,7 +148,16 @@ struct gc_info {
     int big_endian;
     unsigned version_major, version_minor;   /* .npy only */
     size_t header_bytes;      /* bytes before the payload (.npy) */
-    off_t file_bytes;         /* -1 if unknown */
+    off_t file_bytes;         /* -1 if unknown; an archive's member: its .npy's bytes */
+    /* An archive's member (format GC_FMT_NPY, as its bytes are): where it
+     * lies and how; the strings stay valid until the input is closed. */
+    const char *archive;      /* the archive's name; NULL for a file */
+    const char *member;       /* its name as stored ("w.npy") */
+    const char *key;          /* NAME of PATH:NAME, the name less ".npy" ("w") */
+    int deflated;             /* else stored */
+    uint64_t stored_bytes;    /* its bytes in the archive */
+    /* An archive (.npz) itself: */
+    size_t members;
 };
 
 /* What a format can do, as columns of its row, so that no caller asks
@@ -130,6 +170,8 @@ enum gc_format_caps {
                                    written at byte offsets, in any order */
     FORMAT_VERSIONED = 1 << 2,  /* a header of its own with a format version (info's
                                    version and header_bytes) */
+    FORMAT_ARCHIVE = 1 << 3,    /* a zip of .npy members (.npz): read, never written (no
+                                   write); a pipeline reading one writes .npy */
 };
 
 /* gc_format.dtypes: a bit (1 << GC_*) per dtype. */
@@ -158,6 +200,13 @@ struct gc_format {
      * use) is there, else `status` after saying why, naming `name`.  NULL:
      * it needs nothing. */
     int (*ready)(const char *name, int status);
+    /* An archive's (FORMAT_ARCHIVE; NULL for the others): read() and
+     * info() take the member named (in->member) or the only one; these
+     * list them.  `members` fills the archive's own info (its member
+     * count, its bytes), `member_info` member i's, as info() would. */
+    int (*members)(struct gc_input *in, struct gc_info *archive);
+    int (*member_info)(struct gc_input *in, const struct gc_read_opts *o, size_t i,
+                       struct gc_info *info);
 };
 
 extern const struct gc_format gc_formats[GC_FMT_COUNT];
@@ -171,13 +220,19 @@ int format_holds(int format, enum gc_dtype dtype);
 int format_by_name(const char *name);
 /* By a path's extension; -1 if none matches. */
 int format_by_extension(const char *path);
-/* The format of `in` into *format: a real magic number first (.npy), then
- * the extension; then, for stdin or an unknown extension, what the bytes
- * look like (gzip, zstd, CSV text, else raw), saying so on stderr when
- * `announce`.  zstd data is .npy.zst when its first decompressed bytes
- * are .npy's magic, else what the extension says or .csv.zst.  Returns 0,
- * or a status after reporting a read error. */
+/* The format of `in` into *format: .npz when a member is named, then a
+ * real magic number (.npy), then the extension; then, for stdin or an
+ * unknown extension, what the bytes look like (zip, gzip, zstd, CSV text,
+ * else raw), saying so on stderr when `announce`.  zstd data is .npy.zst
+ * when its first decompressed bytes are .npy's magic, else what the
+ * extension says or .csv.zst.  Returns 0, or a status after reporting a
+ * read error. */
 int format_identify(struct gc_input *in, int announce, int *format);
+/* The format to read `in` as into *format: `fmt` (--in-format) when it is
+ * not GC_FMT_AUTO, else format_identify's.  A member named (PATH:NAME) is
+ * read from an archive only: another format named for it is a usage
+ * error. */
+int format_choose(struct gc_input *in, int fmt, int announce, int *format);
 
 /* 1 when `c` may separate CSV fields: it cannot occur inside a number,
  * inf or nan, nor start a comment or a quote, nor end a line. */

@@ -64,4 +64,12 @@ int npy_zst_write(FILE *f, const char *name, const struct gc_tensor *t,
                   const struct gc_write_opts *o);
 int npy_zst_info(struct gc_input *in, const struct gc_read_opts *o, struct gc_info *info);
 
+/* formats/npz.c: .npz archives, read a member at a time. */
+int npz_probe(const unsigned char *head, size_t n);
+int npz_read(struct gc_input *in, const struct gc_read_opts *o, struct gc_tensor *t);
+int npz_info(struct gc_input *in, const struct gc_read_opts *o, struct gc_info *info);
+int npz_members(struct gc_input *in, struct gc_info *archive);
+int npz_member_info(struct gc_input *in, const struct gc_read_opts *o, size_t i,
+                    struct gc_info *info);
+
 #endif

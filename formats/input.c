@@ -1,5 +1,7 @@
 /* Inputs: a file, a pipe or stdin, read through a small look-ahead buffer
- * so that formats can be detected from their first bytes even on a pipe. */
+ * so that formats can be detected from their first bytes even on a pipe;
+ * PATH:NAME, an archive's member, split from the path; a member's bytes
+ * read as an input of their own. */
 #include "formats/format.h"
 
 #include <errno.h>
@@ -8,6 +10,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -26,19 +29,94 @@
  * multiply into a thread per core each. */
 #define PREAD_THREADS_MAX 8
 
+/* Whether `path` is an existing file that may hold an archive: named
+ * *.npz, or a regular file that begins as a zip archive does. */
+static int archive_file(const char *path)
+{
+    struct stat st;
+    size_t len = strlen(path);
+    if (stat(path, &st) != 0 || S_ISDIR(st.st_mode))
+        return 0;
+    if (len > 4 && strcasecmp(path + len - 4, ".npz") == 0)
+        return 1;
+    unsigned char head[4];
+    int fd = S_ISREG(st.st_mode) ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    if (fd < 0)
+        return 0;
+    ssize_t got = pread(fd, head, sizeof head, 0);
+    close(fd);
+    return got == 4 && head[0] == 'P' && head[1] == 'K' &&
+           ((head[2] == 3 && head[3] == 4) || (head[2] == 5 && head[3] == 6));
+}
+
+/* The length of PATH in PATH:NAME, or 0 when `path` is to be opened whole
+ * (the rule is input_open's, in format.h). */
+static size_t member_split(const char *path)
+{
+    struct stat st;
+    if (strcmp(path, "-") == 0 || stat(path, &st) == 0)
+        return 0;
+    size_t len = strlen(path);
+    char *left = malloc(len + 1);
+    if (!left)
+        return 0;
+    memcpy(left, path, len + 1);
+    size_t split = 0;
+    for (size_t i = len; i-- > 0 && !split;) {
+        if (path[i] != ':')
+            continue;
+        left[i] = '\0';
+        if (i > 0 && (strcmp(left, "-") == 0 || archive_file(left)))
+            split = i;
+    }
+    free(left);
+    return split;
+}
+
+int input_is_stdin(const char *path)
+{
+    return strcmp(path, "-") == 0 || (member_split(path) == 1 && path[0] == '-');
+}
+
+int input_stat(const char *path, struct stat *st)
+{
+    size_t split = member_split(path);
+    if (!split)
+        return stat(path, st);
+    char *file = strndup(path, split);
+    if (!file) {
+        errno = ENOMEM;
+        return -1;
+    }
+    int rc = strcmp(file, "-") == 0 ? fstat(STDIN_FILENO, st) : stat(file, st);
+    free(file);
+    return rc;
+}
+
 int input_open(struct gc_input *in, const char *path)
 {
     struct stat st;
     memset(in, 0, sizeof *in);
     in->path = path;
-    in->name = gc_display_name(path, 0);
+    size_t split = member_split(path);
+    if (split) {
+        if (!(in->path_copy = strndup(path, split)))
+            return gc_fail(GC_EXIT_INPUT, "%s: out of memory", path);
+        in->path = in->path_copy;
+        in->member = path + split + 1;
+    }
+    in->name = gc_display_name(in->path, 0);
     in->size = -1;
-    if (strcmp(path, "-") == 0) {
+    if (strcmp(in->path, "-") == 0) {
         in->fd = STDIN_FILENO;
     } else {
-        in->fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (in->fd < 0)
-            return gc_fail(GC_EXIT_INPUT, "%s: cannot open: %s", in->name, strerror(errno));
+        in->fd = open(in->path, O_RDONLY | O_CLOEXEC);
+        if (in->fd < 0) {
+            int status = gc_fail(GC_EXIT_INPUT, "%s: cannot open: %s", in->name,
+                                 strerror(errno));
+            input_close(in);
+            return status;
+        }
     }
     if (fstat(in->fd, &st) != 0) {
         int status = gc_fail(GC_EXIT_INPUT, "%s: cannot stat: %s", in->name, strerror(errno));
@@ -46,15 +124,17 @@ int input_open(struct gc_input *in, const char *path)
         return status;
     }
     if (S_ISDIR(st.st_mode)) {
+        int status = gc_fail(GC_EXIT_INPUT, "%s: is a directory", in->name);
         input_close(in);
-        return gc_fail(GC_EXIT_INPUT, "%s: is a directory", in->name);
+        return status;
     }
     /* A device has no end to read to (/dev/zero, /dev/urandom, a disk):
      * only a terminal, where a user types the matrix, is read. */
     if ((S_ISCHR(st.st_mode) && !isatty(in->fd)) || S_ISBLK(st.st_mode)) {
+        int status = gc_fail(GC_EXIT_INPUT, "%s: is a %s device, not a file or a pipe",
+                             in->name, S_ISBLK(st.st_mode) ? "block" : "character");
         input_close(in);
-        return gc_fail(GC_EXIT_INPUT, "%s: is a %s device, not a file or a pipe", in->name,
-                       S_ISBLK(st.st_mode) ? "block" : "character");
+        return status;
     }
     in->is_regular = S_ISREG(st.st_mode);
     if (in->is_regular)
@@ -62,28 +142,49 @@ int input_open(struct gc_input *in, const char *path)
     return 0;
 }
 
+void input_from_source(struct gc_input *in, const char *name,
+                       int (*source)(void *ctx, unsigned char *dst, size_t n, size_t *got),
+                       void *ctx, uint64_t bytes)
+{
+    memset(in, 0, sizeof *in);
+    in->path = in->name = name;
+    in->fd = -1;
+    in->size = -1;
+    in->source = source;
+    in->source_ctx = ctx;
+    in->source_left = (int64_t)bytes;
+}
+
 void input_close(struct gc_input *in)
 {
-    if (in->decode_end)
-        in->decode_end(in->decode_ctx);
-    in->decode = NULL;
-    in->decode_end = NULL;
-    in->decode_ctx = NULL;
+    if (in->source_end)
+        in->source_end(in->source_ctx);
+    in->source = NULL;
+    in->source_end = NULL;
+    in->source_ctx = NULL;
     if (in->fd > STDIN_FILENO)
         close(in->fd);
     in->fd = -1;
     free(in->buf);
     in->buf = NULL;
     in->buf_pos = in->buf_len = in->buf_cap = 0;
+    if (in->archive_free)
+        in->archive_free(in->archive);
+    in->archive = NULL;
+    in->archive_free = NULL;
+    free(in->path_copy);
+    in->path_copy = NULL;
 }
 
-/* read(2), or the decoder, until `n` bytes or end of input. */
+/* read(2), or the input's source, until `n` bytes or end of input. */
 static int read_fd(struct gc_input *in, unsigned char *dst, size_t n, size_t *got)
 {
     size_t done = 0;
-    while (done < n && !in->eof && in->decode) {
+    while (in->source && done < n && !in->eof) {
         size_t r;
-        int status = in->decode(in->decode_ctx, dst + done, n - done, &r);
+        int status = in->source(in->source_ctx, dst + done, n - done, &r);
+        if (in->source_left >= (int64_t)r)
+            in->source_left -= (int64_t)r;
         if (status) {
             *got = done;
             return status;
@@ -91,7 +192,7 @@ static int read_fd(struct gc_input *in, unsigned char *dst, size_t n, size_t *go
         in->eof = r == 0;
         done += r;
     }
-    while (done < n && !in->eof) {
+    while (!in->source && done < n && !in->eof) {
         size_t chunk = n - done < ((size_t)1 << 30) ? n - done : (size_t)1 << 30;
         ssize_t r = read(in->fd, dst + done, chunk);
         if (r < 0) {
@@ -346,6 +447,9 @@ int input_slurp(struct gc_input *in, unsigned char **data, size_t *len)
 
 off_t input_remaining(const struct gc_input *in)
 {
+    if (in->source)
+        return in->source_left < 0 ? -1
+                                   : (off_t)in->source_left + (off_t)(in->buf_len - in->buf_pos);
     if (!in->is_regular)
         return -1;
     off_t pos = lseek(in->fd, 0, SEEK_CUR);

@@ -9,7 +9,7 @@
  *
  * Reading: the frames of the input (one or several, skippable frames
  * skipped) are decompressed as the reader asks for bytes, through an
- * input of their own (gc_input.decode), so that the reader's limits hold
+ * input of their own (gc_input.source), so that the reader's limits hold
  * as they do for a pipe: CSV is parsed a window at a time, and a .npy
  * payload is allocated from its header's shape, never from a size a frame
  * header claims, and must end where the data ends.  A truncated frame,
@@ -285,9 +285,10 @@ static int zstd_open_decoded(struct gc_input *in, struct gc_input *from)
     struct zstd_decoder *d = calloc(1, sizeof *d);
     if (!d)
         return gc_fail(GC_EXIT_INPUT, "%s: out of host memory", from->name);
-    in->decode = zd_decode;
-    in->decode_end = zd_end;
-    in->decode_ctx = d;
+    in->source = zd_decode;
+    in->source_end = zd_end;
+    in->source_ctx = d;
+    in->source_left = -1;
     d->z = zstd_lib();
     d->from = from;
     d->buf = malloc(ZSTD_IN_CHUNK);

@@ -18,5 +18,6 @@ b.tofile("b.bin")                      # raw float32, 64x80
 np.savetxt("a.csv", a, fmt="%.9g", delimiter=",")
 with gzip.open("b.csv.gz", "wt") as f:
     np.savetxt(f, b, fmt="%.9g", delimiter=",")
+np.savez_compressed("ab.npz", a=a, b=b)  # gemmcli mul ab.npz:a ab.npz:b -o c.npy
 sq = rng.standard_normal((64, 64)).astype(np.float32)
 sq.tofile("square.bin")                # 64x64: the shape is inferred

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """CLI tests: drive the real gemmcli binary with the CPU kernel (no GPU
 needed) and check results with NumPy, every exit status, pipelines through
-stdin/stdout, and that failed runs leave no output file behind.
+stdin/stdout, .npz members, and that failed runs leave no output file behind.
 
 usage: cli_test.py [path/to/gemmcli]     (prints 'cli: N passed, M failed')
 """
@@ -113,6 +113,162 @@ def test_mul(d):
     expect_status("mul --dtype f64", p, 0)
     if p.returncode == 0:
         check("mul --dtype f64 dtype", np.load(tmp(d, "c64.npy")).dtype == np.float64)
+
+
+def npz_arrays():
+    """What the .npz tests store: float16 to float64, int8 (whose products
+    wrap), Fortran order, a vector, a scalar, a stack, an empty matrix."""
+    return {
+        "a": rng.standard_normal((5, 7)).astype(np.float32),
+        "b": rng.standard_normal((7, 3)).astype(np.float32),
+        "h": rng.standard_normal((4, 6)).astype(np.float16),
+        "h2": rng.standard_normal((6, 2)).astype(np.float16),
+        "i": rng.integers(-128, 128, (3, 40), dtype=np.int8),
+        "j": rng.integers(-128, 128, (40, 5), dtype=np.int8),
+        "w": np.asfortranarray(rng.standard_normal((7, 3))),
+        "v": rng.standard_normal(7).astype(np.float32),
+        "s": np.float64(2.5),
+        "t": rng.integers(0, 1000, (2, 3, 4)).astype(np.int32),
+        "e": np.zeros((0, 4), np.float32),
+    }
+
+
+def npy_of(a):
+    b = io.BytesIO()
+    np.save(b, a)
+    return b.getvalue()
+
+
+def test_npz(d):
+    """.npz operands (np.savez and np.savez_compressed), NumPy the oracle."""
+    arrays = npz_arrays()
+    products = [("a", "b"), ("h", "h2"), ("i", "j"), ("a", "w"), ("a", "v"), ("a.npy", "b.npy")]
+    for kind, save in (("stored", np.savez), ("deflated", np.savez_compressed)):
+        z = tmp(d, f"{kind}.npz")
+        save(z, **arrays)
+        ref = np.load(z)
+        for x, y in products:
+            p = run("mul", f"{z}:{x}", f"{z}:{y}", "-o", tmp(d, "c.npy"), "--kernel", "cpu", "-q")
+            expect_status(f"mul {kind} {x} @ {y}", p, 0)
+            if p.returncode == 0:
+                want = np.matmul(ref[x.removesuffix(".npy")], ref[y.removesuffix(".npy")])
+                got = np.load(tmp(d, "c.npy"))
+                exact = want.dtype.kind in "iu"
+                check(f"mul {kind} {x} @ {y}: NumPy's dtype, shape and values",
+                      got.dtype == want.dtype and got.shape == want.shape and
+                      (np.array_equal(got, want) if exact else rel_err(got, want) < 2e-3),
+                      (got.dtype, want.dtype, got.shape, want.shape))
+        for x in ("t", "w", "e", "i"):
+            p = run("transpose", f"{z}:{x}", tmp(d, "t.npy"), "--kernel", "cpu", "-q")
+            expect_status(f"transpose {kind} {x}", p, 0)
+            if p.returncode == 0:
+                got, want = np.load(tmp(d, "t.npy")), np.swapaxes(ref[x], -1, -2)
+                check(f"transpose {kind} {x}: bit for bit", got.dtype == want.dtype and
+                      np.array_equal(got, want), (got.shape, want.shape))
+        p = run("convert", f"{z}:s", "-o", tmp(d, "s.npy"), "-q")
+        check(f"convert {kind} 0-d", p.returncode == 0 and np.load(tmp(d, "s.npy")) == 2.5,
+              p.stderr[:300])
+        expect_status(f"mul {kind} of a 0-d member: NumPy refuses it",
+                      run("mul", f"{z}:s", f"{z}:a", "-o", tmp(d, "c.npy"), "--kernel", "cpu"),
+                      3, ["s"])
+        # info: a line for the archive, one per member as for PATH:NAME
+        p = run("info", z)
+        lines = p.stdout.decode().splitlines()
+        check(f"info {kind}: the archive, then each member", p.returncode == 0 and
+              lines[0] == f"{z}: npz, {len(arrays)} arrays, {os.path.getsize(z)} bytes" and
+              [ln.split(": ", 1)[0] for ln in lines[1:]] == [f"{z}:{k}" for k in arrays],
+              lines[:3])
+        check(f"info {kind}: stored or deflated", all(
+            ("deflated to" in ln) == (kind == "deflated") for ln in lines[1:]), lines[1:3])
+        p = run("info", "--json", z, f"{z}:w.npy")
+        doc = json.loads(p.stdout) if p.returncode == 0 else [{}, {}]
+        members = doc[0].get("members", [])
+        check(f"info --json {kind}: every member as NumPy has it", p.returncode == 0 and
+              doc[0]["format"] == "npz" and
+              [(m["file"], m["member"], m["dtype"], m["shape"], m["format"]) for m in members] ==
+              [(f"{z}:{k}", k + ".npy", np.dtype(v.dtype).name.replace("float", "f")
+                .replace("int", "i"), list(np.shape(v)), "npy") for k, v in arrays.items()],
+              members[:2])
+        w = doc[1]
+        check(f"info --json {kind}:w.npy: as for an .npy, with where it lies",
+              w.get("file") == f"{z}:w" and w.get("order") == "F" and
+              w.get("shape") == [7, 3] and w.get("archive") == z and
+              w.get("compression") == ("deflate" if kind == "deflated" else "stored") and
+              w.get("file_bytes") == len(npy_of(arrays["w"])), w)
+    z = tmp(d, "stored.npz")
+    # one member: no name needed; several: named, or the members are listed
+    np.savez(tmp(d, "one.npz"), arrays["t"])
+    p = run("convert", tmp(d, "one.npz"), "-o", tmp(d, "one.npy"), "-q")
+    check("the only member, unnamed", p.returncode == 0 and
+          np.array_equal(np.load(tmp(d, "one.npy")), arrays["t"]), p.stderr[:300])
+    os.remove(tmp(d, "t.npy"))
+    p = run("transpose", z, tmp(d, "t.npy"), "--kernel", "cpu")
+    expect_status("several members, none named", p, 3,
+                  [f"{z}: holds {len(arrays)} arrays (a, b, h, h2, i, j, w, v, ...",
+                   f"name one as {z}:NAME"])
+    check("several members, none named: nothing on stdout or on disk", p.stdout == b"" and
+          not os.path.exists(tmp(d, "t.npy")))
+    os.remove(tmp(d, "s.npy"))
+    np.savez(tmp(d, "none.npz"))
+    p = run("info", tmp(d, "none.npz"))
+    check("an empty archive: info says so", p.returncode == 0 and
+          p.stdout.decode() == f"{tmp(d, 'none.npz')}: npz, 0 arrays, 22 bytes\n", p.stdout)
+    expect_status("an empty archive: nothing to read", run("convert", tmp(d, "none.npz"), "-o",
+                                                           tmp(d, "x.npy")), 3,
+                  ["none.npz: holds no arrays"])
+    p = run("info", f"{z}:zz")
+    expect_status("no such member", p, 3, [f"{z}: no array named 'zz' (it holds a, b, h"])
+    check("no such member: nothing on stdout", p.stdout == b"")
+    # .npz is read, never written
+    for args in (["-o", tmp(d, "out.npz")], ["-o", tmp(d, "out"), "--format", "npz"]):
+        p = run("convert", f"{z}:a", *args)
+        expect_status(f"write {' '.join(args[1:])}", p, 2, ["npz", "read, not written"])
+    check("no .npz written", not os.path.exists(tmp(d, "out.npz")) and
+          not os.path.exists(tmp(d, "out")))
+    expect_status("--in-format npy for a member", run("info", f"{z}:a", "--in-format", "npy"),
+                  2, ["npz"])
+    # a pipeline: a member in, .npy out; an archive on stdin, read into memory
+    p = run("convert", f"{z}:a", "-o", "-")
+    check("member -> stdout: .npy", p.returncode == 0 and
+          np.array_equal(np.load(io.BytesIO(p.stdout)), arrays["a"]), p.stderr[:300])
+    with open(z, "rb") as f:
+        data = f.read()
+    p = run("transpose", "-o", "-", "--kernel", "cpu", "-q", "--", "-:w", stdin=data)
+    check("-:NAME from stdin", p.returncode == 0 and
+          np.array_equal(np.load(io.BytesIO(p.stdout)), arrays["w"].T), p.stderr[:300])
+    with open(tmp(d, "one.npz"), "rb") as f:
+        p = run("info", "-", stdin=f.read())
+    check("one-member archive on stdin", p.returncode == 0 and b"-:arr_0: npy" in p.stdout,
+          p.stdout + p.stderr)
+    expect_status("two members from stdin", run("mul", "-o", tmp(d, "c.npy"), "--", "-:a", "-:b",
+                                                stdin=data), 2, ["stdin"])
+    p = run("mul", "--dry-run", f"{z}:a", f"{z}:b", "-o", tmp(d, "c.npy"))
+    check("--dry-run reads the members' headers", p.returncode == 0 and b"5x7" in p.stdout,
+          p.stdout[:300] + p.stderr[:300])
+    # PATH:NAME: a file that exists is that file; else the last ':' after an archive
+    np.save(tmp(d, "m:a.npy"), arrays["a"])
+    p = run("info", tmp(d, "m:a.npy"))
+    check("a name holding ':' that exists is the file", p.returncode == 0 and
+          p.stdout.startswith(f"{tmp(d, 'm:a.npy')}: npy".encode()), p.stdout + p.stderr)
+    os.mkdir(tmp(d, "dir:x"))
+    np.savez(tmp(d, "dir:x/y.npz"), **{"p:q": arrays["v"], "r": arrays["v"]})
+    p = run("convert", tmp(d, "dir:x/y.npz:p:q"), "-o", tmp(d, "pq.npy"), "-q")
+    check("colons in the path and in the member's name", p.returncode == 0 and
+          np.array_equal(np.load(tmp(d, "pq.npy")), arrays["v"]), p.stderr[:300])
+    expect_status("a missing archive", run("info", tmp(d, "nosuch.npz:a")), 3,
+                  ["nosuch.npz:a: cannot open"])
+    # more than 65535 members: np.savez ends the archive with zip64's records
+    many = tmp(d, "many.npz")
+    np.savez(many, **{f"m{i}": np.array([i], np.int32) for i in range(65537)})
+    with open(many, "rb") as f:
+        f.seek(-42, os.SEEK_END)
+        zip64 = f.read(4) == b"PK\x06\x07"
+    p = run("info", many)
+    q = run("convert", f"{many}:m65536", "-o", tmp(d, "m.npy"), "-q")
+    check("65537 members (zip64's end record): listed, each read", zip64 and
+          p.returncode == 0 and p.stdout.startswith(f"{many}: npz, 65537 arrays".encode()) and
+          p.stdout.count(b"\n") == 65538 and q.returncode == 0 and
+          np.load(tmp(d, "m.npy")).tolist() == [65536], (zip64, p.stderr[:200], q.stderr[:200]))
 
 
 def tf32(x):
@@ -535,6 +691,8 @@ def test_completion(d):
         (("transpose", "--kernel", ""), tr_kernels),
         (("transpose", "x", "--kernel", "na"), ["naive"]),
         (("mul", "--format", "c"), ["csv", "csv.gz", "csv.zst"]),
+        (("mul", "--format", "n"), ["npy", "npy.zst"]),
+        (("info", "--in-format", "n"), ["npy", "npy.zst", "npz"]),
         (("info", "--in-d"), ["--in-dtype"]),
         (("info", "--dt"), []),
         (("convert", "--dtype", "f1"), ["f16"]),
@@ -1033,6 +1191,10 @@ def test_help():
     commands = [line.split()[0] for line in listed.splitlines()
                 if line.startswith("  ") and not line.startswith("   ")]
     check("--help lists the commands", len(commands) >= 7 and "mul" in commands, listed)
+    formats = p.stdout.decode().split("\nformats", 1)[-1].split("\n\n", 1)[0]
+    check("--help lists every format, .npz among them", all(
+        f"\n  {name} (" in formats for name in ("npy", "raw", "csv", "csv.gz", "npz")) and
+        "read only" in " ".join(formats.split()), formats)
     for cmd in commands:
         p = run(cmd, "--help")
         expect_status(f"{cmd} --help", p, 0)
@@ -1076,6 +1238,7 @@ def main():
         test_transpose(d)
         test_transpose_dtypes(d)
         test_pipelines(d)
+        test_npz(d)
         test_large_binary(d)
         test_errors(d)
         test_completion(d)

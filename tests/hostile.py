@@ -6,6 +6,7 @@ one of them failed on gemmcli before the rule held.
     hostile.py [path/to/gemmcli]        (prints 'hostile: N passed, M failed')
 """
 import gzip
+import io
 import json
 import os
 import resource
@@ -20,6 +21,8 @@ import time
 import zlib
 
 import numpy as np
+
+import zipcraft as zc
 
 GEMMCLI = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "./gemmcli")
 SAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "samples")
@@ -438,11 +441,109 @@ def test_minor(d):
           not os.path.exists(os.path.join(d, "c.npy")), p.stderr)
 
 
+def test_npz(d):
+    # 16. A hostile .npz gets what a hostile .npy gets: status 3, a message
+    # naming the archive (and member) and what is wrong, nothing on stdout,
+    # no output, bounded time and memory; names are never paths.  (What
+    # info finds too, from the headers alone, is in make_malformed.py.)
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    data = zc.npy_bytes(x)
+    small = len(data)
+    # A bomb: 200 MiB of zeros after the header, declared as the header alone.
+    c = zlib.compressobj(9, zlib.DEFLATED, -15)
+    bomb = c.compress(data) + b"".join(c.compress(bytes(1 << 20)) for _ in range(200)) + c.flush()
+    cases = [
+        ("crc_stored.npz", [zc.member("a.npy", data, crc=zlib.crc32(data) ^ 1)],
+         "crc_stored.npz:a: CRC-32 mismatch"),
+        ("crc_deflated.npz", [zc.member("a.npy", data, deflate=True, crc=zlib.crc32(data) ^ 1)],
+         "crc_deflated.npz:a: CRC-32 mismatch"),
+        ("bomb.npz", [zc.member("a.npy", data, deflate=True, comp=bomb)],
+         f"bomb.npz:a: the deflate data inflates to more than the {small} bytes"),
+        ("claims_a_tib.npz", [zc.member("a.npy", data, deflate=True, usize=1 << 40)],
+         "more than deflate can make of them"),
+        ("cut_deflate.npz", [zc.member("a.npy", data, deflate=True,
+                                       comp=zc.deflate(data)[:-20])], "deflate data"),
+    ]
+    for name, members, want in cases:
+        with open(os.path.join(d, name), "wb") as f:
+            f.write(zc.archive(members))
+    big = zc.archive([zc.member("a.npy", data)], zip64=True)
+    big = big[:-22 - 20 - 56 + 24] + struct.pack("<QQ", 1 << 40, 1 << 40) + big[-22 - 20 - 56 + 40:]
+    with open(os.path.join(d, "count64.npz"), "wb") as f:
+        f.write(big)
+    cases.append(("count64.npz", None, "more than gemmcli reads"))
+    good = zc.archive([zc.member("a.npy", data, deflate=True)])
+    for cut in (len(good) // 2, len(good) - 1, len(good) - 22):
+        name = f"cut_{cut}.npz"
+        with open(os.path.join(d, name), "wb") as f:
+            f.write(good[:cut])
+        cases.append((name, None, "truncated zip archive"))
+    out = os.path.join(d, "out")
+    os.mkdir(out)
+    for name, _, want in cases:
+        path = os.path.join(d, name)
+        t = time.time()
+        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        p = run("convert", path, "-o", "x.npy", cwd=out, timeout=30)
+        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        check(f"{name}: exit 3 naming it, nothing written", p.returncode == 3 and
+              want in err(p) and path in err(p) and p.stdout == b"" and not os.listdir(out),
+              f"exit {p.returncode}: {err(p)}")
+        check(f"{name}: fast, bounded memory", time.time() - t < 10 and
+              (peak < 100 * 1024 or peak == before), f"{time.time() - t:.1f} s, {peak} KiB")
+        with open(path, "rb") as f:
+            q = run("convert", "--in-format", "npz", "-", "-o", "x.npy", cwd=out, stdin=f.read())
+        check(f"{name} on a pipe: exit 3, the same fault", q.returncode == 3 and
+              want.split(":")[-1] in err(q) and "<stdin>" in err(q) and not os.listdir(out),
+              f"exit {q.returncode}: {err(q)}")
+    # Names are keys: shown escaped, never used as paths.
+    odd = ["../../evil", "x\x1b[2J\ty", "\u00e9t\u00e9", "/etc/passwd"]
+    members = [zc.member(n + ".npy", zc.npy_bytes(x + i), deflate=i % 2 == 1)
+               for i, n in enumerate(odd)]
+    members.append(zc.member(b"\xff\xfe.npy", data))
+    names = os.path.join(out, "names.npz")
+    with open(names, "wb") as f:
+        f.write(zc.archive(members))
+    p = run("info", names, cwd=out)
+    text = p.stdout.decode("utf-8", "replace")
+    check("odd names: listed, escaped", p.returncode == 0 and "names.npz:../../evil: npy" in text
+          and "x\\x1b[2J\\ty" in text and "\x1b" not in text and "\u00e9t\u00e9" in text and
+          "names.npz:\\xff\\xfe: npy" in text, text)
+    for i, n in enumerate(odd):
+        p = run("convert", f"{names}:{n}", "-o", "x.npy", cwd=out)
+        got = np.load(os.path.join(out, "x.npy")) if p.returncode == 0 else None
+        check(f"odd name {n!r}: read by name, nothing else written",
+              p.returncode == 0 and np.array_equal(got, x + i) and
+              sorted(os.listdir(out)) == ["names.npz", "x.npy"] and
+              not os.path.exists(os.path.join(d, "evil.npy")), (err(p), os.listdir(out)))
+        os.remove(os.path.join(out, "x.npy"))
+    p = run("convert", names, "-o", "x.npy", cwd=out)
+    check("odd names in a message: escaped", p.returncode == 3 and "\x1b" not in err(p) and
+          "x\\x1b[2J\\ty" in err(p), err(p))
+    # np.savez into a pipe: no seeking back, so sizes and CRCs follow the
+    # data (flag bit 3); from a file and from a pipe.
+    script = ("import numpy as np, sys; np.savez%s(sys.stdout.buffer, a=np.arange(6.0), "
+              "b=np.ones((2, 3), np.int16))")
+    for suffix in ("", "_compressed"):
+        streamed = subprocess.run(f"{sys.executable} -c '{script % suffix}' | cat",
+                                  shell=True, capture_output=True).stdout
+        with open(os.path.join(out, "streamed.npz"), "wb") as f:
+            f.write(streamed)
+        p = run("convert", "streamed.npz:b", "-o", "b.npy", cwd=out)
+        q = run("transpose", "-o", "-", "--format", "npy", "--kernel", "cpu", "-q", "--", "-:b",
+                stdin=streamed)
+        check(f"np.savez{suffix} into a pipe: read from the file and from stdin",
+              p.returncode == 0 and q.returncode == 0 and
+              np.array_equal(np.load(os.path.join(out, "b.npy")), np.ones((2, 3), np.int16)) and
+              np.load(io.BytesIO(q.stdout)).shape == (3, 2), err(p) + err(q))
+        os.remove(os.path.join(out, "b.npy"))
+
+
 def main():
     tests = [test_huge_dimensions, test_signals, test_modes, test_descriptor_outputs,
              test_long_names, test_zero_shapes, test_scalars, test_delimiters,
              test_memory_bounds, test_empty_outputs, test_verify_message, test_detection,
-             test_header_crc, test_repeat_cpu, test_json_names, test_minor]
+             test_header_crc, test_repeat_cpu, test_json_names, test_minor, test_npz]
     for t in tests:
         with tempfile.TemporaryDirectory(prefix="gemmcli-hostile.") as d:
             t(d)

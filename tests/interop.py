@@ -2,9 +2,10 @@
 """NumPy <-> gemmcli interoperability, through the real binary.
 
 NumPy writes .npy files of every dtype, order, format version and byte
-order, CSV and gzip CSV the ways np.savetxt and gzip write them, and raw
-files; `gemmcli info` must describe them and `gemmcli convert` must turn them
-into files that NumPy reads back to the same values.  Exits 1 on the first
+order, .npz archives of them (np.savez and np.savez_compressed), CSV and
+gzip CSV the ways np.savetxt and gzip write them, and raw files; `gemmcli
+info` must describe them and `gemmcli convert` must turn them into files
+that NumPy reads back to the same values.  Exits 1 on the first
 group of mismatches, listing them.
 
     tests/interop.py [./gemmcli]
@@ -19,6 +20,8 @@ import sys
 import tempfile
 
 import numpy as np
+
+import zipcraft as zc
 
 GEMMCLI = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "./gemmcli")
 DTYPES = ["f4", "f8", "f2", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "b1"]
@@ -115,6 +118,47 @@ def check_npy_case(tmp, dt, order, version, endian, shape, seed):
             fail("convert %s -> .npy: not byte-identical to np.save of the same array" % tag)
         if not same(np.load(out), native):
             fail("convert %s -> .npy: values differ" % tag)
+
+
+def check_npz_case(tmp, dt, seed):
+    """Every dtype, both orders and byte orders, in archives as np.savez,
+    np.savez_compressed and a zip64 directory (tests/zipcraft.py) lay
+    them out: each member as its .npy would be."""
+    arrays = {}
+    for order in ["C", "F"]:
+        for endian in ["<", ">"]:
+            base = np.ascontiguousarray(sample(dt, (5, 7), seed))
+            a = base.astype(np.dtype(dt).newbyteorder(endian))
+            arrays["%s_%s" % (order, {"<": "le", ">": "be"}[endian])] = (
+                np.asfortranarray(a) if order == "F" else a)
+    arrays["vector"] = sample(dt, (6,), seed + 1)
+    arrays["stack"] = sample(dt, (2, 3, 4), seed + 2)
+    paths = []
+    for kind, save in (("savez", np.savez), ("savez_compressed", np.savez_compressed)):
+        paths.append(os.path.join(tmp, "%s_%s.npz" % (kind, dt)))
+        save(paths[-1], **arrays)
+    paths.append(os.path.join(tmp, "zip64_%s.npz" % dt))
+    with open(paths[-1], "wb") as f:
+        f.write(zc.archive([zc.member(k + ".npy", npy_bytes(v), deflate=i % 2 == 1)
+                            for i, (k, v) in enumerate(arrays.items())], zip64=True))
+    for path in paths:
+        tag = "%s (%s)" % (os.path.basename(path), dt)
+        p = run(["info", "--json", path])
+        if p:
+            got = [(m["dtype"], m["shape"], m["order"], m["big_endian"])
+                   for m in json.loads(p.stdout)[0]["members"]]
+            want = [(NAMES[dt], list(a.shape),
+                     "F" if a.flags.f_contiguous and not a.flags.c_contiguous else "C",
+                     a.dtype.byteorder == ">") for a in arrays.values()]
+            if got != want:
+                fail("info %s: %s, want %s" % (tag, got, want))
+        for key, a in arrays.items():
+            out = os.path.join(tmp, "%s.%s.npy" % (os.path.basename(path), key))
+            if run(["convert", "-q", "%s:%s" % (path, key), "-o", out]):
+                native = np.ascontiguousarray(a).astype(a.dtype.newbyteorder("<"))
+                with open(out, "rb") as f:
+                    if f.read() != npy_bytes(native):
+                        fail("convert %s:%s -> .npy: not np.save's bytes" % (tag, key))
 
 
 def check_text_outputs(tmp, dt, seed):
@@ -273,6 +317,7 @@ def main():
                     seed += 1
                     jobs.append(pool.submit(check_npy_case, tmp, dt, "C", 1, "<", shape, seed))
                 jobs.append(pool.submit(check_text_outputs, tmp, dt, seed))
+                jobs.append(pool.submit(check_npz_case, tmp, dt, seed))
             jobs.append(pool.submit(check_csv_inputs, tmp))
             jobs.append(pool.submit(check_shortest, tmp))
             jobs.append(pool.submit(check_raw, tmp))

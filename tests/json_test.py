@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Every JSON document gemmcli prints without a GPU, parsed strictly: the
 --json summary of mul and transpose (--kernel cpu, with and without
---verify), info --json and kernels --json, kernels --for --json, over edge
+--verify), info --json (.npz archives and members too) and kernels --json, kernels --for --json, over edge
 shapes (a zero dimension, 1x1, empty, a scalar, stacks).  Each must parse
 with Python's json module refusing NaN and Infinity, hold no number that
 is not finite, no "" (an absent value is null), and every shape as a list
@@ -130,6 +130,16 @@ def info(d):
     if doc:
         check("info --json: every file, its shape", [x["shape"] for x in doc] ==
               [list(np.shape(x)) for x in files.values()] + [[2, 3], [3, 3]], doc)
+    np.savez(at("z.npz"), **{k.removesuffix(".npy"): v for k, v in files.items()})
+    np.savez_compressed(at("zc.npz"), e=files["e.npy"])
+    p = run("info", "--json", "z.npz", "zc.npz", "z.npz:s", "zc.npz:e.npy", cwd=d)
+    doc = strict("info --json of .npz archives and members", p.stdout.decode())[0]
+    if doc:
+        check("info --json of .npz: the members' shapes, a member as its .npy",
+              [m["shape"] for m in doc[0]["members"]] == [list(np.shape(x))
+                                                          for x in files.values()] and
+              doc[2]["shape"] == [] and doc[3]["shape"] == [0, 3] and
+              doc[3]["compression"] == "deflate", doc)
     p = run("info", "--json", "s.npy", "nosuch.npy", "e.npy", cwd=d)
     doc = strict("info --json with a missing file", p.stdout.decode())[0]
     check("info --json with a missing file: the others listed, status 3",

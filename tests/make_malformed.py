@@ -5,7 +5,9 @@
 
 Each case is a file in DIR and a line of DIR/manifest.tsv:
     FILE <TAB> EXIT STATUS <TAB> TEXT THE MESSAGE MUST CONTAIN <TAB> EXTRA OPTIONS
-Every file here is bad input, so every expected status is 3.
+Every file here is bad input, so every expected status is 3.  The .npz
+cases are the faults an archive's headers show (info finds them too);
+those in its data are tests/hostile.py's.
 """
 import gzip
 import os
@@ -14,6 +16,8 @@ import sys
 import zlib
 
 import numpy as np
+
+import zipcraft as zc
 
 
 def npy(header, payload=b"", major=1, minor=0, pad_to=64):
@@ -33,6 +37,14 @@ def header(descr="'<f4'", fortran="False", shape="(2, 3)", extra=""):
 F6 = np.arange(6, dtype="<f4").tobytes()
 GOOD = npy(header(), F6)
 GZ = gzip.compress(b"1,2,3\n4,5,6\n")
+NPY = zc.npy_bytes(np.arange(6, dtype="<f4").reshape(2, 3))
+
+
+def npz(*members, **how):
+    return zc.archive(list(members), **how)
+
+
+NPZ = npz(zc.member("a.npy", NPY, deflate=True))
 
 # (file name, bytes, extra options, expected text in the message)
 CASES = [
@@ -105,6 +117,35 @@ CASES = [
     ("ragged_second_member.csv.gz", GZ + gzip.compress(b"7,8\n"), "",
      "ragged_second_member.csv.gz:3:4"),
     ("raw_deflate_no_gzip_header.csv.gz", zlib.compress(b"1,2\n"), "", "not gzip data"),
+    ("not_zip.npz", b"1,2,3\n" * 8, "", "not a zip archive"),
+    ("no_end_record.npz", NPZ[:-22], "", "truncated zip archive: no zip end record"),
+    ("cut_in_directory.npz", NPZ[:-30], "", "truncated zip archive"),
+    ("encrypted.npz", npz(zc.member("a.npy", NPY, flags=1)), "", "encrypted"),
+    ("bzip2_member.npz", npz(zc.member("a.npy", NPY, method=12)), "",
+     "bzip2_member.npz:a: compression method 12 (bzip2) is not read"),
+    ("duplicate_names.npz", npz(zc.member("a.npy", NPY), zc.member("a", NPY)), "",
+     "two members are both named 'a'"),
+    ("nul_in_name.npz", npz(zc.member(b"a\0.npy", NPY)), "", "NUL byte"),
+    ("local_name_differs.npz", npz(zc.member("a.npy", NPY, local_name=b"../b.npy")), "",
+     "the member's header and the directory give different name"),
+    ("local_size_differs.npz", npz(zc.member("a.npy", NPY, deflate=True,
+                                             local_usize=len(NPY) + 1)), "",
+     "different sizes"),
+    ("local_method_differs.npz", npz(zc.member("a.npy", NPY, local_method=8)), "",
+     "different compression method"),
+    ("compressed_size_past_end.npz", npz(zc.member("a.npy", NPY, deflate=True, csize=1 << 30,
+                                                   local_csize=1 << 30)), "", "run past"),
+    ("stored_sizes_differ.npz", npz(zc.member("a.npy", NPY, csize=len(NPY) - 1,
+                                              local_csize=len(NPY) - 1)), "",
+     "a stored member of"),
+    ("size_past_header.npz", npz(zc.member("a.npy", NPY + bytes(8), usize=len(NPY) + 8)), "",
+     "8 trailing bytes after the data"),
+    ("header_claims_more.npz", npz(zc.member("a.npy", NPY.replace(b"(2, 3)", b"(9, 3)"),
+                                             deflate=True)), "", "truncated: shape 9x3"),
+    ("member_count_lies.npz", npz(zc.member("a.npy", NPY), count=60000), "",
+     "members cannot fit its directory"),
+    ("bad_npy_member.npz", npz(zc.member("a.npy", b"\x93NUMPZ" + NPY[6:])), "",
+     "bad_npy_member.npz:a: not a .npy file (bad magic)"),
 ]
 
 

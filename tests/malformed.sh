@@ -64,7 +64,7 @@ while IFS=$tab read -r file status text opts; do
     expect "$status" "$text" "$cases/$file" -- "$bin" info $opts "$cases/$file"
     # The same bytes through stdin must fail the same way, naming <stdin>.
     case $file in
-    *.csv.gz | *.npy | *.csv)
+    *.csv.gz | *.npy | *.csv | *.npz)
         fmt=${file#*.}
         # shellcheck disable=SC2086
         (cd "$out" && "$bin" convert -q --in-format "$fmt" $opts - -o "$out/stdin.npy" \

@@ -3,7 +3,8 @@
 that it runs where there is no GPU: `mpirun -np 2` and `-np 3` (uneven
 blocks, --oversubscribe) against NumPy and against gemmcli as one process
 (bit for bit, with the CPU kernel), .npy (C and Fortran order, big-endian) and raw read by
-offset, CSV read by rank 0 and sent, text and stdout gathered on rank 0,
+offset, CSV and .npz members read by rank 0 and sent, text and stdout
+gathered on rank 0,
 vectors, integers, a verification merged over the blocks; and the
 failures: a rank that sees a different or truncated file, a rank (or rank
 0) that lacks a file, a rank that fails after reading or while writing, a
@@ -255,6 +256,15 @@ def main():
                        *KERNEL, "-q")
             check(f"CSV on stdout -np {ranks}", r.returncode == 0 and same_text(r.stdout),
                   err(r))
+        # .npz members: read whole by rank 0 and sent, as text is.
+        np.savez_compressed(p("ab.npz"), a=a, b=b)
+        one("mul", p("a.npy"), p("b.npy"), "-o", p("one.npy"), *KERNEL, "-q")
+        for ranks in (2, 3):
+            r = mpirun(ranks, "mul", p("ab.npz:a"), p("ab.npz:b.npy"), "-o", p("z.npy"),
+                       *KERNEL, "-q")
+            check(f".npz members -np {ranks}", r.returncode == 0 and
+                  (open(p("z.npy"), "rb").read() == open(p("one.npy"), "rb").read() if KERNEL
+                   else np.abs(np.load(p("z.npy")) - want).max() < 1e-4), err(r))
         r = mpirun(3, "mul", p("a.npy"), p("b.npy"), "-o", p("c.csv.gz"), *KERNEL, "-q")
         ok = r.returncode == 0
         check("csv.gz gathered", ok and np.abs(np.loadtxt(p("c.csv.gz"), delimiter=",") -

@@ -1286,6 +1286,16 @@ static void test_format_capabilities(void)
         const struct gc_format *F = &gc_formats[f];
         size_t n;
         int st;
+        /* An archive is read, never written; its members are .npy. */
+        int archive = format_can(f, FORMAT_ARCHIVE);
+        CHECK(archive == (F->write == NULL) && archive == (F->members != NULL) &&
+              archive == (F->member_info != NULL) && (!archive || !F->write_header),
+              "%s: an archive has no writer and lists its members", F->name);
+        if (archive) {
+            CHECK(F->dtypes == gc_formats[GC_FMT_NPY].dtypes, "%s holds what .npy holds",
+                  F->name);
+            continue;
+        }
         for (int dt = 0; dt < GC_DTYPE_COUNT; dt++) {
             uint64_t zeros[4] = { 0 };
             struct gc_tensor z = matrix_of(2, 2, (enum gc_dtype)dt, 0, zeros);
@@ -2520,6 +2530,279 @@ static void test_big_payloads(void)
     free(payload);
 }
 
+/* ---- .npz ---- */
+
+struct zip_spec {
+    const char *name;
+    const void *data;
+    size_t len;
+    int deflate;
+    uint32_t crc_xor;         /* spoils the recorded CRC-32 */
+    uint64_t usize_add;       /* spoils the recorded size (both headers) */
+};
+
+static unsigned char *zput(unsigned char *p, uint64_t v, int bytes)
+{
+    for (int i = 0; i < bytes; i++)
+        *p++ = (unsigned char)(v >> (8 * i));
+    return p;
+}
+
+/* An archive as np.savez writes one: every local header with zip64 sizes
+ * (0xFFFFFFFF and an extra field), the directory's sizes plain, unless
+ * `zip64` puts them in zip64 extra fields too and ends the archive with
+ * zip64's end record and locator.  malloc'd; its length to *len. */
+static unsigned char *zip_make(const struct zip_spec *m, size_t n, int zip64, size_t *len)
+{
+    size_t cap = 4096;
+    for (size_t i = 0; i < n; i++)
+        cap += 2 * (m[i].len + 256) + 2 * strlen(m[i].name);
+    unsigned char *out = malloc(cap), *cd = malloc(cap), *p = out, *c = cd;
+    struct libdeflate_compressor *z = libdeflate_alloc_compressor(6);
+    for (size_t i = 0; i < n; i++) {
+        size_t nlen = strlen(m[i].name), clen = m[i].len;
+        unsigned char *comp = malloc(m[i].len + 64);
+        if (m[i].deflate)
+            clen = libdeflate_deflate_compress(z, m[i].data, m[i].len, comp, m[i].len + 64);
+        else
+            memcpy(comp, m[i].data, m[i].len);
+        uint32_t crc = libdeflate_crc32(0, m[i].data, m[i].len) ^ m[i].crc_xor;
+        uint64_t usize = m[i].len + m[i].usize_add, at = (uint64_t)(p - out);
+        p = zput(p, 0x04034b50, 4), p = zput(p, 45, 2), p = zput(p, 0, 2);
+        p = zput(p, m[i].deflate ? 8 : 0, 2), p = zput(p, 0, 4), p = zput(p, crc, 4);
+        p = zput(p, 0xffffffff, 4), p = zput(p, 0xffffffff, 4), p = zput(p, nlen, 2);
+        p = zput(p, 20, 2);
+        memcpy(p, m[i].name, nlen), p += nlen;
+        p = zput(p, 1, 2), p = zput(p, 16, 2), p = zput(p, usize, 8), p = zput(p, clen, 8);
+        memcpy(p, comp, clen), p += clen;
+        c = zput(c, 0x02014b50, 4), c = zput(c, 45, 2), c = zput(c, 45, 2), c = zput(c, 0, 2);
+        c = zput(c, m[i].deflate ? 8 : 0, 2), c = zput(c, 0, 4), c = zput(c, crc, 4);
+        c = zput(c, zip64 ? 0xffffffff : clen, 4), c = zput(c, zip64 ? 0xffffffff : usize, 4);
+        c = zput(c, nlen, 2), c = zput(c, zip64 ? 28 : 0, 2), c = zput(c, 0, 2);
+        c = zput(c, 0, 2), c = zput(c, 0, 2), c = zput(c, 0, 4);
+        c = zput(c, zip64 ? 0xffffffff : at, 4);
+        memcpy(c, m[i].name, nlen), c += nlen;
+        if (zip64) {
+            c = zput(c, 1, 2), c = zput(c, 24, 2), c = zput(c, usize, 8);
+            c = zput(c, clen, 8), c = zput(c, at, 8);
+        }
+        free(comp);
+    }
+    uint64_t cd_at = (uint64_t)(p - out), cd_size = (uint64_t)(c - cd);
+    memcpy(p, cd, cd_size), p += cd_size;
+    if (zip64) {
+        uint64_t end64 = (uint64_t)(p - out);
+        p = zput(p, 0x06064b50, 4), p = zput(p, 44, 8), p = zput(p, 45, 2), p = zput(p, 45, 2);
+        p = zput(p, 0, 4), p = zput(p, 0, 4), p = zput(p, n, 8), p = zput(p, n, 8);
+        p = zput(p, cd_size, 8), p = zput(p, cd_at, 8);
+        p = zput(p, 0x07064b50, 4), p = zput(p, 0, 4), p = zput(p, end64, 8), p = zput(p, 1, 4);
+    }
+    p = zput(p, 0x06054b50, 4), p = zput(p, 0, 2), p = zput(p, 0, 2);
+    p = zput(p, zip64 ? 0xffff : n, 2), p = zput(p, zip64 ? 0xffff : n, 2);
+    p = zput(p, zip64 ? 0xffffffff : cd_size, 4), p = zput(p, zip64 ? 0xffffffff : cd_at, 4);
+    p = zput(p, 0, 2);
+    libdeflate_free_compressor(z);
+    free(cd);
+    *len = (size_t)(p - out);
+    return out;
+}
+
+/* format_read_path of `path` (PATH:NAME allowed); stderr is captured. */
+static int read_path(const char *path, struct gc_tensor *m)
+{
+    struct gc_read_opts o = default_read();
+    memset(m, 0, sizeof *m);
+    capture_begin();
+    int st = format_read_path(path, GC_FMT_AUTO, &o, m, NULL);
+    capture_end();
+    return st;
+}
+
+static void test_npz_read(void)
+{
+    float a[6] = { 1, 2, 3, 4, 5, 6 };
+    int16_t b[4] = { -1, 2, -3, 4 };
+    unsigned char na[256], nb[256];
+    size_t la = npy_make(na, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }",
+                         3, a, sizeof a);
+    size_t lb = npy_make(nb, 1, "{'descr': '>i2', 'fortran_order': True, 'shape': (2, 2), }",
+                         3, b, sizeof b);
+    for (int zip64 = 0; zip64 < 2; zip64++) {
+        struct zip_spec two[2] = { { "a.npy", na, la, 0, 0, 0 }, { "b.npy", nb, lb, 1, 0, 0 } };
+        size_t n;
+        unsigned char *z = zip_make(two, 2, zip64, &n);
+        write_file(tmp_path("two.npz"), z, n);
+        struct gc_tensor m;
+        char path[600];
+        snprintf(path, sizeof path, "%s:a", tmp_path("two.npz"));
+        CHECK(read_path(path, &m) == 0 && SHAPE_IS(&m, 2, 3) && m.dtype == GC_F32 &&
+              get_2d(&m, 1, 2) == 6, "stored member by name (zip64 %d): %s", zip64, captured);
+        gc_tensor_free(&m);
+        snprintf(path, sizeof path, "%s:b.npy", tmp_path("two.npz"));
+        CHECK(read_path(path, &m) == 0 && SHAPE_IS(&m, 2, 2) && m.dtype == GC_I16 &&
+              m.fortran_order && get_2d(&m, 1, 0) == 512,
+              "deflated big-endian Fortran member by its whole name (zip64 %d): %s", zip64,
+              captured);
+        gc_tensor_free(&m);
+        CHECK(read_path(tmp_path("two.npz"), &m) == GC_EXIT_INPUT &&
+              strstr(captured, "holds 2 arrays (a, b): name one as"),
+              "two members, none named: %s", captured);
+        snprintf(path, sizeof path, "%s:q", tmp_path("two.npz"));
+        CHECK(read_path(path, &m) == GC_EXIT_INPUT &&
+              strstr(captured, "no array named 'q' (it holds a, b)"), "missing: %s", captured);
+        free(z);
+    }
+    /* One member is taken without a name, from a file and from a pipe. */
+    struct zip_spec one = { "arr_0.npy", na, la, 1, 0, 0 };
+    size_t n;
+    unsigned char *z = zip_make(&one, 1, 0, &n);
+    struct gc_read_opts o = default_read();
+    struct gc_tensor m;
+    for (int pipe_it = 0; pipe_it < 2; pipe_it++) {
+        CHECK(read_bytes(GC_FMT_AUTO, "one.npz", z, n, &o, &m, pipe_it) == 0 &&
+              SHAPE_IS(&m, 2, 3) && get_2d(&m, 0, 1) == 2, "the only member (pipe %d): %s",
+              pipe_it, captured);
+        gc_tensor_free(&m);
+    }
+    free(z);
+}
+
+static void test_npz_hostile(void)
+{
+    float a[6] = { 1, 2, 3, 4, 5, 6 };
+    unsigned char na[256];
+    size_t la = npy_make(na, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }",
+                         3, a, sizeof a);
+    struct gc_read_opts o = default_read();
+    struct gc_tensor m;
+    size_t n;
+    for (int deflate = 0; deflate < 2; deflate++) {
+        struct zip_spec bad = { "a.npy", na, la, deflate, 1, 0 };
+        unsigned char *z = zip_make(&bad, 1, 0, &n);
+        for (int pipe_it = 0; pipe_it < 2; pipe_it++)
+            CHECK(read_bytes(GC_FMT_AUTO, "crc.npz", z, n, &o, &m, pipe_it) == GC_EXIT_INPUT &&
+                  strstr(captured, ":a: CRC-32 mismatch") && !m.data,
+                  "CRC (deflate %d, pipe %d): %s", deflate, pipe_it, captured);
+        CHECK(read_bytes(GC_FMT_AUTO, "cut.npz", z, n - 7, &o, &m, 0) == GC_EXIT_INPUT &&
+              strstr(captured, "truncated zip archive"), "cut short: %s", captured);
+        free(z);
+        /* A declared size the .npy header does not have. */
+        struct zip_spec lie = { "a.npy", na, la, deflate, 0, 8 };
+        z = zip_make(&lie, 1, 0, &n);
+        CHECK(read_bytes(GC_FMT_AUTO, "size.npz", z, n, &o, &m, 0) == GC_EXIT_INPUT &&
+              strstr(captured, "size.npz:a: ") &&
+              strstr(captured, deflate ? "trailing bytes" : "a stored member of"),
+              "size lie (deflate %d): %s", deflate, captured);
+        free(z);
+    }
+    /* A bomb: a member whose deflate data runs far past its declared size. */
+    size_t big = (size_t)8 << 20;
+    unsigned char *bomb = calloc(1, big);
+    memcpy(bomb, na, la);
+    struct zip_spec boom = { "a.npy", bomb, big, 1, 0, 0 };
+    unsigned char *z = zip_make(&boom, 1, 0, &n);
+    /* The headers say la bytes; the CRC is of those. */
+    uint32_t crc = libdeflate_crc32(0, na, la);
+    size_t cd = n - 22 - (46 + 5);
+    zput(z + cd + 16, crc, 4);
+    zput(z + cd + 24, la, 4);
+    zput(z + 14, crc, 4);
+    zput(z + 30 + 5 + 4, la, 8);
+    char want[64];
+    snprintf(want, sizeof want, "inflates to more than the %zu bytes", la);
+    CHECK(read_bytes(GC_FMT_AUTO, "bomb.npz", z, n, &o, &m, 0) == GC_EXIT_INPUT &&
+          strstr(captured, want), "bomb: %s", captured);
+    /* The same compressed bytes declared as 8 GiB: more than deflate can
+     * make of them, refused before anything is allocated. */
+    zput(z + cd + 24, 0xfffffff0, 4);
+    zput(z + 30 + 5 + 4, 0xfffffff0, 8);
+    CHECK(read_bytes(GC_FMT_AUTO, "bomb.npz", z, n, &o, &m, 0) == GC_EXIT_INPUT &&
+          strstr(captured, "more than deflate can make"), "declared 4 GiB: %s", captured);
+    free(z);
+    free(bomb);
+}
+
+/* PATH:NAME: a file that exists is itself; else the split at the last ':'
+ * whose left part is an archive; else the whole name, opened as it is. */
+static void test_npz_names(void)
+{
+    char path[600];
+    struct gc_input in;
+    write_file(tmp_path("x:y.npy"), "", 0);
+    write_file(tmp_path("arch.npz"), "", 0);
+    write_file(tmp_path("zipped.dat"), "PK\x05\x06", 4);
+    write_file(tmp_path("plain.dat"), "1,2\n", 4);
+    const struct { const char *arg, *file, *member; } cases[] = {
+        { "x:y.npy", "x:y.npy", NULL },        { "arch.npz:w", "arch.npz", "w" },
+        { "arch.npz:a:b", "arch.npz", "a:b" }, { "arch.npz:", "arch.npz", "" },
+        { "zipped.dat:w", "zipped.dat", "w" }, { "plain.dat:w", NULL, NULL },
+        { "nosuch.npz:w", NULL, NULL },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(path, sizeof path, "%s", tmp_path(cases[i].arg));
+        capture_begin();
+        int st = input_open(&in, path);
+        capture_end();
+        if (!cases[i].file) {
+            CHECK(st == GC_EXIT_INPUT && strstr(captured, cases[i].arg) &&
+                  strstr(captured, "cannot open"), "%s: opened whole: %s", cases[i].arg,
+                  captured);
+            continue;
+        }
+        const char *m = cases[i].member;
+        CHECK(st == 0 && strcmp(in.path, tmp_path(cases[i].file)) == 0 &&
+              (m ? in.member && strcmp(in.member, m) == 0 : !in.member),
+              "%s: path '%s', member '%s': %s", cases[i].arg, st ? "" : in.path,
+              st || !in.member ? "(none)" : in.member, captured);
+        if (!st)
+            input_close(&in);
+    }
+    snprintf(path, sizeof path, "%s:w", tmp_path("arch.npz"));
+    CHECK(!input_is_stdin(path) && input_is_stdin("-") && input_is_stdin("-:w"),
+          "stdin is '-' and '-:NAME'");
+    CHECK(format_by_extension("x.NPZ") == GC_FMT_NPZ && format_by_name("npz") == GC_FMT_NPZ,
+          "npz by name and extension");
+}
+
+static void test_npz_info(void)
+{
+    float a[6] = { 1, 2, 3, 4, 5, 6 };
+    unsigned char na[256];
+    size_t la = npy_make(na, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }",
+                         3, a, sizeof a);
+    struct zip_spec two[2] = { { "a.npy", na, la, 0, 0, 0 }, { "odd", na, la, 1, 0, 0 } };
+    size_t n;
+    unsigned char *z = zip_make(two, 2, 1, &n);
+    write_file(tmp_path("info.npz"), z, n);
+    struct gc_input in;
+    struct gc_info arch, info[2];
+    struct gc_read_opts o = default_read();
+    capture_begin();
+    int st = input_open(&in, tmp_path("info.npz"));
+    if (!st)
+        st = gc_formats[GC_FMT_NPZ].members(&in, &arch);
+    for (size_t i = 0; i < 2 && !st; i++)
+        st = gc_formats[GC_FMT_NPZ].member_info(&in, &o, i, &info[i]);
+    capture_end();
+    CHECK(st == 0 && arch.members == 2 && arch.file_bytes == (off_t)n &&
+          info[0].format == GC_FMT_NPY && !info[0].deflated && info[0].stored_bytes == la &&
+          strcmp(info[0].key, "a") == 0 && strcmp(info[0].member, "a.npy") == 0 &&
+          info[0].file_bytes == (off_t)la && info[1].deflated && info[1].stored_bytes > 0 &&
+          strcmp(info[1].key, "odd") == 0 && info[1].ndim == 2 && info[1].shape[0] == 2 &&
+          info[1].shape[1] == 3 && info[1].dtype == GC_F32, "members' info: %s", captured);
+    if (!st)
+        input_close(&in);
+    free(z);
+}
+
+static void test_npz(void)
+{
+    test_npz_read();
+    test_npz_hostile();
+    test_npz_names();
+    test_npz_info();
+}
+
 static void test_detect(void)
 {
     CHECK(format_by_extension("a/b.CSV.GZ") == GC_FMT_CSV_GZ, "csv.gz");
@@ -2606,6 +2889,7 @@ int main(void)
     test_csv_write_nd();
     test_gzip();
     test_zstd();
+    test_npz();
     test_detect();
     test_big_payloads();
     freelocale(loc);

@@ -72,7 +72,13 @@ int cmd_completion(const struct gc_opts *o)
     print_kernels(1);
     printf("\" ;;\n"
            "            esac ;;\n"
-           "        --format|--in-format)\n"
+           "        --format)\n"
+           "            words=\"");
+    for (int f = 0, n = 0; f < GC_FMT_COUNT; f++)
+        if (gc_formats[f].write)
+            printf("%s%s", n++ ? " " : "", gc_formats[f].name);
+    printf("\" ;;\n"
+           "        --in-format)\n"
            "            words=\"");
     for (int f = 0; f < GC_FMT_COUNT; f++)
         printf("%s%s", f ? " " : "", gc_formats[f].name);

@@ -263,8 +263,8 @@ int mul_check_usage(const struct gc_opts *o)
         return gc_fail(GC_EXIT_USAGE, "mul needs an output: -o FILE ('-' for stdout)");
     if (o->beta != 0 && !o->c0_path)
         return gc_fail(GC_EXIT_USAGE, "--beta needs C0: -c FILE");
-    int nstdin = (strcmp(o->operands[0], "-") == 0) + (strcmp(o->operands[1], "-") == 0) +
-                 (o->c0_path && strcmp(o->c0_path, "-") == 0);
+    int nstdin = input_is_stdin(o->operands[0]) + input_is_stdin(o->operands[1]) +
+                 (o->c0_path && input_is_stdin(o->c0_path));
     if (nstdin > 1)
         return gc_fail(GC_EXIT_USAGE, "only one operand can be read from stdin");
     if (o->tune && strcmp(o->kernel, "auto") != 0)

@@ -89,14 +89,15 @@ static void print_usage(FILE *f)
         snprintf(left, sizeof left, "%s %s", commands[i].name, commands[i].operands);
         options_print_item(f, left, commands[i].summary);
     }
-    fputs("\nformats (--format, --in-format; the extensions that name them):\n", f);
+    fputs("\nformats (told by magic bytes, then extension; --in-format, --format):\n", f);
     for (int i = 0; i < GC_FMT_COUNT; i++) {
         char left[64];
         snprintf(left, sizeof left, "%s (%s)", gc_formats[i].name, gc_formats[i].extensions);
         options_print_item(f, left, gc_formats[i].summary);
     }
     fputs("\n'gemmcli help <command>' or 'gemmcli <command> --help' lists a command's\n"
-          "options; '-' as a file means stdin or stdout.  See gemmcli(1).\n", f);
+          "options; '-' as a file means stdin or stdout; FILE:NAME is array NAME of\n"
+          "an .npz.  See gemmcli(1).\n", f);
     print_exit_statuses(f, 1, 1);
 }
 

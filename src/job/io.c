@@ -38,9 +38,8 @@ int io_read_header(const struct gc_opts *o, int index, const char *path, struct 
     if (rc)
         return rc;
     struct gc_read_opts ro = io_read_opts(o, index);
-    int fmt = o->in_format;
-    if (fmt < 0)
-        rc = format_identify(&in, ro.announce, &fmt);
+    int fmt;
+    rc = format_choose(&in, o->in_format, ro.announce, &fmt);
     struct gc_info info;
     memset(&info, 0, sizeof info);
     info.file_bytes = -1;
@@ -124,6 +123,10 @@ static int named_format(const struct gc_opts *o, int *format)
         return gc_fail(GC_EXIT_USAGE, "%s: cannot tell the output format from the file name "
                        "(use .npy, .bin, .raw, .csv, .csv.gz, .csv.zst, .npy.zst, or --format)",
                        o->output);
+    if (format_can(*format, FORMAT_ARCHIVE))
+        return gc_fail(GC_EXIT_USAGE, "%s: .%s is read, not written: write .npy (or .bin, "
+                       ".raw, .csv, .csv.gz, .csv.zst, .npy.zst, or name --format)", o->output,
+                       gc_formats[*format].name);
     return output_format_check(o, *format);
 }
 
@@ -139,6 +142,9 @@ int io_output_format(const struct gc_opts *o, int read_as, int fallback, int *fo
     if (rc || *format >= 0)
         return rc;
     *format = read_as >= 0 && read_as < GC_FMT_COUNT ? read_as : fallback;
+    /* An archive's members are .npy. */
+    if (format_can(*format, FORMAT_ARCHIVE))
+        *format = GC_FMT_NPY;
     if (*format < 0)
         return gc_fail(GC_EXIT_USAGE, "<stdout>: say which format to write with --format");
     return output_format_check(o, *format);

@@ -42,8 +42,8 @@ int io_output_check(const struct gc_opts *o);
 /* The output's format, decided once, after the inputs are read: --format,
  * else the extension; standard output keeps the pipeline's format, the
  * one the first input was read as (`read_as`: its magic bytes, then its
- * extension, then its content), else `fallback`.  0 with *format set, or
- * a status after saying why. */
+ * extension, then its content; .npy for an .npz member), else `fallback`.
+ * 0 with *format set, or a status after saying why. */
 int io_output_format(const struct gc_opts *o, int read_as, int fallback, int *format);
 
 /* 0, or GC_EXIT_USAGE after saying so, when `format` cannot hold a tensor

@@ -36,7 +36,7 @@ static const struct opt_def opt_defs[] = {
     { "output", 'o', OPT_OUTPUT, "FILE", OPTS_WRITE, "write the result to FILE ('-': stdout)" },
     { "force", 0, OPT_FORCE, NULL, OPTS_REPLACE, "replace an existing output that you may not write to (write-protected, or another user's); without it such a file is kept and the run fails (status 4)" },
     { "format", 0, OPT_FORMAT, "FMT", OPTS_WRITE, "output format: npy, raw, csv, csv.gz, csv.zst, npy.zst (default: from -o's extension; for stdout, the first input's format)" },
-    { "in-format", 0, OPT_IN_FORMAT, "FMT", OPTS_READ, "input format (default: detected from magic bytes, then extension)" },
+    { "in-format", 0, OPT_IN_FORMAT, "FMT", OPTS_READ, "input format: npy, raw, csv, csv.gz, csv.zst, npy.zst, npz (default: detected from magic bytes, then extension)" },
     { "dtype", 0, OPT_DTYPE, "T", OPTS_DTYPE, "element type of the result, converted to: f16 bf16 f32 f64 i8..i64 u8..u64 bool (default: NumPy's; kernels --for: the operands')" },
     { "dtype", 0, OPT_DTYPE, "LIST", OPTS_DTYPES, "comma-separated: bench, the signatures to time (f32 f16 bf16 f64 tf32 tf32x3; default: all of them, --sweep: f32); tune, the element types (default: f32)" },
     { "in-dtype", 0, OPT_IN_DTYPE, "T", OPTS_READ, "element type of raw input (default f32) and of CSV text (default f64, as numpy.loadtxt); a .npy file carries its own" },
@@ -251,12 +251,17 @@ static int parse_real(const char *opt, const char *s, double *out)
 static int parse_format(const char *opt, const char *s, int *out)
 {
     int f = format_by_name(s);
-    if (f < 0) {
+    int out_only = strcmp(opt, "format") == 0;
+    if (f < 0 || (out_only && format_can(f, FORMAT_ARCHIVE))) {
         char names[256];
         size_t used = 0;
         for (int i = 0; i < GC_FMT_COUNT && used < sizeof names; i++)
-            used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "",
-                                     gc_formats[i].name);
+            if (!(out_only && format_can(i, FORMAT_ARCHIVE)))
+                used += (size_t)snprintf(names + used, sizeof names - used, "%s%s",
+                                         used ? ", " : "", gc_formats[i].name);
+        if (f >= 0)
+            return gc_fail(GC_EXIT_USAGE, "--format %s: .%s is read, not written (%s)", s,
+                           gc_formats[f].name, names);
         return gc_fail(GC_EXIT_USAGE, "--%s: unknown format '%s' (%s)", opt, s, names);
     }
     *out = f;

@@ -40,7 +40,7 @@ int dist_begin(struct dist *d, const struct gc_opts *o, int on_host, struct gc_o
     d->failed_rank = -1;
     *local = *o;
     const char *why = NULL;
-    if (strcmp(o->operands[0], "-") == 0 || strcmp(o->operands[1], "-") == 0)
+    if (input_is_stdin(o->operands[0]) || input_is_stdin(o->operands[1]))
         why = "every rank reads the operands, so they must be files, not stdin";
     else if (o->c0_path)
         why = "C0 (-c, --beta) is not split among ranks";
@@ -101,7 +101,7 @@ static const char *const desc_words[D_N] = {
 static int describe(const struct gc_opts *o, int index, struct dist_operand *op)
 {
     struct stat st;
-    if (stat(op->path, &st) != 0) {
+    if (input_stat(op->path, &st) != 0) {
         op->desc[D_MISSING] = errno ? errno : ENOENT;
         return 0;
     }
@@ -113,8 +113,8 @@ static int describe(const struct gc_opts *o, int index, struct dist_operand *op)
     int rc = input_open(&in, op->path);
     if (rc)
         return rc;
-    int fmt = o->in_format;
-    if (fmt < 0 && (rc = format_identify(&in, 0, &fmt))) {
+    int fmt;
+    if ((rc = format_choose(&in, o->in_format, 0, &fmt))) {
         input_close(&in);
         return rc;
     }

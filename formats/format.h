@@ -65,11 +65,12 @@ struct gc_input {
  * may hold ':' too.  A path that does not split is opened whole (and may
  * be missing).  Returns 0 or GC_EXIT_INPUT after saying why. */
 int input_open(struct gc_input *in, const char *path);
-/* An input whose `bytes` bytes come from `source` (see struct gc_input),
- * named `name` in messages; closing it closes nothing else. */
+/* An input whose bytes come from `source` (see struct gc_input), `bytes`
+ * of them (-1: not known before the end), named `name` in messages;
+ * closing it closes nothing else. */
 void input_from_source(struct gc_input *in, const char *name,
                        int (*source)(void *ctx, unsigned char *dst, size_t n, size_t *got),
-                       void *ctx, uint64_t bytes);
+                       void *ctx, int64_t bytes);
 void input_close(struct gc_input *in);
 /* Whether `path` is read from stdin: "-", or "-:NAME". */
 int input_is_stdin(const char *path);

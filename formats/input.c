@@ -144,7 +144,7 @@ int input_open(struct gc_input *in, const char *path)
 
 void input_from_source(struct gc_input *in, const char *name,
                        int (*source)(void *ctx, unsigned char *dst, size_t n, size_t *got),
-                       void *ctx, uint64_t bytes)
+                       void *ctx, int64_t bytes)
 {
     memset(in, 0, sizeof *in);
     in->path = in->name = name;
@@ -152,7 +152,7 @@ void input_from_source(struct gc_input *in, const char *name,
     in->size = -1;
     in->source = source;
     in->source_ctx = ctx;
-    in->source_left = (int64_t)bytes;
+    in->source_left = bytes;
 }
 
 void input_close(struct gc_input *in)

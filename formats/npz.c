@@ -728,7 +728,7 @@ int npz_read(struct gc_input *in, const struct gc_read_opts *o, struct gc_tensor
         return status;
     if (!(status = npz_stream_open(z, i, &s))) {
         struct gc_input member;
-        input_from_source(&member, s.label, npz_source, &s, s.m->usize);
+        input_from_source(&member, s.label, npz_source, &s, (int64_t)s.m->usize);
         /* The .npy reader reads to the member's end, where the checks are. */
         status = npy_read(&member, o, t);
         if (!status && !s.done) {
@@ -754,7 +754,7 @@ int npz_member_info(struct gc_input *in, const struct gc_read_opts *o, size_t i,
         return gc_fail(GC_EXIT_INPUT, "%s: no member %zu", z->name, i);
     if (!(status = npz_stream_open(z, i, &s))) {
         struct gc_input member;
-        input_from_source(&member, s.label, npz_source, &s, s.m->usize);
+        input_from_source(&member, s.label, npz_source, &s, (int64_t)s.m->usize);
         status = npy_info(&member, o, info);
         input_close(&member);
     }

@@ -273,11 +273,8 @@ static void zd_end(void *ctx)
 /* Opens `in` as the decompressed bytes of `from`; close it either way. */
 static int zstd_open_decoded(struct gc_input *in, struct gc_input *from)
 {
-    memset(in, 0, sizeof *in);
-    in->path = from->path;
-    in->name = from->name;
-    in->fd = -1;
-    in->size = -1;
+    input_from_source(in, from->name, zd_decode, NULL, -1);
+    in->path = from->path;    /* (its extension still names what it holds) */
     in->threads = from->threads;
     int status = zstd_ready(from->name, GC_EXIT_INPUT);
     if (status)
@@ -285,10 +282,8 @@ static int zstd_open_decoded(struct gc_input *in, struct gc_input *from)
     struct zstd_decoder *d = calloc(1, sizeof *d);
     if (!d)
         return gc_fail(GC_EXIT_INPUT, "%s: out of host memory", from->name);
-    in->source = zd_decode;
     in->source_end = zd_end;
     in->source_ctx = d;
-    in->source_left = -1;
     d->z = zstd_lib();
     d->from = from;
     d->buf = malloc(ZSTD_IN_CHUNK);

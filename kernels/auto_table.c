@@ -44,6 +44,9 @@ const struct auto_rate auto_rates[] = {
     { "f16", "f16_gemv", 0.00, 3768.2, 1.00, 1.00 },
     { "f16", "f16_thin", 19.47, 2475.4, 1.00, 1.00 },
     { "f16", "f16_small_k", 8.92, 3438.5, 1.00, 1.00 },
+    /* (mma_thin: measured by `gemmcli tune --calibrate` on an NVIDIA H200,
+     * 2026-11-28; its multiply-adds never bound it there) */
+    { "f16", "mma_thin", 0.00, 3395.0, 1.00, 1.00 },
     { "f64", "f64_naive", 2.12, 0.0, 1.00, 1.00 },
     { "f64", "f64_pipeline", 24.17, 0.0, 1.00, 1.00 },
     { "f64", "f64_small", 0.00, 2729.5, 1.00, 1.00 },

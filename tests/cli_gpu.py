@@ -197,6 +197,8 @@ REFUSALS = [
      "refused (rows beyond splitk_32x128's tile)"),
     (b"needs rows of A in 4-byte units", lambda m, n, k: k % 2,
      "refused (an odd K on mma_sync_128x64's tile)"),
+    (b"mma_thin computes products with M <= 16 and N >= 64", lambda m, n, k: m > 16 or n < 64,
+     "refused (rows beyond mma_thin's m16 tile, or columns short of a warp's)"),
 ]
 
 

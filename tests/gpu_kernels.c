@@ -164,7 +164,10 @@ static const struct mul_case vector_cases[] = {
  * M or N of 2, 17 and 32, beta, K = 0, stacks with an
  * operand shared, and 33 x 33, which the thin stages must refuse (and K =
  * 33, which the small_k stages must; f64_thin also 25 rows over a wide
- * N, and takes 24).  Run on every row for f32 and f64;
+ * N, and takes 24; mma_thin 17 rows), 9 rows over an N of 4 mod 8 (8-byte
+ * loads of B), 16 rows over whole 16-byte ones, 12 over an N of 2 mod 4
+ * and an odd K (4-byte loads of B, A's values one by one) and a stack of
+ * 7 rows.  Run on every row for f32 and f64;
  * for f16 and bf16 on the memory-bound rows (KERNEL_MEMORY) only, for the
  * tensor-core stages' long chains (see vector_cases). */
 static const struct mul_case thin_cases[] = {
@@ -195,6 +198,11 @@ static const struct mul_case thin_cases[] = {
     { 1, 40, 9, 0, 1.0f, 0.0f, 0, 1, "f64_thin", 0 },
     { 1, 33, 33, 64, 1.0f, 0.0f, 0, 1, "f16_thin", 1 },
     { 1, 33, 33, 64, 1.0f, 0.0f, 0, 1, "f64_thin", 1 },
+    { 1, 9, 1252, 1449, 1.0f, 0.0f, 0, 1 },
+    { 1, 16, 2048, 4096, 1.0f, 0.5f, 0, 1 },
+    { 1, 12, 1002, 997, 1.0f, 0.0f, 0, 1 },
+    { 3, 7, 200, 301, 1.0f, 0.5f, 0, 1 },
+    { 1, 17, 33, 64, 1.0f, 0.0f, 0, 1, "mma_thin", 1 },
     { 1, 24, 301, 300, 1.0f, 0.0f, 0, 1, "f64_thin", 0 },
     { 1, 25, 301, 300, 1.0f, 0.0f, 0, 1, "f64_thin", 1 },
     { 1, 100, 301, 33, 1.0f, 0.0f, 0, 1, "small_k", 1 },

@@ -4,7 +4,7 @@
 # FP32 ladder, the CUDA-core 16-bit stages and the 16-bit gemv, DFMA for
 # the CUDA-core FP64 stages and the FP64 gemv, DMMA for the FP64
 # tensor-core stages (f64_dmma and its smaller tiles, f64_dmma_tiny), HMMA for the mma.sync
-# stages (mma_sync, mma_tiny),
+# stages (mma_sync, mma_tiny, mma_thin),
 # HGMMA for every stage built on kernels/hgemm/hgemm_hopper.cuh; the vector
 # transpose's 1-byte path: 16-byte accesses and PRMT),
 # and ptxas reported no register spills for any kernel of the tables
@@ -38,7 +38,7 @@ for obj in build/kernels/*.o build/kernels/*/*.o; do
         *hgemm_09_*) want=FFMA ;;
         *dgemm_02_*|*dgemm_07_*|*dgemm_08_*|*dgemm_09_*|*dgemm_10_*) want=DMMA ;;
         *dgemm_*) want=DFMA ;;
-        *hgemm_01_*|*hgemm_12_*) want=HMMA ;;
+        *hgemm_01_*|*hgemm_12_*|*hgemm_13_*) want=HMMA ;;
         *hgemm_08_*) want=FFMA ;;
         *igemm_*) want=IMAD ;;
         *) want="" ;;

@@ -92,8 +92,10 @@ def runs(argv, row):
     rng = np.random.default_rng(3)
     pos = [a for a in argv[2:] if a.endswith(".npy")]
     out = argv[argv.index("-o") + 1] if "-o" in argv else None
-    # A ragged product, and one a vector and short-K stage takes too.
-    tries = [[(24, 40), (40, 32)], [(1, 16), (16, 24)]] if argv[1] == "mul" else [[(20, 36)]]
+    # A ragged product, one a vector and short-K stage takes too, and a few
+    # rows over a wide B (mma_thin's).
+    tries = ([[(24, 40), (40, 32)], [(1, 16), (16, 24)], [(8, 40), (40, 96)]]
+             if argv[1] == "mul" else [[(20, 36)]])
     for shapes in tries:
         with tempfile.TemporaryDirectory() as tmp:
             for name, shape in zip([p for p in pos if p != out], shapes):

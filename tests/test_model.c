@@ -388,15 +388,16 @@ static void memory_bound(void)
         if (!g || g->spread != SPREAD_MEMORY || sig < 0)
             continue;
         seen++;
-        /* (blocks of at least 4 x 4, so that the bytes outlast block_us) */
+        /* (blocks of at least 4 x 4 and a K of 16384, so that the bytes outlast
+         * block_us at the fastest rate) */
         int64_t m = 64 * (int64_t)(g->tile_m > 4 ? g->tile_m : 4);
         int64_t n = 256 * (int64_t)(g->tile_n > 4 ? g->tile_n : 4);
-        struct gemm_problem a = problem(sig, 1, m, n, 4096);
-        struct gemm_problem b = problem(sig, 1, 2 * m, n, 8192);
+        struct gemm_problem a = problem(sig, 1, m, n, 16384);
+        struct gemm_problem b = problem(sig, 1, 2 * m, n, 32768);
         struct model_estimate ea = model_estimate(k, &a, SMS), eb = model_estimate(k, &b, SMS);
         double ra = ea.memory_ms / model_bytes(&a), rb = eb.memory_ms / model_bytes(&b);
-        CHECK(ea.memory_ms > 0 && close_to(ra, rb, 1e-9), "%s: %lldx%lldx4096 moves %g bytes "
-              "in %.6g ms, %lldx%lldx8192 %g in %.6g ms: not one rate", k->name, (long long)m,
+        CHECK(ea.memory_ms > 0 && close_to(ra, rb, 1e-9), "%s: %lldx%lldx16384 moves %g bytes "
+              "in %.6g ms, %lldx%lldx32768 %g in %.6g ms: not one rate", k->name, (long long)m,
               (long long)n, model_bytes(&a), ea.memory_ms, (long long)(2 * m), (long long)n,
               model_bytes(&b), eb.memory_ms);
         CHECK(ea.ms == ea.overhead_ms + fmax(ea.compute_ms, ea.memory_ms),
@@ -404,7 +405,7 @@ static void memory_bound(void)
               ea.compute_ms, ea.memory_ms);
         /* A C smaller than a block's tile moves bytes with part of it. */
         if (g->tile_m > 1) {
-            struct gemm_problem r = problem(sig, 1, m - 1, n, 4096);
+            struct gemm_problem r = problem(sig, 1, m - 1, n, 16384);
             struct model_estimate er = model_estimate(k, &r, SMS);
             CHECK(er.memory_ms / model_bytes(&r) > ra * (1 + 1e-9), "%s: a ragged block moves "
                   "bytes as fast as a whole one", k->name);

@@ -1,11 +1,18 @@
 /* gzip text for the CSV reader: members are read one after another, so a
  * multi-member file reads as one, in time linear in the text whatever the
- * members' sizes.  From a regular file (up to GZ_WHOLE_MAX) each member
- * that inflates into the text buffer goes through libdeflate in one call,
- * at about twice zlib's speed, and the members whose headers give their
- * sizes (as gemmcli writes them) are inflated side by side; larger members
- * and pipes stream through zlib.  A truncated stream, a bad CRC, length or
- * header CRC, reserved flags and bytes after the last member are errors. */
+ * members' sizes.  From a regular file (up to GZ_WHOLE_MAX):
+ *   - the members whose headers give their sizes (as gemmcli writes them)
+ *     are inflated side by side, one a thread;
+ *   - a large member of another kind (gzip's, np.savetxt's: one member for
+ *     the whole text) is inflated on every thread by speculative
+ *     block-boundary search (formats/inflate_par.c); where that gives up,
+ *     zlib inflates the member again from its start, past the text already
+ *     given, and says what is wrong;
+ *   - any other member that inflates into the text buffer goes through
+ *     libdeflate in one call, at about twice zlib's speed.
+ * Larger members on one thread and pipes stream through zlib.  A truncated
+ * stream, a bad CRC, length or header CRC, reserved flags and bytes after
+ * the last member are errors, with the same messages on every path. */
 #include "formats/text_source.h"
 
 #include <stdlib.h>
@@ -13,11 +20,17 @@
 
 #include "core/error.h"
 #include "core/parallel.h"
+#include "formats/inflate_par.h"
 
 /* Above this, a regular .csv.gz file is inflated from a stream instead of
  * being read whole first. */
 #define GZ_WHOLE_MAX ((size_t)1 << 30)
 #define GZ_IN_CHUNK ((size_t)256 << 10)
+/* A member with fewer compressed bytes left than this, or read on one
+ * thread, is inflated in one go: parallel inflation would gain little. */
+#define GZ_PAR_MIN ((size_t)2 << 20)
+#define GZ_PROBE ((size_t)256 << 10)
+#define GZ_PROBE_OUT ((size_t)4 << 20)
 
 struct gz_member {
     size_t at, bytes;         /* in comp */
@@ -80,7 +93,7 @@ static const char *gz_diagnose(const unsigned char *p, size_t n)
 /* Checks a member's header where libdeflate would not: reserved flags and
  * the header CRC (FHCRC), which gzip -t checks too.  zlib checks both
  * itself on the streaming path. */
-static int gz_check_header(struct text_source *s, const unsigned char *p, size_t n)
+static int gz_check_header(struct text_source *s, const unsigned char *p, size_t n, size_t *len)
 {
     if (n < 10)
         return gz_fail(s, "truncated gzip data");
@@ -108,7 +121,9 @@ static int gz_check_header(struct text_source *s, const unsigned char *p, size_t
         unsigned want = p[at] | (unsigned)p[at + 1] << 8;
         if ((crc32(0L, p, (uInt)at) & 0xffff) != want)
             return gz_fail(s, "bad header CRC in gzip data");
+        at += 2;
     }
+    *len = at;
     return 0;
 }
 
@@ -235,6 +250,7 @@ int text_source_open(struct text_source *s, struct gc_input *in, int gz, int thr
 
 void text_source_close(struct text_source *s)
 {
+    inflate_par_close(s->par);
     if (s->z_ready)
         inflateEnd(&s->zs);
     libdeflate_free_decompressor(s->ld);
@@ -287,7 +303,7 @@ static int gz_next_member(struct text_source *s, int *more)
                 : gc_fail(GC_EXIT_INPUT, "%s: %zu bytes of trailing garbage after the gzip data",
                           s->name, s->clen - s->cpos);
         *more = 1;
-        return gz_check_header(s, s->comp + s->cpos, s->clen - s->cpos);
+        return gz_check_header(s, s->comp + s->cpos, s->clen - s->cpos, &s->head_len);
     }
     int status = gz_stream_want(s, 3);
     if (status)
@@ -346,7 +362,68 @@ static int gz_inflate_zlib(struct text_source *s, char *dst, size_t cap, size_t 
     *got = (size_t)((char *)s->zs.next_out - dst);
     if (s->comp)
         s->cpos = (size_t)(s->zs.next_in - s->comp);
+    if (s->skip) {
+        size_t drop = s->skip < *got ? (size_t)s->skip : *got;
+        memmove(dst, dst + drop, *got - drop);
+        *got -= drop;
+        s->skip -= drop;
+    }
     return 0;
+}
+
+/* Starts inflating the member at cpos on several threads, where it is
+ * large and read whole; 1 when started.  Nothing says how large a member
+ * is: one that ends within its first GZ_PROBE bytes is small, and so,
+ * it is assumed, are the members after it (they are inflated in one go). */
+static int gz_par_start(struct text_source *s)
+{
+    if (!s->comp || s->threads < 2 || s->small_members || s->head_len > s->clen - s->cpos ||
+        s->clen - s->cpos - s->head_len < GZ_PAR_MIN)
+        return 0;
+    unsigned char *probe = malloc(GZ_PROBE_OUT);
+    size_t in_used, out;
+    if (!probe || libdeflate_deflate_decompress_ex(s->ld, s->comp + s->cpos + s->head_len,
+                                                   GZ_PROBE, probe, GZ_PROBE_OUT, &in_used,
+                                                   &out) == LIBDEFLATE_SUCCESS)
+        s->small_members = 1;
+    free(probe);
+    if (s->small_members)
+        return 0;
+    struct inflate_par_plan plan = { s->threads, s->threads, 0 };
+    s->par = inflate_par_open(s->comp + s->cpos + s->head_len,
+                              s->clen - s->cpos - s->head_len, &plan);
+    s->par_left = 0;
+    s->par_given = 0;
+    return s->par != NULL;
+}
+
+/* Text from the member being inflated on several threads.  At its end the
+ * next member follows; where the parallel inflater cannot go on, zlib
+ * inflates the member again from its start, past the text already given,
+ * and says what is wrong. */
+static int gz_fill_par(struct text_source *s, char *dst, size_t cap, size_t *got)
+{
+    if (s->par_left == 0) {
+        size_t used;
+        int r = inflate_par_next(s->par, &s->par_text, &s->par_left, &used);
+        if (r <= 0) {
+            inflate_par_close(s->par);
+            s->par = NULL;
+            s->par_left = 0;
+            if (r == 0)
+                s->cpos += s->head_len + used;
+            else
+                s->skip = s->par_given;
+            return r;
+        }
+    }
+    size_t n = s->par_left < cap ? s->par_left : cap;
+    memcpy(dst, s->par_text, n);
+    s->par_text += n;
+    s->par_left -= n;
+    s->par_given += n;
+    *got = n;
+    return 1;
 }
 
 int text_source_fill(struct text_source *s, char *dst, size_t cap, size_t *got)
@@ -356,6 +433,12 @@ int text_source_fill(struct text_source *s, char *dst, size_t cap, size_t *got)
         return input_read(s->in, dst, cap, got);
     while (*got == 0) {
         int status, more;
+        if (s->par) {
+            if (gz_fill_par(s, dst, cap, got) < 0 &&
+                (status = gz_inflate_zlib(s, dst, cap, got)))
+                return status;
+            continue;
+        }
         if (s->in_member) {
             if ((status = gz_inflate_zlib(s, dst, cap, got)))
                 return status;
@@ -365,6 +448,8 @@ int text_source_fill(struct text_source *s, char *dst, size_t cap, size_t *got)
             return 0;
         if ((status = gz_next_member(s, &more)) || !more)
             return status;
+        if (gz_par_start(s))
+            continue;
         if (s->comp) {
             /* A member that inflates into the buffer goes through libdeflate,
              * about twice zlib's speed; a larger one through zlib. */

@@ -16,6 +16,7 @@
 #define GZ_TAIL_BYTES 8
 
 struct gz_member;
+struct inflate_par;
 
 struct text_source {
     struct gc_input *in;
@@ -38,6 +39,17 @@ struct text_source {
     struct gz_member *members;
     size_t n_members, next_member;
     int threads;
+    size_t head_len;          /* of the member at cpos, once checked */
+    /* a large member of another kind, inflated on `threads` threads by
+     * speculative block search (formats/inflate_par.c): the text it gave
+     * and has yet to give */
+    struct inflate_par *par;
+    int small_members;        /* a member ended soon: none is inflated so */
+    const unsigned char *par_text;
+    size_t par_left;
+    uint64_t par_given;
+    /* bytes that zlib, inflating a member again, inflates once more */
+    uint64_t skip;
 };
 
 /* Opens `in` as text (`gz`: gzip members, inflated on up to `threads`

@@ -539,11 +539,39 @@ def test_npz(d):
         os.remove(os.path.join(out, "b.npy"))
 
 
+def test_one_member_faults(d):
+    # 15. One large gzip member (inflated on several threads) with a bit
+    # flipped in its data, a wrong trailer or cut short: refused as on one
+    # thread, with the same message, and nothing written.
+    a = np.random.default_rng(15).standard_normal((400, 500))
+    buf = io.StringIO()
+    np.savetxt(buf, a)
+    gz = gzip.compress(buf.getvalue().encode(), compresslevel=6, mtime=0)
+    n = len(gz)
+    faults = [(f"bit flipped at {at / n:.0%}", gz[:at] + bytes([gz[at] ^ 0x10]) + gz[at + 1:])
+              for at in (n // 4, n // 2 + 7, 3 * n // 4 + 3, n - 40)]
+    faults += [("CRC", gz[:-8] + bytes([gz[-8] ^ 1]) + gz[-7:]),
+               ("length", gz[:-3] + bytes([gz[-3] ^ 1]) + gz[-2:]),
+               ("cut in half", gz[:n // 2]), ("trailer missing", gz[:-8])]
+    path = os.path.join(d, "f.csv.gz")
+    for name, data in faults:
+        open(path, "wb").write(data)
+        out = os.path.join(d, "f.npy")
+        ps = {t: run("convert", "-q", "--delimiter", " ", "--threads", str(t), path, "-o", out)
+              for t in (1, 4)}
+        check(f"one member, {name}: exit 3 on 4 threads, nothing written",
+              ps[4].returncode == 3 and not os.path.exists(out), err(ps[4]))
+        check(f"one member, {name}: the message one thread gives", err(ps[4]) == err(ps[1]) and
+              any(w in err(ps[4]) for w in ("bad CRC", "corrupt gzip data", "truncated gzip data",
+                                            "bad length")), f"{err(ps[1])} / {err(ps[4])}")
+
+
 def main():
     tests = [test_huge_dimensions, test_signals, test_modes, test_descriptor_outputs,
              test_long_names, test_zero_shapes, test_scalars, test_delimiters,
              test_memory_bounds, test_empty_outputs, test_verify_message, test_detection,
-             test_header_crc, test_repeat_cpu, test_json_names, test_minor, test_npz]
+             test_header_crc, test_repeat_cpu, test_json_names, test_minor, test_npz,
+             test_one_member_faults]
     for t in tests:
         with tempfile.TemporaryDirectory(prefix="gemmcli-hostile.") as d:
             t(d)

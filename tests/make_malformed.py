@@ -37,6 +37,10 @@ def header(descr="'<f4'", fortran="False", shape="(2, 3)", extra=""):
 F6 = np.arange(6, dtype="<f4").tobytes()
 GOOD = npy(header(), F6)
 GZ = gzip.compress(b"1,2,3\n4,5,6\n")
+# One member large enough to be inflated on several threads (np.savetxt's text).
+BIG_TEXT = "".join("%.18e %.18e %.18e\n" % tuple(r) for r in
+                   np.random.default_rng(7).standard_normal((70000, 3)).tolist()).encode()
+BIG = gzip.compress(BIG_TEXT, compresslevel=9, mtime=0)
 NPY = zc.npy_bytes(np.arange(6, dtype="<f4").reshape(2, 3))
 
 
@@ -113,6 +117,10 @@ CASES = [
     ("trailing_garbage.csv.gz", GZ + b"garbage", "", "trailing garbage"),
     ("corrupt_deflate.csv.gz", GZ[:10] + b"\xff" * 20, "", "corrupt gzip data"),
     ("not_gzip.csv.gz", b"1,2\n", "", "not gzip data"),
+    ("big_cut.csv.gz", BIG[:len(BIG) // 2], "", "truncated gzip data"),
+    ("big_bad_crc.csv.gz", BIG[:-8] + bytes([BIG[-8] ^ 1]) + BIG[-7:], "", "bad CRC"),
+    ("big_flipped_middle.csv.gz", BIG[:len(BIG) // 2] + bytes([BIG[len(BIG) // 2] ^ 4]) +
+     BIG[len(BIG) // 2 + 1:], "", "gzip data"),
     ("bad_text_in.csv.gz", gzip.compress(b"1,2\n3,x\n"), "", "bad_text_in.csv.gz:2:3"),
     ("ragged_second_member.csv.gz", GZ + gzip.compress(b"7,8\n"), "",
      "ragged_second_member.csv.gz:3:4"),

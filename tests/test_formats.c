@@ -23,12 +23,14 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/tensor.h"
 #include "formats/decimal.h"
 #include "formats/format.h"
+#include "formats/inflate_par.h"
 
 struct tally {
     int passed, failed;
@@ -1871,6 +1873,184 @@ static void test_gzip(void)
           strstr(captured, "x.csv.gz:1:3: not a number"), "position inside gzip: %s", captured);
 }
 
+/* ---- gzip on several threads (formats/inflate_par.c) ---- */
+
+static uint64_t par_rand(uint64_t *state)
+{
+    *state = *state * 6364136223846793005ull + 1442695040888963407ull;
+    return *state >> 33;
+}
+
+/* About n bytes of text: 'n' numbers as np.savetxt writes them, 'r' a few
+ * rows repeated (back-references reach across chunk borders), 'b' noise
+ * that deflate stores. */
+static size_t par_text(int kind, size_t n, unsigned char *out)
+{
+    uint64_t st = (uint64_t)kind * 7919 + n;
+    size_t len = 0;
+    while (len + 64 < n) {
+        if (kind == 'b') {
+            out[len++] = (unsigned char)par_rand(&st);
+            continue;
+        }
+        uint64_t r = kind == 'r' ? par_rand(&st) % 5 : par_rand(&st);
+        for (int c = 0; c < 2 && len + 64 < n; c++) {
+            uint64_t v = r * 2654435761u + (uint64_t)c * 40503u;
+            len += (size_t)sprintf((char *)out + len, "%s%c.%018llue-%02u", c ? " " : "",
+                                   v & 1 ? '-' : ' ', (unsigned long long)(v % 1000000000000000000ull),
+                                   (unsigned)(v % 3));
+        }
+        out[len++] = '\n';
+    }
+    return len;
+}
+
+/* A gzip member of text[0, n) as zlib makes it at `level` and `strategy`,
+ * with a sync flush (an empty stored block) every `flush` bytes if
+ * nonzero, and an empty last block after a final flush if `empty_last`. */
+static size_t par_gzip(const unsigned char *text, size_t n, int level, int strategy,
+                       size_t flush, int empty_last, unsigned char *out, size_t cap)
+{
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (deflateInit2(&z, level, Z_DEFLATED, 31, 8, strategy) != Z_OK)
+        return 0;
+    z.next_out = out;
+    z.avail_out = (uInt)cap;
+    size_t at = 0, step = flush ? flush : n;
+    while (at < n) {
+        size_t k = n - at < step ? n - at : step;
+        z.next_in = (unsigned char *)text + at;
+        z.avail_in = (uInt)k;
+        at += k;
+        deflate(&z, at < n || empty_last ? Z_SYNC_FLUSH : Z_FINISH);
+    }
+    if (empty_last || n == 0)
+        deflate(&z, Z_FINISH);
+    size_t len = z.total_out;
+    deflateEnd(&z);
+    return len;
+}
+
+/* What zlib makes of a member: its text until it ends or fails (*n), and
+ * 0 when it ends with a matching trailer. */
+static int par_zlib(const unsigned char *gz, size_t len, unsigned char *out, size_t cap, size_t *n)
+{
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    inflateInit2(&z, 31);
+    z.next_in = (unsigned char *)gz;
+    z.avail_in = (uInt)len;
+    z.next_out = out;
+    z.avail_out = (uInt)cap;
+    int r = inflate(&z, Z_FINISH);
+    *n = z.total_out;
+    inflateEnd(&z);
+    return r == Z_STREAM_END ? 0 : -1;
+}
+
+/* What inflate_par gives for the member gz[0, len) (zlib's 10-byte
+ * header): its text (*n), 0 at the stream's end with *used set, -1 when it
+ * gives up. */
+static int par_run(const unsigned char *gz, size_t len, int threads, int chunks, size_t bytes,
+                   unsigned char *out, size_t cap, size_t *n, size_t *used)
+{
+    struct inflate_par_plan plan = { threads, chunks, bytes };
+    struct inflate_par *p = inflate_par_open(gz + 10, len - 10, &plan);
+    const unsigned char *text;
+    size_t k;
+    int r;
+    *n = 0;
+    while ((r = inflate_par_next(p, &text, &k, used)) == 1) {
+        if (*n + k > cap) {
+            r = -2;
+            break;
+        }
+        memcpy(out + *n, text, k);
+        *n += k;
+    }
+    inflate_par_close(p);
+    return r;
+}
+
+/* Valid members of several kinds, inflated on 2 to 8 chunks a round, are
+ * their text bit for bit; each faulty one is given up, after giving no
+ * byte that zlib does not give. */
+static void test_inflate_par(void)
+{
+    size_t cap = (size_t)8 << 20;
+    unsigned char *text = malloc(cap), *gz = malloc(cap), *out = malloc(cap),
+                  *ref = malloc(cap), *bad = malloc(cap);
+    static const struct {
+        int kind, level, strategy;
+        size_t bytes, flush;
+        int empty_last;
+    } cases[] = {
+        { 'n', 1, Z_DEFAULT_STRATEGY, 3 << 20, 0, 0 },
+        { 'n', 6, Z_DEFAULT_STRATEGY, 3 << 20, 0, 0 },
+        { 'n', 9, Z_DEFAULT_STRATEGY, 3 << 20, 0, 1 },
+        { 'r', 9, Z_DEFAULT_STRATEGY, 4 << 20, 0, 0 },
+        { 'n', 6, Z_DEFAULT_STRATEGY, 1 << 20, 50000, 1 },   /* empty stored blocks */
+        { 'n', 6, Z_FIXED, 1 << 20, 0, 0 },                  /* fixed-Huffman blocks */
+        { 'b', 6, Z_DEFAULT_STRATEGY, 1 << 20, 0, 0 },       /* stored blocks */
+        { 'n', 0, Z_DEFAULT_STRATEGY, 1 << 20, 0, 0 },       /* level 0: stored only */
+    };
+    static const struct {
+        int threads, chunks;
+        size_t bytes;
+    } plans[] = { { 2, 8, 16 << 10 }, { 3, 5, 100000 }, { 4, 4, 0 }, { 1, 3, 7777 } };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        size_t n = par_text(cases[c].kind, cases[c].bytes, text);
+        size_t len = par_gzip(text, n, cases[c].level, cases[c].strategy, cases[c].flush,
+                              cases[c].empty_last, gz, cap - 8);
+        /* What follows the member is neither read nor counted. */
+        memcpy(gz + len, "\x1f\x8b\x08\0junk", 8);
+        for (size_t q = 0; q < sizeof plans / sizeof plans[0]; q++) {
+            size_t got, used = 0;
+            int r = par_run(gz, len + 8, plans[q].threads, plans[q].chunks, plans[q].bytes,
+                            out, cap, &got, &used);
+            CHECK(r == 0 && got == n && memcmp(out, text, n) == 0 && used == len - 10,
+                  "kind %c level %d case %zu plan %zu: status %d, %zu of %zu bytes, used %zu of %zu",
+                  cases[c].kind, cases[c].level, c, q, r, got, n, used, len - 10);
+        }
+    }
+    /* Faults: bits flipped here and there, the trailer, a cut stream. */
+    size_t n = par_text('n', 3 << 20, text);
+    size_t len = par_gzip(text, n, 6, Z_DEFAULT_STRATEGY, 0, 0, gz, cap);
+    size_t flips[] = { 11, len / 5, len / 3 + 1, len / 2, 2 * len / 3 + 3, len - 20,
+                       len - 8, len - 6, len - 2 };
+    for (size_t f = 0; f <= sizeof flips / sizeof flips[0]; f++) {
+        size_t blen = f < sizeof flips / sizeof flips[0] ? len : len / 2;
+        memcpy(bad, gz, len);
+        if (f < sizeof flips / sizeof flips[0])
+            bad[flips[f]] ^= (unsigned char)(1u << (f % 8));
+        size_t zn, got, used;
+        int zr = par_zlib(bad, blen, ref, cap, &zn);
+        for (size_t q = 0; q < sizeof plans / sizeof plans[0]; q++) {
+            int r = par_run(bad, blen, plans[q].threads, plans[q].chunks, plans[q].bytes, out,
+                            cap, &got, &used);
+            CHECK(zr != 0 && r == -1 && got <= zn && memcmp(out, ref, got) == 0,
+                  "fault %zu plan %zu: zlib %d, inflate_par %d, %zu bytes of zlib's %zu", f, q,
+                  zr, r, got, zn);
+        }
+    }
+    /* Noise, whatever its bits: given up, nothing read or written astray
+     * (the sanitizers' build says). */
+    uint64_t st = 1;
+    for (size_t i = 0; i < ((size_t)1 << 20); i++)
+        bad[i] = (unsigned char)par_rand(&st);
+    for (size_t q = 0; q < sizeof plans / sizeof plans[0]; q++) {
+        size_t got, used;
+        CHECK(par_run(bad, (size_t)1 << 20, plans[q].threads, plans[q].chunks, plans[q].bytes,
+                      out, cap, &got, &used) == -1, "noise plan %zu", q);
+    }
+    free(text);
+    free(gz);
+    free(out);
+    free(ref);
+    free(bad);
+}
+
 /* ---- zstd (libzstd loaded at run time) ---- */
 
 /* One zstd frame holding n bytes (at most 128 KiB) in a raw block, with
@@ -2888,6 +3068,7 @@ int main(void)
     test_csv_roundtrip();
     test_csv_write_nd();
     test_gzip();
+    test_inflate_par();
     test_zstd();
     test_npz();
     test_detect();

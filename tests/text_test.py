@@ -257,6 +257,43 @@ def test_short_gzip(d):
                   not os.path.exists(os.path.join(d, "s.npy")), err(p))
 
 
+def test_one_member_threads(d):
+    # One gzip member, as np.savetxt, gzip and pandas write it, large enough
+    # (over 2 MB compressed) to be inflated on several threads: the same
+    # .npy at every --threads as on one, and NumPy's values, at gzip levels
+    # 1, 6 and 9; rows that repeat (long back-references across chunk
+    # borders) and a member of stored blocks too.
+    a = rng.standard_normal((450, 500))
+    buf = io.StringIO()
+    np.savetxt(buf, a)
+    text = buf.getvalue().encode()
+    pool = rng.standard_normal((40, 60))
+    rows = pool[rng.integers(0, len(pool), 24000)]
+    buf = io.StringIO()
+    np.savetxt(buf, rows)
+    cases = [(f"np.savetxt text, level {lv}", text, lv, a) for lv in (1, 6, 9)]
+    cases += [("repeating rows, level 6", buf.getvalue().encode(), 6, rows),
+              ("stored blocks (level 0)", text[:text.rindex(b"\n", 0, 3_000_000) + 1], 0, None)]
+    for name, data, level, want in cases:
+        path = os.path.join(d, "one.csv.gz")
+        with open(path, "wb") as f:
+            f.write(gzip.compress(data, compresslevel=level, mtime=0))
+        if want is None:
+            want = np.loadtxt(io.StringIO(data.decode()), ndmin=2)
+        size = os.path.getsize(path)
+        outs = {}
+        for threads in (1, 2, 3, 8):
+            out = os.path.join(d, f"t{threads}.npy")
+            p = run("convert", "-q", "--delimiter", " ", "--threads", threads, path, "-o", out)
+            outs[threads] = open(out, "rb").read() if p.returncode == 0 else err(p)
+        check(f"{name} ({size >> 20} MB): NumPy's values",
+              isinstance(outs[1], bytes) and same(np.load(io.BytesIO(outs[1])), want), outs[1])
+        for threads in (2, 3, 8):
+            check(f"{name}: --threads {threads} gives the .npy --threads 1 does",
+                  outs[threads] == outs[1], outs[threads] if isinstance(outs[threads], str) else
+                  "different bytes")
+
+
 def test_empty_marks(d):
     # A mark is taken only for a shape NumPy can make in the dtype read.
     cases = [((2**63 - 1, 0), [], False), ((2**60, 0), [], False), ((0, 2**60), [], False),
@@ -320,7 +357,7 @@ def test_write_memory(d):
 def main():
     with tempfile.TemporaryDirectory() as d:
         for test in (test_float_text, test_integer_text, test_integer_refusals, test_in_dtype,
-                     test_gzip_members, test_short_gzip, test_empty_marks, test_write_memory):
+                     test_gzip_members, test_short_gzip, test_one_member_threads, test_empty_marks, test_write_memory):
             with tempfile.TemporaryDirectory(dir=d) as sub:
                 test(sub)
     return check.summary("text")

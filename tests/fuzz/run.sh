@@ -6,7 +6,7 @@
 set -eu
 seconds=${1:-60}
 [ $# -gt 0 ] && shift
-targets=${*:-"npy npz raw csv csv_gz zst decimal"}
+targets=${*:-"npy npz raw csv csv_gz zst decimal inflate_par"}
 out=build/fuzz
 mkdir -p "$out"
 srcs="$(ls core/*.c formats/*.c)"

@@ -9,6 +9,7 @@
 #                     the exhaustive GPU check, a part at a time
 #   make bench        kernel benchmark (needs a GPU); rewrites kernels/auto_table.c
 #   make bench-e2e    whole-process timings against NumPy, CuPy, PyTorch (GPU)
+#   make bench-decimal ns a value to parse and format float text, one thread (no GPU)
 #   make fuzz         run the format fuzzers for FUZZ_SECONDS each
 #   make install PREFIX=/usr/local
 #   make mpi          gemmcli-mpi.so, for mpirun (also built by make where mpicc is)
@@ -58,7 +59,7 @@ HOST_OBJ   := $(patsubst %.c,$(BUILD)/%.o,$(CORE_C) $(SRC_C) $(FORMAT_C))
 KERNEL_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(KERNEL_C)) $(patsubst %.cu,$(BUILD)/%.o,$(KERNEL_CU))
 MAIN_OBJ   := $(BUILD)/src/cli/main.o
 
-.PHONY: all run test check-gpu check-gpu-full bench bench-e2e fuzz install clean deps test-deps mpi
+.PHONY: all run test check-gpu check-gpu-full bench bench-e2e bench-decimal fuzz install clean deps test-deps mpi
 
 all: $(BIN) $(if $(HAVE_MPI),$(MPI_LIB))
 
@@ -115,6 +116,9 @@ bench: $(BIN)
 # Whole-process timings against NumPy, CuPy and PyTorch (needs a GPU).
 bench-e2e: $(BIN)
 	python3 tests/bench_e2e.py --gemmcli ./$(BIN)
+
+bench-decimal:
+	@$(MAKE) --no-print-directory -f tests/tests.mk bench-decimal
 
 fuzz:
 	@sh tests/setup.sh fuzz

@@ -1,4 +1,11 @@
+/* Number text both ways (formats/decimal.h says what each function
+ * promises).  In order: scanning the text into a mantissa and a power of
+ * ten; rounding that to a float or a double (Clinger's fast path, then
+ * Eisel and Lemire's 128-bit product, then the C library); the shortest
+ * digits of a value (Schubfach) and the fixed-precision ones; laying the
+ * digits out as text. */
 #include "formats/decimal.h"
+#include "formats/decimal_pow10.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -12,44 +19,14 @@ static const double exact_p10[23] = {
     1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
 };
 
-/* The nearest doubles to 10^0..10^308: for scaling a value to a digit
- * candidate, which the exact parser then checks. */
-static const double scale_p10[309] = {
+/* The nearest doubles to 10^0..10^38 and 10^-0..10^-64, for the float
+ * product path. */
+static const double scale_p10[39] = {
     1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14,
     1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22, 1e23, 1e24, 1e25, 1e26, 1e27, 1e28,
-    1e29, 1e30, 1e31, 1e32, 1e33, 1e34, 1e35, 1e36, 1e37, 1e38, 1e39, 1e40, 1e41, 1e42,
-    1e43, 1e44, 1e45, 1e46, 1e47, 1e48, 1e49, 1e50, 1e51, 1e52, 1e53, 1e54, 1e55, 1e56,
-    1e57, 1e58, 1e59, 1e60, 1e61, 1e62, 1e63, 1e64, 1e65, 1e66, 1e67, 1e68, 1e69, 1e70,
-    1e71, 1e72, 1e73, 1e74, 1e75, 1e76, 1e77, 1e78, 1e79, 1e80, 1e81, 1e82, 1e83, 1e84,
-    1e85, 1e86, 1e87, 1e88, 1e89, 1e90, 1e91, 1e92, 1e93, 1e94, 1e95, 1e96, 1e97, 1e98,
-    1e99, 1e100, 1e101, 1e102, 1e103, 1e104, 1e105, 1e106, 1e107, 1e108, 1e109, 1e110,
-    1e111, 1e112, 1e113, 1e114, 1e115, 1e116, 1e117, 1e118, 1e119, 1e120, 1e121, 1e122,
-    1e123, 1e124, 1e125, 1e126, 1e127, 1e128, 1e129, 1e130, 1e131, 1e132, 1e133, 1e134,
-    1e135, 1e136, 1e137, 1e138, 1e139, 1e140, 1e141, 1e142, 1e143, 1e144, 1e145, 1e146,
-    1e147, 1e148, 1e149, 1e150, 1e151, 1e152, 1e153, 1e154, 1e155, 1e156, 1e157, 1e158,
-    1e159, 1e160, 1e161, 1e162, 1e163, 1e164, 1e165, 1e166, 1e167, 1e168, 1e169, 1e170,
-    1e171, 1e172, 1e173, 1e174, 1e175, 1e176, 1e177, 1e178, 1e179, 1e180, 1e181, 1e182,
-    1e183, 1e184, 1e185, 1e186, 1e187, 1e188, 1e189, 1e190, 1e191, 1e192, 1e193, 1e194,
-    1e195, 1e196, 1e197, 1e198, 1e199, 1e200, 1e201, 1e202, 1e203, 1e204, 1e205, 1e206,
-    1e207, 1e208, 1e209, 1e210, 1e211, 1e212, 1e213, 1e214, 1e215, 1e216, 1e217, 1e218,
-    1e219, 1e220, 1e221, 1e222, 1e223, 1e224, 1e225, 1e226, 1e227, 1e228, 1e229, 1e230,
-    1e231, 1e232, 1e233, 1e234, 1e235, 1e236, 1e237, 1e238, 1e239, 1e240, 1e241, 1e242,
-    1e243, 1e244, 1e245, 1e246, 1e247, 1e248, 1e249, 1e250, 1e251, 1e252, 1e253, 1e254,
-    1e255, 1e256, 1e257, 1e258, 1e259, 1e260, 1e261, 1e262, 1e263, 1e264, 1e265, 1e266,
-    1e267, 1e268, 1e269, 1e270, 1e271, 1e272, 1e273, 1e274, 1e275, 1e276, 1e277, 1e278,
-    1e279, 1e280, 1e281, 1e282, 1e283, 1e284, 1e285, 1e286, 1e287, 1e288, 1e289, 1e290,
-    1e291, 1e292, 1e293, 1e294, 1e295, 1e296, 1e297, 1e298, 1e299, 1e300, 1e301, 1e302,
-    1e303, 1e304, 1e305, 1e306, 1e307, 1e308
+    1e29, 1e30, 1e31, 1e32, 1e33, 1e34, 1e35, 1e36, 1e37, 1e38,
 };
 
-static const uint64_t pow10_u64[20] = {
-    1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL,
-    100000000ULL, 1000000000ULL, 10000000000ULL, 100000000000ULL, 1000000000000ULL,
-    10000000000000ULL, 100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL,
-    100000000000000000ULL, 1000000000000000000ULL, 10000000000000000000ULL,
-};
-
-/* The nearest doubles to 10^-0..10^-64, for the float fast path. */
 static const double scale_p10_neg[65] = {
     1e-0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11, 1e-12,
     1e-13, 1e-14, 1e-15, 1e-16, 1e-17, 1e-18, 1e-19, 1e-20, 1e-21, 1e-22, 1e-23, 1e-24,
@@ -57,6 +34,14 @@ static const double scale_p10_neg[65] = {
     1e-37, 1e-38, 1e-39, 1e-40, 1e-41, 1e-42, 1e-43, 1e-44, 1e-45, 1e-46, 1e-47, 1e-48,
     1e-49, 1e-50, 1e-51, 1e-52, 1e-53, 1e-54, 1e-55, 1e-56, 1e-57, 1e-58, 1e-59, 1e-60,
     1e-61, 1e-62, 1e-63, 1e-64
+};
+
+/* 10^0..10^19, for counting digits. */
+static const uint64_t pow10_u64[20] = {
+    1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL,
+    100000000ULL, 1000000000ULL, 10000000000ULL, 100000000000ULL, 1000000000000ULL,
+    10000000000000ULL, 100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL,
+    100000000000000000ULL, 1000000000000000000ULL, 10000000000000000000ULL,
 };
 
 #define MANT_EXACT (UINT64_C(1) << 53)
@@ -186,14 +171,84 @@ static inline int dec_fast(uint64_t m, long e, double *out)
     return 0;
 }
 
-/* A double on a float rounding midpoint: the 29 bits a float drops are
- * exactly one half.  Only meaningful for doubles in float's normal range,
- * which is all the fast path produces. */
-static int on_float_midpoint(double d)
+/* ---- 128-bit arithmetic on the power table (GCC and Clang's 128-bit
+ * integers: one multiply instruction on x86-64 and AArch64) ---- */
+
+typedef unsigned __int128 u128;
+
+/* floor(x / 2^s) whatever x's sign (>> of a negative int is the compiler's
+ * choice). */
+static inline int floor_shift(int x, int s)
 {
-    uint64_t b;
-    memcpy(&b, &d, 8);
-    return (b & 0x1fffffff) == 0x10000000;
+    return x >= 0 ? x >> s : -(int)(((unsigned)-x + (1u << s) - 1) >> s);
+}
+
+/* floor(e log2 10), floor(q log10 2) and floor(q log10 2 - log10(4/3)):
+ * formats/gen_pow10.py checks them exact for |e| <= 400 and -1100 <= q < 1000. */
+static inline int floor_log2_pow10(int e) { return floor_shift(e * 217706, 16); }
+static inline int floor_log10_pow2(int q) { return floor_shift(q * 315653, 20); }
+static inline int floor_log10_pow2_3_4(int q) { return floor_shift(q * 315653 - 130967, 20); }
+
+/* A binary format to round into: stored mantissa bits, least normal
+ * exponent, and the bits of infinity. */
+struct dec_binary {
+    int mant_bits, emin;
+    uint64_t inf_bits;
+};
+
+static const struct dec_binary dec_binary64 = { 52, -1022, 0x7ff0000000000000ULL };
+static const struct dec_binary dec_binary32 = { 23, -126, 0x7f800000ULL };
+
+/* Eisel and Lemire's rounding of w * 10^q (0 < w < 10^19) to nearest even,
+ * into *bits.  w, shifted to fill 64 bits, times the rounded-up 128-bit
+ * entry for 10^q is a 192-bit P that exceeds the exact product X (in the
+ * same units) by less than 2^64, and by nothing for 0 <= q <= 55, where the
+ * entry is exact.  The top 64 bits hold the result's significand, its
+ * rounding bit and at least 10 more; X rounds the way P does unless P lies
+ * less than 2^64 above a midpoint between two results.  There, when the
+ * entry is inexact, X may be below, on or above the midpoint: returns 0
+ * (and on the edge of the subnormal range), for the library parser. */
+static int dec_round_binary(uint64_t w, long q, const struct dec_binary *f, uint64_t *bits)
+{
+    if (q < DEC_POW10_MIN) {
+        *bits = 0;              /* below 10^-323: under half the least subnormal */
+        return 1;
+    }
+    if (q > 308) {
+        *bits = f->inf_bits;
+        return 1;
+    }
+    const uint64_t *g = dec_pow10[q - DEC_POW10_MIN];
+    int lz = __builtin_clzll(w);
+    uint64_t wn = w << lz;
+    u128 lo = (u128)wn * g[1];
+    u128 hi = (u128)wn * g[0] + (uint64_t)(lo >> 64);
+    uint64_t top = (uint64_t)(hi >> 64), mid = (uint64_t)hi;
+    int upper = (int)(top >> 63);               /* P >= 2^191 */
+    /* X's leading bit is worth 2^e2, and the result keeps `kept` bits. */
+    int e2 = floor_log2_pow10((int)q) + 63 + upper - lz;
+    int kept = f->mant_bits + 1 - (e2 < f->emin ? f->emin - e2 : 0);
+    if (kept < 0) {
+        *bits = 0;              /* X <= P, under half the least subnormal */
+        return 1;
+    }
+    if (kept == 0)
+        return 0;
+    int shift = 63 + upper - kept;              /* 10 or more */
+    uint64_t m = top >> shift, frac = top & ((UINT64_C(1) << shift) - 1);
+    uint64_t half = UINT64_C(1) << (shift - 1);
+    int up = frac >= half;
+    if (frac == half && mid == 0) {
+        if (q < 0 || q > 55)
+            return 0;
+        up = (uint64_t)lo != 0 || (m & 1);      /* exact: past the midpoint, or a tie */
+    }
+    m += (uint64_t)up;
+    /* A carry out of the significand moves into the exponent field, and a
+     * subnormal's into the least normal exponent. */
+    uint64_t b = kept == f->mant_bits + 1 ? ((uint64_t)(e2 - f->emin) << f->mant_bits) + m : m;
+    *bits = b >= f->inf_bits ? f->inf_bits : b;
+    return 1;
 }
 
 static int dec_slow(const char *start, const char *end, int as_float, locale_t loc,
@@ -302,6 +357,7 @@ const char *dec_parse_f64(const char *p, const char *text_end, locale_t loc, dou
     if (!end)
         end = dec_scan(p, &s);
     double d;
+    uint64_t bits;
     if (!end)
         return NULL;
     if (s.kind == DEC_NAN)
@@ -310,7 +366,11 @@ const char *dec_parse_f64(const char *p, const char *text_end, locale_t loc, dou
         d = INFINITY;
     else if (s.mant == 0)
         d = 0;
-    else if (s.truncated || !dec_fast(s.mant, s.exp10, &d))
+    else if (!s.truncated && dec_fast(s.mant, s.exp10, &d))
+        ;
+    else if (!s.truncated && dec_round_binary(s.mant, s.exp10, &dec_binary64, &bits))
+        memcpy(&d, &bits, 8);
+    else
         return dec_slow(p, end, 0, loc, out, NULL) ? end : NULL;
     *out = s.negative ? -d : d;
     return end;
@@ -354,10 +414,11 @@ const char *dec_parse_f32(const char *p, const char *text_end, locale_t loc, flo
     } else if (s.mant == 0) {
         f = 0;
     } else if (s.truncated || !dec_float_by_product(s.mant, s.exp10, &f)) {
-        double d;
-        if (s.truncated || !dec_fast(s.mant, s.exp10, &d) || on_float_midpoint(d))
+        uint64_t bits;
+        if (s.truncated || !dec_round_binary(s.mant, s.exp10, &dec_binary32, &bits))
             return dec_slow(p, end, 1, loc, NULL, out) ? end : NULL;
-        f = (float)d;
+        uint32_t b32 = (uint32_t)bits;
+        memcpy(&f, &b32, 4);
     }
     *out = s.negative ? -f : f;
     return end;
@@ -370,31 +431,47 @@ static const char digit_pairs[201] =
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
 
-/* Writes v's digits ending just before `end`; returns how many. */
+/* Writes the 8 digits of v < 10^8, leading zeros included, ending just
+ * before `end`. */
+static void put_8_digits_back(char *end, uint32_t v)
+{
+    for (int i = 0; i < 4; i++) {
+        memcpy(end - 2 - 2 * i, digit_pairs + 2 * (v % 100), 2);
+        v /= 100;
+    }
+}
+
+/* Writes v's digits ending just before `end`; returns how many.  Blocks of
+ * eight in 32-bit arithmetic, which keeps the divisions short. */
 static int put_digits_back(char *end, uint64_t v)
 {
     char *p = end;
-    while (v >= 100) {
-        const char *pair = digit_pairs + 2 * (v % 100);
-        v /= 100;
-        *--p = pair[1];
-        *--p = pair[0];
+    while (v >= 100000000) {
+        put_8_digits_back(p, (uint32_t)(v % 100000000));
+        v /= 100000000;
+        p -= 8;
     }
-    if (v >= 10) {
-        *--p = digit_pairs[2 * v + 1];
-        *--p = digit_pairs[2 * v];
+    uint32_t r = (uint32_t)v;
+    while (r >= 100) {
+        p -= 2;
+        memcpy(p, digit_pairs + 2 * (r % 100), 2);
+        r /= 100;
+    }
+    if (r >= 10) {
+        p -= 2;
+        memcpy(p, digit_pairs + 2 * r, 2);
     } else {
-        *--p = (char)('0' + v);
+        *--p = (char)('0' + r);
     }
     return (int)(end - p);
 }
 
+/* Decimal digits of v > 0: from its bit length (1233 / 4096 ~ log10 2, low
+ * by at most one), then one comparison. */
 static int count_digits(uint64_t v)
 {
-    int n = 1;
-    while (n < 20 && v >= pow10_u64[n])
-        n++;
-    return n;
+    int n = ((64 - __builtin_clzll(v)) * 1233) >> 12;
+    return n + (n < 20 && v >= pow10_u64[n]);
 }
 
 /* Writes d * 10^-p in whichever of positional and scientific notation is
@@ -466,18 +543,6 @@ static size_t dec_special(double v, char *buf)
     return n;
 }
 
-/* a * 10^p for a candidate: not exact, only close. */
-static double dec_scale(double a, int p)
-{
-    if (p > 308)
-        return a * 1e200 * scale_p10[p - 200];
-    if (p >= 0)
-        return a * scale_p10[p];
-    if (p >= -308)
-        return a / scale_p10[-p];
-    return a / 1e200 / scale_p10[-p - 200];
-}
-
 /* Decimal exponent of the first significant digit of a > 0. */
 static int dec_exponent(double a)
 {
@@ -502,81 +567,6 @@ static void dec_printf_digits(double a, int digits, locale_t loc, uint64_t *d, i
     int x = *c == 'e' ? atoi(c + 1) : 0;
     *d = m;
     *p = nd - 1 - x;
-}
-
-/* Does d * 10^-p read back as v?  Exact: the fast path where it applies,
- * else the library parser. */
-static int check_f32(uint64_t d, int p, float v, locale_t loc)
-{
-    double x;
-    if (d <= MANT_EXACT && p >= -22 && p <= 22) {
-        x = p >= 0 ? (double)d / exact_p10[p] : (double)d * exact_p10[-p];
-        if (!on_float_midpoint(x))
-            return (float)x == v;
-    }
-    char s[48];
-    snprintf(s, sizeof s, "%llue%d", (unsigned long long)d, -p);
-    return strtof_l(s, NULL, loc) == v;
-}
-
-static int check_f64(uint64_t d, int p, double v, locale_t loc)
-{
-    double x;
-    if (d <= MANT_EXACT && p >= -22 && p <= 22)
-        return (p >= 0 ? (double)d / exact_p10[p] : (double)d * exact_p10[-p]) == v;
-    char s[48];
-    snprintf(s, sizeof s, "%llue%d", (unsigned long long)d, -p);
-    x = strtod_l(s, NULL, loc);
-    return x == v;
-}
-
-/* The k-digit decimals nearest to a, nearest first, checked in turn.  The
- * scaled value is off by far less than one unit for float (k <= 9) and by
- * less than one for double (k <= 15), so the true nearest is among the
- * `spread` integers tried. */
-static int try_digits(double a, int k, int e10, int is_f32, locale_t loc,
-                      uint64_t *d_out, int *p_out)
-{
-    int p = k - 1 - e10;
-    double s = dec_scale(a, p), r = nearbyint(s);
-    if (r < 1)
-        return 0;
-    uint64_t c[3] = { (uint64_t)r, 0, 0 };
-    int nc = 1;
-    if (s < r) {
-        c[nc++] = c[0] - 1;
-        if (!is_f32)
-            c[nc++] = c[0] + 1;
-    } else {
-        c[nc++] = c[0] + 1;
-        if (!is_f32 && c[0] > 1)
-            c[nc++] = c[0] - 1;
-    }
-    for (int i = 0; i < nc; i++) {
-        int ok = is_f32 ? check_f32(c[i], p, (float)a, loc) : check_f64(c[i], p, a, loc);
-        if (ok) {
-            *d_out = c[i];
-            *p_out = p;
-            return 1;
-        }
-    }
-    return 0;
-}
-
-/* The shortest k in [1, hi] whose candidate checks, given that hi's does
- * (its candidate in *d, *p): the property is monotone in k, since a k-digit
- * decimal is also a (k+1)-digit one. */
-static void shortest_search(double a, int hi, int e10, int is_f32, locale_t loc,
-                            uint64_t *d, int *p)
-{
-    int lo = 1;
-    while (lo < hi) {
-        int mid = (lo + hi) / 2;
-        if (try_digits(a, mid, e10, is_f32, loc, d, p))
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
 }
 
 /* `digits` significant digits, rounded to nearest even on the exact value:
@@ -616,84 +606,67 @@ static void fixed_digits(double a, int digits, locale_t loc, uint64_t *d_out, in
     dec_printf_digits(a, digits, loc, d_out, p_out);
 }
 
-/* v rounded down to a multiple of 10^j, with constant divisors that the
- * compiler turns into multiplications. */
-static uint32_t round_down_pow10(uint32_t v, int j)
+/* Giulietti's Schubfach ("The Schubfach way to render doubles"): the
+ * shortest decimal in v's rounding interval, the nearest to v among those.
+ *
+ * v = c 2^q (c > 0).  Every value strictly between the midpoints to v's
+ * neighbours reads back as v, and the midpoints themselves do when c is
+ * even (ties go to the even significand).  The midpoints are v -+ 2^q / 2,
+ * or v - 2^q / 4 below when v is the lowest value of a binade and the
+ * neighbour below has half the spacing (`lower_half`).
+ *
+ * With 10^k the largest power of ten not above the interval's width, the
+ * interval holds at least one multiple of 10^k and at most one of 10^(k+1).
+ * If it holds a multiple of 10^(k+1), that is the answer (the shortest
+ * candidate of all, a multiple of any higher power being one of 10^(k+1)
+ * too); else the nearest multiple of 10^k, floor or ceiling of v / 10^k.
+ *
+ * Scaled by 4 / 10^k, v and the midpoints become x = cp 2^q 10^-k for
+ * integers cp (4c, 4c - 2 or 4c - 1, 4c + 2); each is computed as
+ * floor(x) with the lowest bit set when x is not an integer ("round to
+ * odd"), which still compares exactly with any multiple of 4, so every
+ * test below is exact.  formats/gen_pow10.py shows the 192-bit products
+ * give exactly that. */
+
+/* x = cp 2^h entry / 2^128, rounded to odd (cp 2^h < 2^60).  The product
+ * exceeds x by under 2^60 units of 2^-128, and a non-integer x lies more
+ * than 2^-68 (2^60 units) from any integer. */
+static inline uint64_t scaled_to_odd(const uint64_t *g, uint64_t cp)
 {
-    switch (j) {
-    case 0: return v;
-    case 1: return v / 10 * 10;
-    case 2: return v / 100 * 100;
-    case 3: return v / 1000 * 1000;
-    case 4: return v / 10000 * 10000;
-    case 5: return v / 100000 * 100000;
-    case 6: return v / 1000000 * 1000000;
-    case 7: return v / 10000000 * 10000000;
-    case 8: return v / 100000000 * 100000000;
-    default: return v / 1000000000 * 1000000000;
-    }
+    u128 lo = (u128)cp * g[1];
+    u128 hi = (u128)cp * g[0] + (uint64_t)(lo >> 64);
+    uint64_t fraction_seen = (uint64_t)hi | ((uint64_t)lo >> 60);
+    return (uint64_t)(hi >> 64) | (fraction_seen != 0);
 }
 
-/* Shortest digits for a float from its rounding interval, in double.
- *
- * Every decimal strictly between the midpoints to the neighbouring floats
- * reads back as v.  Scaled so that v has 9 integer digits, the interval's
- * ends carry an error far below eps; a multiple of 10^j inside the interval
- * shrunk by eps certainly reads back, and none inside it grown by eps
- * certainly means that no decimal j digits shorter exists.  When the
- * two tests disagree the value is too close to call and the checked search
- * takes over (returns 0). */
-static int shortest_f32_interval(float v, uint64_t *d_out, int *p_out)
+/* The digits of v = c 2^q as d * 10^-p (d may end in zeros). */
+static void shortest_digits(uint64_t c, int q, int lower_half, uint64_t *d_out, int *p_out)
 {
-    uint32_t bits;
-    memcpy(&bits, &v, 4);
-    uint32_t be = bits >> 23, bm = bits & 0x7fffff;
-    double a = v, ulp;
-    uint64_t ubits = (uint64_t)((be ? (int)be : 1) - 150 + 1023) << 52;
-    memcpy(&ulp, &ubits, 8);
-    double up = ulp / 2, down = (bm == 0 && be > 1) ? ulp / 4 : ulp / 2;
-    uint64_t abits;
-    memcpy(&abits, &a, 8);
-    int e2 = (int)((abits >> 52) & 0x7ff) - 1023;
-    int p = 8 - ((e2 * 1233) >> 12);    /* 1233 / 4096 ~ log10(2), rounded down */
-    double A = dec_scale(a, p);
-    if (A >= 1e9) {
-        p--;
-        A = dec_scale(a, p);
-    } else if (A < 1e8) {
-        p++;
-        A = dec_scale(a, p);
+    int k = lower_half ? floor_log10_pow2_3_4(q) : floor_log10_pow2(q);
+    int h = q + floor_log2_pow10(-k) + 1;       /* 1..4: the entry's scale */
+    const uint64_t *g = dec_pow10[-k - DEC_POW10_MIN];
+    uint64_t cb = c << 2, odd = c & 1;          /* midpoints excluded for odd c */
+    /* 4 v / 10^k and the lower and upper midpoints likewise, to odd. */
+    uint64_t vb = scaled_to_odd(g, cb << h);
+    uint64_t vbl = scaled_to_odd(g, (cb - 2 + (uint64_t)lower_half) << h);
+    uint64_t vbr = scaled_to_odd(g, (cb + 2) << h);
+    uint64_t s = vb >> 2, d;                    /* floor(v / 10^k) */
+    /* n 10^k is inside when 4n >= vbl (> for odd c), and likewise above. */
+    uint64_t s10 = s / 10 * 10, t10 = s10 + 10;
+    int s10_in = vbl + odd <= s10 << 2, t10_in = (t10 << 2) + odd <= vbr;
+    if (s10_in != t10_in) {
+        d = s10_in ? s10 : t10;
+    } else {
+        uint64_t t = s + 1;
+        int s_in = vbl + odd <= s << 2, t_in = (t << 2) + odd <= vbr;
+        if (s_in != t_in)
+            d = s_in ? s : t;
+        else            /* both (one always is: the interval is 10^k wide or more): the
+                         * nearer, on a tie the even */
+            d = vb < 4 * s + 2 || (vb == 4 * s + 2 && !(s & 1)) ? s : t;
     }
-    /* From here on positive and below 2^32: conversion truncates, as
-     * floor would. */
-    double L = dec_scale(a - down, p), H = dec_scale(a + up, p), eps = A * 0x1p-50;
-    uint32_t dlo = (uint32_t)(L + eps) + 1, dhi = (uint32_t)(H - eps);  /* certainly inside */
-    uint32_t plo = (uint32_t)(L - eps), phi = (uint32_t)(H + eps);      /* possibly inside */
-    plo += (double)plo < L - eps;
-    if (dlo > dhi)
-        return 0;
-    int j = 0;
-    while (j < 9) {
-        if (round_down_pow10(dhi, j + 1) >= dlo) {
-            j++;
-            continue;
-        }
-        if (round_down_pow10(phi, j + 1) >= plo)
-            return 0;
-        break;
-    }
-    uint32_t step = (uint32_t)pow10_u64[j], c0 = round_down_pow10((uint32_t)A, j);
-    uint32_t c1 = c0 + step, c;
-    int in0 = c0 >= dlo && c0 <= dhi, in1 = c1 >= dlo && c1 <= dhi;
-    if (in0 && in1)
-        c = A - (double)c0 <= (double)c1 - A ? c0 : c1;
-    else if (in0 || in1)
-        c = in0 ? c0 : c1;
-    else
-        return 0;
-    *d_out = c;     /* dec_emit drops the trailing zeros */
-    *p_out = p;
-    return 1;
+    *d_out = d;
+    *p_out = -k;
 }
 
 size_t dec_format_f32(float v, int precision, locale_t loc, char *buf)
@@ -705,12 +678,14 @@ size_t dec_format_f32(float v, int precision, locale_t loc, char *buf)
     int p;
     if (precision > 0) {
         fixed_digits(a, precision > 17 ? 17 : precision, loc, &d, &p);
-    } else if (!shortest_f32_interval(fabsf(v), &d, &p)) {
-        int e10 = dec_exponent(a);
-        if (!try_digits(a, 9, e10, 1, loc, &d, &p))
-            dec_printf_digits(a, 9, loc, &d, &p);
+    } else {
+        uint32_t bits;
+        memcpy(&bits, &v, 4);
+        uint32_t be = bits >> 23 & 0xff, m = bits & ((UINT32_C(1) << 23) - 1);
+        if (be == 0)
+            shortest_digits(m, -149, 0, &d, &p);
         else
-            shortest_search(a, 9, e10, 1, loc, &d, &p);
+            shortest_digits(m | UINT32_C(1) << 23, (int)be - 150, m == 0 && be > 1, &d, &p);
     }
     return dec_emit(buf, signbit(v) != 0, d, p);
 }
@@ -725,14 +700,13 @@ size_t dec_format_f64(double v, int precision, locale_t loc, char *buf)
     if (precision > 0) {
         fixed_digits(a, precision > 17 ? 17 : precision, loc, &d, &p);
     } else {
-        int e10 = dec_exponent(a);
-        if (try_digits(a, 15, e10, 0, loc, &d, &p)) {
-            shortest_search(a, 15, e10, 0, loc, &d, &p);
-        } else {
-            dec_printf_digits(a, 16, loc, &d, &p);
-            if (!check_f64(d, p, a, loc))
-                dec_printf_digits(a, 17, loc, &d, &p);
-        }
+        uint64_t bits;
+        memcpy(&bits, &v, 8);
+        uint64_t be = bits >> 52 & 0x7ff, m = bits & ((UINT64_C(1) << 52) - 1);
+        if (be == 0)
+            shortest_digits(m, -1074, 0, &d, &p);
+        else
+            shortest_digits(m | UINT64_C(1) << 52, (int)be - 1075, m == 0 && be > 1, &d, &p);
     }
     return dec_emit(buf, signbit(v) != 0, d, p);
 }

@@ -1,14 +1,21 @@
 /* Decimal text <-> binary floating point, exact and locale-independent.
  *
- * Parsing is correctly rounded: a fast path (Clinger's: a mantissa of at
- * most 53 bits times an exact power of ten up to 1e22 rounds once in
- * double) covers the numbers people write; everything else, and the rare
- * double that lands exactly on a float's rounding midpoint, goes to
- * strtod_l/strtof_l under the "C" locale.
+ * Parsing is correctly rounded (to nearest, ties to even; subnormals,
+ * overflow to infinity and underflow to zero included).  A mantissa of at
+ * most 53 bits times a power of ten that a double holds exactly rounds once
+ * in double (Clinger's fast path); any other mantissa of up to 19 digits is
+ * multiplied by a 128-bit power of ten and rounded from the 192-bit product
+ * (Eisel and Lemire).  Longer mantissas, and the rare product too close to
+ * a rounding midpoint to settle, go to strtod_l/strtof_l under the "C"
+ * locale.
  *
  * Formatting gives the shortest digit string that parses back to the same
- * value (each candidate is checked by the exact parser above), or a fixed
- * number of significant digits, correctly rounded. */
+ * value and, of those, the nearest to the value (on a tie, the even last
+ * digit): Python's repr() digits for a double, NumPy's for a float.  They
+ * come from the value's rounding interval alone (Giulietti's Schubfach),
+ * with the same table of powers of ten (formats/decimal_pow10.h, written
+ * and checked by formats/gen_pow10.py).  Or a fixed number of significant
+ * digits, correctly rounded.  Speed, one thread: make bench-decimal. */
 #ifndef GC_DECIMAL_H
 #define GC_DECIMAL_H
 

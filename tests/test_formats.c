@@ -489,6 +489,24 @@ static void test_decimal_parse(locale_t loc)
         "00000000000000000000000000001.5", "1.5e0000000000000000000000", "1e22", "1e23",
         "8.589973e9", "1.00000000000000011102230246251565404236316680908203125",
         "18888e18888888888888888888888", "1e-18888888888888888888888", "1e00000000000000000000038",
+        /* float64's edges: the least subnormal, its halfway neighbours (the
+         * lower ties to zero), the least normal, the largest and past it. */
+        "4.9406564584124654e-324", "2.4703282292062327e-324", "2.4703282292062328e-324",
+        "7.4109846876186981e-324", "7.4109846876186982e-324", "2.2250738585072014e-308",
+        "2.2250738585072009e-308", "2.225073858507201136057409796709131975934e-308",
+        "1.7976931348623157e308", "1.7976931348623158e308", "1.797693134862315807e308",
+        "1.7976931348623159e308", "1e309", "-1e309", "1e-324", "3e-324", "1e-400",
+        /* Ties above 2^53 (even and odd significands), one unit either side,
+         * and 17 to 20 digits where the mantissa passes 2^64. */
+        "9007199254740993", "9007199254740995", "9007199254740993.0000000000001",
+        "9007199254740992.9999999999999", "18014398509481986", "18014398509481990",
+        "36028797018963971", "12345678901234567890", "18446744073709551615",
+        "18446744073709551616", "99999999999999999999", "9999999999999999999",
+        "0.30000000000000004", "0.1000000000000000055511151231257827", "2.5e-5", "7.038531e-26",
+        "1448997445238699", "179769313486231570000000000000000000000000000000000000000000000000e243",
+        /* A 10^q whose 128-bit entry is exact, and ties it decides alone. */
+        "1e55", "1e56", "8.507059173023462e37", "9.313225746154785e-10", "1.1920928955078125e-7",
+        "4503599627370497.5", "4503599627370498.5", "5e-1", "0.000000000000000000000000000000001",
     };
     int bad = 0;
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
@@ -520,13 +538,16 @@ static void test_decimal_parse(locale_t loc)
         CHECK(!e || *e, "'%s' must not parse whole", not_numbers[i]);
     }
 
-    /* Random decimal strings near float boundaries: 9-10 digits, any exponent. */
+    /* Random decimal strings of 1 to 19 digits, exponents of float32's
+     * range and, every other one, float64's. */
     uint64_t s = 12345;
     bad = 0;
     for (int i = 0; i < 300000; i++) {
         char buf[64];
         uint64_t r = rng_next(&s);
         int digits = 1 + (int)(r % 19), e = (int)((r >> 8) % 90) - 50;
+        if (i % 2)
+            e = (int)((r >> 8) % 680) - 350;    /* all of float64's range and past it */
         uint64_t mant = rng_next(&s) % 10000000000000000000ULL;
         snprintf(buf, sizeof buf, "%.*llue%d", digits, (unsigned long long)mant, e);
         buf[digits] = buf[digits] ? buf[digits] : 0;
@@ -539,6 +560,30 @@ static void test_decimal_parse(locale_t loc)
         }
     }
     CHECK(bad == 0, "%d random decimals misparsed", bad);
+
+    /* Decimals of 17 to 20 digits at and beside float64 midpoints, whose
+     * rounding the 128-bit product cannot always settle (long double holds
+     * the midpoint exactly), and of subnormals. */
+    bad = 0;
+    for (int i = 0; i < 200000; i++) {
+        uint64_t b = rng_next(&s) & 0x7fffffffffffffffULL;
+        if (i % 4 == 1)
+            b &= 0x000fffffffffffffULL;
+        double lo;
+        memcpy(&lo, &b, 8);
+        double hi = nextafter(lo, INFINITY);
+        if (!isfinite(hi))
+            continue;
+        long double mid = ((long double)lo + hi) / 2;
+        char buf[80];
+        snprintf(buf, sizeof buf, "%.*Le", 16 + i % 4, mid);
+        double d, rd = strtod(buf, NULL);
+        const char *e = dec_parse_f64(buf, buf + strlen(buf), loc, &d);
+        if (!e || *e || memcmp(&d, &rd, 8) != 0)
+            if (bad++ < 5)
+                printf("  parse '%s': %a vs %a\n", buf, d, rd);
+    }
+    CHECK(bad == 0, "%d decimals beside float64 midpoints misparsed", bad);
 
     /* Exact float midpoints, and one unit either side in the 30th digit. */
     bad = 0;
@@ -581,53 +626,177 @@ static int count_sig_digits(const char *s)
     return n - trailing;
 }
 
+/* A random float64 of one of several kinds: any bits, subnormal, a power
+ * of two and its neighbours, the lowest or highest of a binade, the
+ * ordinary range, a small integer over a small integer. */
+static double random_f64(uint64_t *s, int kind)
+{
+    uint64_t b = rng_next(s), r = rng_next(s);
+    double v;
+    switch (kind % 6) {
+    case 1: b &= 0x800fffffffffffffULL; break;
+    case 2: b = (b & 0xfff0000000000000ULL) | (r % 3 == 2 ? 0x000fffffffffffffULL : r % 2); break;
+    case 3: b = (b & 0x800fffffffffffffULL) | (1023 + r % 120 - 60) << 52; break;
+    case 4: v = (double)(int64_t)(r % 2000001 - 1000000) / (double)(1 + b % 1000); return v;
+    default: break;
+    }
+    memcpy(&v, &b, 8);
+    return v;
+}
+
+/* The significant digits of a number's text (no leading or trailing
+ * zeros) as an integer, and the power of ten of its last one. */
+static uint64_t text_digits(const char *t, int *exp10)
+{
+    uint64_t d = 0;
+    int frac = 0, seen_point = 0, zeros = 0;     /* zeros: not yet known to be inside */
+    const char *p = t;
+    for (; *p && *p != 'e'; p++) {
+        if (*p == '.') {
+            seen_point = 1;
+        } else if (*p >= '0' && *p <= '9') {
+            frac += seen_point;
+            if (*p == '0') {
+                zeros++;
+                continue;
+            }
+            for (; zeros; zeros--)
+                d *= 10;
+            d = d * 10 + (uint64_t)(*p - '0');
+        }
+    }
+    *exp10 = (*p == 'e' ? atoi(p + 1) : 0) - frac + zeros;
+    return d;
+}
+
+/* Does d * 10^e read back as v (a float32's value when f32)? */
+static int reads_back(uint64_t d, int e, double v, int f32)
+{
+    char t[48];
+    snprintf(t, sizeof t, "%llue%d", (unsigned long long)d, e);
+    return f32 ? strtof(t, NULL) == (float)v : strtod(t, NULL) == v;
+}
+
+/* The text `buf` written for a = |v| > 0 against printf's correctly
+ * rounded digits: no decimal of one digit fewer reads back (any that did
+ * would be the floor or the ceiling of a at that length: the rounded one
+ * or a unit either side), and when the correctly rounded decimal of the
+ * written length reads back, it is the one written, the nearest of the
+ * shortest.  Counts failures into *longer and *farther. */
+static void check_shortest(const char *buf, double a, int f32, int *longer, int *farther)
+{
+    char ref[48];
+    int k = count_sig_digits(buf), e_mine, e_ref;
+    uint64_t mine = text_digits(buf, &e_mine);
+    if (k > 1) {
+        snprintf(ref, sizeof ref, "%.*e", k - 2, a);
+        uint64_t r = text_digits(ref, &e_ref);
+        if ((reads_back(r, e_ref, a, f32) || reads_back(r + 1, e_ref, a, f32) ||
+             (r > 1 && reads_back(r - 1, e_ref, a, f32))) && ++*longer <= 5)
+            printf("  not shortest: %a -> '%s', %d digits read back\n", a, buf, k - 1);
+    }
+    snprintf(ref, sizeof ref, "%.*e", k - 1, a);
+    uint64_t r = text_digits(ref, &e_ref);
+    if (reads_back(r, e_ref, a, f32) && (r != mine || e_ref != e_mine) && ++*farther <= 5)
+        printf("  not nearest: %a -> '%s', '%s' is nearer\n", a, buf, ref);
+}
+
+/* The shortest float64 text: two million values of every kind format and
+ * parse back to the same bits (by dec_parse_f64 and by strtod), and a
+ * tenth of them are the shortest and nearest by printf. */
+static void test_decimal_shortest_f64(locale_t loc)
+{
+    char buf[DEC_MAX_TEXT + 1];
+    uint64_t s = 4242;
+    int bad = 0, longer = 0, farther = 0;
+    for (int i = 0; i < 2000000; i++) {
+        double v = random_f64(&s, i), back, back_lib;
+        size_t n = dec_format_f64(v, 0, loc, buf);
+        buf[n] = 0;
+        const char *e = dec_parse_f64(buf, buf + n, loc, &back);
+        back_lib = strtod(buf, NULL);
+        if (n > DEC_MAX_TEXT || !e || *e ||
+            (isnan(v) ? !isnan(back) || !isnan(back_lib)
+                      : memcmp(&back, &v, 8) != 0 || memcmp(&back_lib, &v, 8) != 0)) {
+            if (bad++ < 5)
+                printf("  format %a -> '%s'\n", v, buf);
+            continue;
+        }
+        if (i % 10 == 0 && isfinite(v) && v != 0)
+            check_shortest(buf, fabs(v), 0, &longer, &farther);
+    }
+    CHECK(bad == 0, "%d doubles did not round-trip", bad);
+    CHECK(longer == 0, "%d doubles not shortest", longer);
+    CHECK(farther == 0, "%d doubles not the nearest shortest", farther);
+}
+
+/* The same of float32: half of them random bits, half the ordinary range. */
+static void test_decimal_shortest_f32(locale_t loc)
+{
+    char buf[DEC_MAX_TEXT + 1];
+    uint64_t s = 987654321;
+    int bad = 0, longer = 0, farther = 0;
+    for (int i = 0; i < 1000000; i++) {
+        uint32_t b = (uint32_t)rng_next(&s);
+        if (i % 2)
+            b = (b & 0x807fffff) | (uint32_t)(100 + (b >> 23) % 60) << 23;
+        float v, back, back_lib;
+        memcpy(&v, &b, 4);
+        size_t n = dec_format_f32(v, 0, loc, buf);
+        buf[n] = 0;
+        const char *e = dec_parse_f32(buf, buf + n, loc, &back);
+        back_lib = strtof(buf, NULL);
+        if (n > DEC_MAX_TEXT || !e || *e ||
+            (isnan(v) ? !isnan(back) || !isnan(back_lib)
+                      : memcmp(&back, &v, 4) != 0 || memcmp(&back_lib, &v, 4) != 0)) {
+            if (bad++ < 5)
+                printf("  format %a -> '%s'\n", v, buf);
+            continue;
+        }
+        if (i % 4 == 0 && isfinite(v) && v != 0)
+            check_shortest(buf, fabs((double)v), 1, &longer, &farther);
+    }
+    CHECK(bad == 0, "%d floats did not round-trip", bad);
+    CHECK(longer == 0, "%d floats not shortest", longer);
+    CHECK(farther == 0, "%d floats not the nearest shortest", farther);
+}
+
 static void test_decimal_format(locale_t loc)
 {
     char buf[DEC_MAX_TEXT + 1];
     uint64_t s = 987654321;
-    int bad = 0, longer = 0;
-    for (int i = 0; i < 400000; i++) {
-        uint32_t b = (uint32_t)rng_next(&s);
-        if (i % 2)
-            b = (b & 0x807fffff) | (uint32_t)(100 + (b >> 23) % 60) << 23;  /* ordinary range */
-        float v;
-        memcpy(&v, &b, 4);
-        size_t n = dec_format_f32(v, 0, loc, buf);
-        buf[n] = 0;
-        float back = strtof(buf, NULL);
-        if (isnan(v) ? !isnan(back) : memcmp(&back, &v, 4) != 0) {
-            if (bad++ < 5)
-                printf("  format %a -> '%s'\n", v, buf);
-            continue;
-        }
-        if (!isfinite(v) || v == 0)
-            continue;
-        int k = 1;
-        for (; k < 9; k++) {
-            char ref[48];
-            snprintf(ref, sizeof ref, "%.*e", k - 1, v);
-            if (strtof(ref, NULL) == v)
-                break;
-        }
-        if (count_sig_digits(buf) > k && longer++ < 5)
-            printf("  not shortest: %a -> '%s', %d digits do\n", v, buf, k);
-    }
-    CHECK(bad == 0, "%d floats did not round-trip", bad);
-    CHECK(longer == 0, "%d floats not shortest", longer);
+    int bad = 0;
+    test_decimal_shortest_f32(loc);
+    test_decimal_shortest_f64(loc);
 
-    bad = 0;
-    for (int i = 0; i < 100000; i++) {
-        uint64_t b = rng_next(&s);
-        double v;
-        memcpy(&v, &b, 8);
-        size_t n = dec_format_f64(v, 0, loc, buf);
+    /* Python's repr() digits, in gemmcli's layout: the bottom of a binade
+     * (a narrower interval below), the extremes, ties between two nearest
+     * candidates (to the even digit). */
+    struct { double v; const char *want; } shortest[] = {
+        { 0x1p710, "5.386379163185535e213" }, { 0x1p-383, "5.075883674631299e-116" },
+        { 562949953421312.25, "562949953421312.2" }, { 562949953421312.75, "562949953421312.8" },
+        { 0x1p-1074, "5e-324" }, { 0x1.fffffffffffffp1023, "1.7976931348623157e308" },
+        { 0x1p-1022, "2.2250738585072014e-308" }, { 0x0.fffffffffffffp-1022, "2.225073858507201e-308" },
+        { 0.1 + 0.2, "0.30000000000000004" }, { 1e23, "1e23" }, { 1e16, "1e16" },
+        { 123456789012345680.0, "123456789012345680" }, { 0.001, "1e-3" }, { -1e-5, "-1e-5" },
+        { 9007199254740992.0, "9007199254740992" }, { 0x1p-1022 * 0x1.09a65b3238769p-4, "1.443092016896717e-309" },
+    };
+    for (size_t i = 0; i < sizeof shortest / sizeof shortest[0]; i++) {
+        size_t n = dec_format_f64(shortest[i].v, 0, loc, buf);
         buf[n] = 0;
-        double back = strtod(buf, NULL);
-        if (isnan(v) ? !isnan(back) : memcmp(&back, &v, 8) != 0)
-            if (bad++ < 5)
-                printf("  format %a -> '%s'\n", v, buf);
+        CHECK(strcmp(buf, shortest[i].want) == 0, "shortest %a: '%s', want '%s'", shortest[i].v,
+              buf, shortest[i].want);
     }
-    CHECK(bad == 0, "%d doubles did not round-trip", bad);
+    struct { float v; const char *want; } shortest32[] = {
+        { 2525989.75f, "2525989.8" }, { 225464.875f, "225464.88" }, { 0x1p-149f, "1e-45" },
+        { 0x1.fffffep127f, "3.4028235e38" }, { 0x1p-126f, "1.1754944e-38" }, { 16777216.0f, "16777216" },
+    };
+    for (size_t i = 0; i < sizeof shortest32 / sizeof shortest32[0]; i++) {
+        size_t n = dec_format_f32(shortest32[i].v, 0, loc, buf);
+        buf[n] = 0;
+        CHECK(strcmp(buf, shortest32[i].want) == 0, "shortest %a: '%s', want '%s'",
+              shortest32[i].v, buf, shortest32[i].want);
+    }
 
     struct { double v; int prec; const char *want; } fixed[] = {
         { 0.125, 2, "0.12" }, { 0.375, 2, "0.38" }, { 123456, 3, "123000" },

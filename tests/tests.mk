@@ -15,7 +15,7 @@ CU_OBJ    := $(patsubst %.cu,build/%.o,$(wildcard kernels/*.cu kernels/*/*.cu))
 SRC_ALL   := $(wildcard src/*/*.c)
 KERNEL_C  := $(wildcard kernels/*.c kernels/*/*.c)
 
-.PHONY: test check-gpu check-gpu-full fuzz
+.PHONY: test check-gpu check-gpu-full fuzz bench-decimal
 
 $(B)/test_formats: tests/test_formats.c $(FMT_SRC) $(wildcard formats/*.h core/*.h)
 	@mkdir -p $(B)
@@ -100,6 +100,14 @@ check-gpu: $(B)/gpu_kernels
 check-gpu-full: $(B)/gpu_kernels
 	@case "$(PART)" in kernels|race|bench) sh tests/check_gpu.sh full-$(PART) ;; \
 	 *) echo "make check-gpu-full: PART=kernels, race or bench" >&2; exit 2 ;; esac
+
+# formats/decimal.c's speed, built as the product builds it (-O2); not a test.
+$(B)/bench_decimal: tests/bench_decimal.c formats/decimal.c formats/decimal.h formats/decimal_pow10.h
+	@mkdir -p $(B)
+	$(CC) -std=c11 -O2 -g -Wall -Wextra -D_GNU_SOURCE -I. -o $@ tests/bench_decimal.c formats/decimal.c -lm
+
+bench-decimal: $(B)/bench_decimal
+	$(B)/bench_decimal
 
 fuzz:
 	@sh tests/fuzz/run.sh $${FUZZ_SECONDS:-60}

@@ -92,6 +92,140 @@ def test_float_text(d):
           got.dtype == np.float64 and np.allclose(got, want, rtol=1e-13, atol=0), err(p))
 
 
+def sig_digits(text):
+    """(significant digits, exponent of the last one) of a number's text."""
+    mant, _, exp = text.lstrip("-").replace("E", "e").partition("e")
+    whole, _, frac = mant.partition(".")
+    digits = (whole + frac).lstrip("0")
+    e = int(exp or 0) - len(frac)
+    stripped = digits.rstrip("0")
+    return stripped, e + len(digits) - len(stripped)
+
+
+def layout(v, digits_of):
+    """gemmcli's text for v from its shortest digits (digits_of(v) gives
+    Python's): positional or scientific, whichever is shorter, positional
+    on a tie; no '+' and no leading zeros in the exponent."""
+    if np.isnan(v):
+        return "nan"
+    if np.isinf(v):
+        return "-inf" if v < 0 else "inf"
+    sign = "-" if np.signbit(v) else ""
+    if v == 0:
+        return sign + "0"
+    d, e = digits_of(v)
+    x = len(d) - 1 + e                       # exponent of the first digit
+    sci = d[0] + ("." + d[1:] if len(d) > 1 else "") + "e" + str(x)
+    if x >= len(d) - 1:
+        pos = d + "0" * (x - len(d) + 1)
+    elif x >= 0:
+        pos = d[:x + 1] + "." + d[x + 1:]
+    else:
+        pos = "0." + "0" * (-x - 1) + d
+    return sign + (pos if len(pos) <= len(sci) else sci)
+
+
+def special_f64(n):
+    """n float64 values with the hard ones in: random bits, subnormals,
+    every power of two and its neighbours, the extremes, ties between two
+    nearest shortest candidates (c / 8 with c = 2 mod 4 near 2^52),
+    standard normal values and ratios of small integers."""
+    bits = rng.integers(0, 2**64, n // 2, dtype=np.uint64, endpoint=False)
+    sub = rng.integers(1, 2**52, n // 10, dtype=np.uint64)
+    pow2 = np.ldexp(1.0, np.arange(-1074, 1024))
+    edges = np.array([np.finfo(float).max, np.finfo(float).tiny, 5e-324, 0.0, -0.0, 1.0,
+                      0.1, 0.2, 0.30000000000000004, 1e23, 9007199254740992.0, np.inf, -np.inf])
+    ties = (2.0**52 + 2 + 4 * rng.integers(0, 2**40, 1000)) / 8
+    vals = np.concatenate([bits.view(np.float64), sub.view(np.float64), pow2,
+                           np.nextafter(pow2, 0), np.nextafter(pow2, np.inf), edges, ties,
+                           -ties, rng.standard_normal(n // 5),
+                           rng.integers(-10**6, 10**6, n // 10) / rng.integers(1, 1000, n // 10)])
+    vals = vals[~np.isnan(vals)]
+    return vals[: len(vals) // 8 * 8].reshape(-1, 8)
+
+
+def test_shortest_digits(d):
+    # float64 written as the shortest text that reads back, the nearest of
+    # those (Python's repr digits), in gemmcli's layout; float32 likewise
+    # with NumPy's shortest float32 digits.
+    def repr_digits(v):
+        return sig_digits(repr(float(v)))
+
+    def f32_digits(v):
+        return sig_digits(np.format_float_scientific(v, unique=True))
+
+    a64 = special_f64(200_000)
+    a32 = np.concatenate([rng.integers(0, 2**32, 100_000, dtype=np.uint64)
+                          .astype(np.uint32).view(np.float32),
+                          rng.standard_normal(50_000).astype(np.float32),
+                          np.ldexp(np.float32(1), np.arange(-149, 128)).astype(np.float32)])
+    a32 = a32[~np.isnan(a32)]
+    a32 = a32[: len(a32) // 8 * 8].reshape(-1, 8)
+    for name, a, digits_of in (("float64", a64, repr_digits), ("float32", a32, f32_digits)):
+        np.save(os.path.join(d, "v.npy"), a)
+        p = run("convert", "-q", "v.npy", "-o", "v.csv", cwd=d)
+        check(f"{name}: {a.size} values written", p.returncode == 0, err(p))
+        if p.returncode:
+            continue
+        with open(os.path.join(d, "v.csv")) as f:
+            fields = [x for line in f for x in line.split(",")]
+        fields = [x.strip() for x in fields]
+        wrong = [(x, v) for x, v in zip(fields, a.ravel()) if x != layout(v, digits_of)]
+        check(f"{name}: shortest nearest digits, gemmcli's layout ({len(a.ravel())} values)",
+              len(fields) == a.size and not wrong, wrong[:5])
+        back = np.array([float(x) for x in fields], dtype=a.dtype)
+        check(f"{name}: every value reads back exactly (float())",
+              np.array_equal(back.view(np.uint8), a.ravel().view(np.uint8)))
+
+
+def hard_decimals():
+    """Decimal strings float64 parsing must round correctly: the exact
+    midpoints between neighbouring doubles (up to 767 digits), the same cut
+    to 16-20 digits and moved a unit either way, 17-20 digit mantissas at
+    every exponent, the edges of the range and long runs of digits."""
+    from decimal import Decimal, getcontext
+    getcontext().prec = 800
+    out = ["1e-400", "1e309", "-1e309", "2.2250738585072011e-308", "2.2250738585072012e-308",
+           "4.9406564584124654e-324", "2.4703282292062327e-324", "2.4703282292062328e-324",
+           "7.4109846876186981e-324", "7.4109846876186982e-324", "1.7976931348623158e308",
+           "1.7976931348623159e308", "9007199254740993", "9007199254740993.00000000001",
+           "18446744073709551615", "18446744073709551616", "99999999999999999999e-20",
+           "0." + "3" * 400, "1" + "0" * 308 + ".5", "0." + "0" * 330 + "24703282292062328",
+           "123456789012345678901234567890e-40"]
+    lo = rng.integers(1, 0x7fefffffffffffff, 3000, dtype=np.uint64).view(np.float64)
+    for v in lo:
+        mid = (Decimal(float(v)) + Decimal(float(np.nextafter(v, np.inf)))) / 2
+        exact = format(mid, "e")
+        out.append(exact)
+        for n in (16, 17, 18, 19, 20):
+            cut = format(mid, f".{n - 1}e")
+            out.append(cut)
+            m, _, e = cut.partition("e")
+            unit = Decimal(10) ** (int(e) - (n - 1))
+            out.extend(format(Decimal(cut) + k * unit, f".{n - 1}e") for k in (-1, 1))
+    for _ in range(20000):
+        n = int(rng.integers(17, 21))
+        m = int(rng.integers(10 ** (n - 1), 10 ** n, dtype=np.uint64)) if n < 20 else \
+            int(rng.integers(10 ** 18, 10 ** 19, dtype=np.uint64)) * 10 + int(rng.integers(0, 10))
+        out.append(f"{m}e{int(rng.integers(-345, 310))}")
+    return out
+
+
+def test_hard_parsing(d):
+    # float64 text read as Python's float() reads it: correctly rounded,
+    # bit for bit, subnormals, overflow to inf and underflow to 0 included.
+    texts = hard_decimals()
+    body = "\n".join(texts) + "\n"
+    got, p = read_as(d, body)
+    want = np.array([float(t) for t in texts]).reshape(-1, 1)
+    ok = got is not None and got.shape == want.shape
+    wrong = [] if not ok else [(t, float(g), float(w)) for t, g, w in
+                               zip(texts, got.ravel(), want.ravel())
+                               if np.float64(g).tobytes() != np.float64(w).tobytes()]
+    check(f"{len(texts)} hard decimals read as float() reads them", ok and not wrong,
+          (err(p), wrong[:5]))
+
+
 def int_text(dt, rows=40, cols=7):
     info = np.iinfo(dt)
     lo, hi = int(info.min), int(info.max)
@@ -356,8 +490,9 @@ def test_write_memory(d):
 
 def main():
     with tempfile.TemporaryDirectory() as d:
-        for test in (test_float_text, test_integer_text, test_integer_refusals, test_in_dtype,
-                     test_gzip_members, test_short_gzip, test_one_member_threads, test_empty_marks, test_write_memory):
+        for test in (test_float_text, test_shortest_digits, test_hard_parsing, test_integer_text,
+                     test_integer_refusals, test_in_dtype, test_gzip_members, test_short_gzip,
+                     test_one_member_threads, test_empty_marks, test_write_memory):
             with tempfile.TemporaryDirectory(dir=d) as sub:
                 test(sub)
     return check.summary("text")

@@ -414,55 +414,15 @@ extern "C" cudaError_t hgemm_mma_thin_launch(const struct hgemm_problem *p,
         args.alpha = p->alpha;
         args.beta = p->beta;
         args.c = c;
-        args.tickets = NULL;
-        args.group = 0;
         struct mma_thin_plan pl = mma_thin_plan_for(
             p->m, p->n, p->k, batch,
             mma_thin_slots(mma_thin_kernel_for(p->bf16, w, false), sm_count));
         args.slice = pl.slice;
-        float *partial = NULL;
-        bool pooled = false;
-        if (pl.slices > 1) {
-            /* The slices joined in this launch where the kept space
-             * allows, each block's columns a ticket. */
-            const size_t bytes = (size_t)pl.slices * batch * per * sizeof(float);
-            struct join_plan jp = mma_thin_join_plan(pl, p->m, p->n, batch);
-            struct slab_space space = { NULL, NULL };
-            if (jp.group) {
-                err = slab_space_get(env->stream, bytes, (size_t)jp.tickets, &space);
-                if (err != cudaSuccess)
-                    return err;
-            }
-            if (space.tickets) {
-                args.tickets = space.tickets;
-                args.group = jp.group;
-            }
-            partial = (float *)space.slabs;
-            pooled = !partial;
-            if (pooled) {
-                err = cudaMallocAsync((void **)&partial, bytes, env->stream);
-                if (err != cudaSuccess)
-                    return err;
-            }
-            args.out = partial;
-        } else {
-            args.out = c;
-        }
         dim3 grid((unsigned)pl.blocks, (unsigned)pl.slices, (unsigned)batch);
-        void *params[] = { &args };
-        err = cudaLaunchKernel(mma_thin_kernel_for(p->bf16, w, args.group > 0), grid,
-                               MT_THREADS, params, 0, env->stream);
-        cudaError_t last = launch_result();   /* and clears it */
-        if (err == cudaSuccess)
-            err = last;
-        if (err == cudaSuccess && partial && !args.group)
-            err = gemv_reduce<float>(c, partial, per * batch, pl.slices, per, stride_c,
-                                     p->alpha, p->beta, env->stream);
-        if (pooled) {
-            cudaError_t free_err = cudaFreeAsync(partial, env->stream);
-            if (err == cudaSuccess)
-                err = free_err;
-        }
+        err = thin_launch_sliced<float>(
+            args, [&](bool join) { return mma_thin_kernel_for(p->bf16, w, join); }, grid,
+            MT_THREADS, mma_thin_join_plan(pl, p->m, p->n, batch), c, per, stride_c, p->alpha,
+            p->beta, env);
         if (err != cudaSuccess)
             return err;
     }

@@ -859,6 +859,64 @@ static inline bool thin_aligned(const void *ptr, size_t bytes)
     return (uintptr_t)ptr % bytes == 0;
 }
 
+/* Launches a sliced memory-bound kernel (thin's, mma_thin's) over `grid`
+ * (gridDim.y its slices of K) with `args`, whose out, tickets and group
+ * it sets: with one slice the kernel writes C; with more, the slices'
+ * slabs come from the stream's kept space (slab_space.h), with tickets
+ * where jp joins them in the launch (kernel_of(true)), else from the
+ * pool, and a second launch adds them (gemv_reduce) with alpha and beta.
+ * C's products are `per` values each, stride_c apart. */
+template <typename T, typename Args, typename KernelOf>
+static cudaError_t thin_launch_sliced(Args &args, KernelOf kernel_of, dim3 grid, int threads,
+                                      const struct join_plan &jp, T *c, long long per,
+                                      long long stride_c, T alpha, T beta,
+                                      const struct launch_env *env)
+{
+    const int slices = (int)grid.y, batch = (int)grid.z;
+    cudaError_t err;
+    T *partial = NULL;
+    bool pooled = false;
+    args.tickets = NULL;
+    args.group = 0;
+    if (slices > 1) {
+        const size_t bytes = (size_t)slices * batch * per * sizeof(T);
+        struct slab_space space = { NULL, NULL };
+        if (jp.group) {
+            err = slab_space_get(env->stream, bytes, (size_t)jp.tickets, &space);
+            if (err != cudaSuccess)
+                return err;
+        }
+        if (space.tickets) {
+            args.tickets = space.tickets;
+            args.group = jp.group;
+        }
+        partial = (T *)space.slabs;
+        pooled = !partial;
+        if (pooled) {
+            err = cudaMallocAsync((void **)&partial, bytes, env->stream);
+            if (err != cudaSuccess)
+                return err;
+        }
+        args.out = partial;
+    } else {
+        args.out = c;
+    }
+    void *params[] = { &args };
+    err = cudaLaunchKernel(kernel_of(args.group > 0), grid, threads, params, 0, env->stream);
+    cudaError_t last = launch_result();   /* and clears it */
+    if (err == cudaSuccess)
+        err = last;
+    if (err == cudaSuccess && partial && !args.group)
+        err = gemv_reduce<T>(c, partial, per * batch, slices, per, stride_c, alpha, beta,
+                             env->stream);
+    if (pooled) {
+        cudaError_t free_err = cudaFreeAsync(partial, env->stream);
+        if (err == cudaSuccess)
+            err = free_err;
+    }
+    return err;
+}
+
 /* Runs a family's problem struct (sgemm_problem, dgemm_problem,
  * hgemm_problem: the same fields, dense rows). */
 template <typename E, typename P>
@@ -922,52 +980,12 @@ static cudaError_t thin_run_problem(const P *p, const struct launch_env *env)
         args.alpha = alpha;
         args.beta = beta;
         args.c = c;
-        args.tickets = NULL;
-        args.group = 0;
         dim3 grid((unsigned)pl.blocks, (unsigned)pl.slices, (unsigned)batch);
         const int threads = thin_threads<E>(pl.by_rows, pl.bound);
-        T *partial = NULL;
-        bool pooled = false;
-        if (pl.slices > 1) {
-            /* The slices joined in this launch where the kept space
-             * allows, each block's region of C a ticket. */
-            const size_t bytes = (size_t)pl.slices * batch * per * sizeof(T);
-            struct join_plan jp = thin_join_plan<E>(pl, p->m, p->n, batch);
-            struct slab_space space = { NULL, NULL };
-            if (jp.group) {
-                err = slab_space_get(env->stream, bytes, (size_t)jp.tickets, &space);
-                if (err != cudaSuccess)
-                    return err;
-            }
-            if (space.tickets) {
-                args.tickets = space.tickets;
-                args.group = jp.group;
-            }
-            partial = (T *)space.slabs;
-            pooled = !partial;
-            if (pooled) {
-                err = cudaMallocAsync((void **)&partial, bytes, env->stream);
-                if (err != cudaSuccess)
-                    return err;
-            }
-            args.out = partial;
-        } else {
-            args.out = c;
-        }
-        void *params[] = { &args };
-        err = cudaLaunchKernel(thin_kernel<E>(pl.by_rows, pl.bound, width, args.group > 0), grid,
-                               threads, params, 0, env->stream);
-        cudaError_t last = launch_result();   /* and clears it */
-        if (err == cudaSuccess)
-            err = last;
-        if (err == cudaSuccess && partial && !args.group)
-            err = gemv_reduce<T>(c, partial, per * batch, pl.slices, per, stride_c, alpha, beta,
-                                 env->stream);
-        if (pooled) {
-            cudaError_t free_err = cudaFreeAsync(partial, env->stream);
-            if (err == cudaSuccess)
-                err = free_err;
-        }
+        err = thin_launch_sliced<T>(
+            args, [&](bool join) { return thin_kernel<E>(pl.by_rows, pl.bound, width, join); },
+            grid, threads, thin_join_plan<E>(pl, p->m, p->n, batch), c, per, stride_c, alpha,
+            beta, env);
         if (err != cudaSuccess)
             return err;
     }

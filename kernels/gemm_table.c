@@ -238,7 +238,7 @@
       "gemmcli's own, mma.sync m16n8k16")                                                           \
     X("mma_thin", hgemm, mma_thin, F16 | BF16, MB, 80, GEO(1, 1, 1, 0, MEMORY, 0, 4.0), WS_SLICED, CHECK, \
       "kernels/hgemm/hgemm_13_mma_thin.cu",                                                         \
-      "M <= 16 over a wide B: B streamed once into mma.sync fragments paired by PRMT, K sliced",   \
+      "M <= 16 over a wide B (paired by PRMT into mma.sync fragments) or N <= 16 under a tall A, K sliced", \
       "gemmcli's own, memory-bound shapes, mma.sync m16n8k16")                                      \
     X("tf32", sgemm, tf32, TF32, SM90A_F32 | PERSIST, 90, GEO(256, 128, 1, 128, SLICES, 256, 0), WS, CHECK,   \
       "kernels/sgemm/sgemm_20_tf32.cu",                                                             \

@@ -197,8 +197,9 @@ REFUSALS = [
      "refused (rows beyond splitk_32x128's tile)"),
     (b"needs rows of A in 4-byte units", lambda m, n, k: k % 2,
      "refused (an odd K on mma_sync_128x64's tile)"),
-    (b"mma_thin computes products with M <= 16 and N >= 64", lambda m, n, k: m > 16 or n < 64,
-     "refused (rows beyond mma_thin's m16 tile, or columns short of a warp's)"),
+    (b"mma_thin computes products with M <= 16 and N >= 64, or N <= 16 and M >= 64",
+     lambda m, n, k: not ((m <= 16 and n >= 64) or (n <= 16 and m >= 64)),
+     "refused (neither a few rows over a wide B nor a tall A over a few columns)"),
 ]
 
 

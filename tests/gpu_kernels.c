@@ -167,7 +167,9 @@ static const struct mul_case vector_cases[] = {
  * N, and takes 24; mma_thin 17 rows), 9 rows over an N of 4 mod 8 (8-byte
  * loads of B), 16 rows over whole 16-byte ones, 12 over an N of 2 mod 4
  * and an odd K (4-byte loads of B, A's values one by one) and a stack of
- * 7 rows.  Run on every row for f32 and f64;
+ * 7 rows; tall A's over 9 and 16 columns with 16- and 8-byte loads of A
+ * and K past a staged chunk of B, a stack of 4-byte loads, and 63 rows
+ * over 8 columns, which mma_thin must refuse.  Run on every row for f32 and f64;
  * for f16 and bf16 on the memory-bound rows (KERNEL_MEMORY) only, for the
  * tensor-core stages' long chains (see vector_cases). */
 static const struct mul_case thin_cases[] = {
@@ -202,6 +204,10 @@ static const struct mul_case thin_cases[] = {
     { 1, 16, 2048, 4096, 1.0f, 0.5f, 0, 1 },
     { 1, 12, 1002, 997, 1.0f, 0.0f, 0, 1 },
     { 3, 7, 200, 301, 1.0f, 0.5f, 0, 1 },
+    { 1, 2000, 9, 2048, 1.0f, 0.0f, 0, 1 },
+    { 1, 1000, 16, 4100, 1.0f, 0.5f, 0, 1 },
+    { 2, 300, 8, 1030, 0.5f, 1.0f, 0, 1 },
+    { 1, 63, 8, 100, 1.0f, 0.0f, 0, 1, "mma_thin", 1 },
     { 1, 17, 33, 64, 1.0f, 0.0f, 0, 1, "mma_thin", 1 },
     { 1, 24, 301, 300, 1.0f, 0.0f, 0, 1, "f64_thin", 0 },
     { 1, 25, 301, 300, 1.0f, 0.0f, 0, 1, "f64_thin", 1 },

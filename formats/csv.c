@@ -1,9 +1,10 @@
 /* CSV and gzip CSV: numbers in text, one matrix row per line.
  *
  * Reading is as strict as numpy.loadtxt:
- *   - fields are separated by the delimiter (',' by default); with ' ' any
- *     run of spaces and tabs separates them; spaces and tabs around a field
- *     are ignored, and so is a CR before the LF;
+ *   - fields are separated by the delimiter; with ' ' any run of spaces and
+ *     tabs separates them.  With none given: a comma, or blanks where the
+ *     first row has no comma (numpy.savetxt's default).  Spaces and tabs
+ *     around a field are ignored, and so is a CR before the LF;
  *   - blank lines and '#' comments (whole lines or after the data) are
  *     skipped; --header skips the first line that is neither;
  *   - a field is a decimal number ([+-]digits[.digits][e[+-]digits]) or
@@ -398,6 +399,7 @@ struct csv_reader {
     int threads;
     struct csv_window win[2];  /* parsed, and filled meanwhile */
     int header_pending, started;
+    int detect;                /* no delimiter given: ',' or blanks, by the first row */
     size_t esize, cols, first_line;
     int count_only;            /* info: count rows, keep none */
     unsigned char *data;       /* rows_cap x cols elements */
@@ -481,6 +483,14 @@ static int csv_first_row(struct csv_reader *r)
     size_t line_len = (size_t)((nl ? nl : ps->end) - ps->p);
     size_t max = line_len / 2 + 1;
     r->first_line = ps->line;
+    if (r->detect) {
+        /* numpy.savetxt and loadtxt separate by blanks unless told: a first
+         * row without a comma (before any comment) is read that way. */
+        const char *hash = memchr(ps->p, '#', line_len);
+        size_t data_len = (size_t)((hash ? hash : ps->p + line_len) - ps->p);
+        if (!memchr(ps->p, ',', data_len))
+            ps->delim = ' ';
+    }
     unsigned char *first = malloc(max * r->esize);
     if (!first)
         return gc_fail(GC_EXIT_INPUT, "%s: out of memory", ps->name);
@@ -753,6 +763,8 @@ static int csv_read_text(struct gc_input *in, int gz, const struct gc_read_opts 
         r.threads = CSV_MAX_CHUNKS;
     if (o && o->delimiter)
         r.ps.delim = o->delimiter;
+    else
+        r.detect = 1;
     if (!csv_delimiter_ok(r.ps.delim))
         return gc_fail(GC_EXIT_USAGE, "%s: delimiter '%c' cannot separate numbers", in->name,
                        r.ps.delim);

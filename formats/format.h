@@ -125,7 +125,8 @@ struct gc_read_opts {
     int dtype;                /* --in-dtype: raw input's (-1: f32) and text's (-1: f64);
                                  .npy ignores it */
     int fortran_order;        /* --order F for raw input */
-    char delimiter;           /* CSV: ',' default; ' ' means any whitespace */
+    char delimiter;           /* CSV: ' ' means any whitespace; 0: ',', or
+                                 whitespace when the first row has no comma */
     int header;               /* CSV: skip one header row */
     const struct gc_alloc *alloc;   /* payload allocator; NULL: malloc */
     int announce;             /* say which format was assumed when nothing decided it */

@@ -198,6 +198,9 @@ def check_csv_inputs(tmp):
         ("sci", dict(delimiter=",", fmt="%.18e"), []),
         ("space", dict(delimiter=" ", fmt="%.9g"), ["--delimiter", " "]),
         ("tab", dict(delimiter="\t", fmt="%.9g"), ["--delimiter", "tab"]),
+        # savetxt's defaults (blanks, %.18e) and tabs, with no --delimiter.
+        ("savetxt", dict(), []),
+        ("tab-found", dict(delimiter="\t", fmt="%.9g"), []),
         ("header", dict(delimiter=",", fmt="%.9g", header="a,b,c,d,e,f,g,h,i", comments=""),
          ["--header"]),
         ("comments", dict(delimiter=",", fmt="%.9g", header="made by savetxt",
@@ -214,7 +217,7 @@ def check_csv_inputs(tmp):
                 f.write(data)
             # float64 by default, as np.loadtxt reads it; float32 asked for.
             want = np.loadtxt(io.StringIO(text.decode()), ndmin=2, skiprows=int(name == "header"),
-                              delimiter=None if kw["delimiter"] == " " else kw["delimiter"])
+                              delimiter=None if kw.get("delimiter", " ") == " " else kw["delimiter"])
             for in_dtype, expect in [([], want), (["--in-dtype", "f32"], a)]:
                 out = src + ".npy"
                 if run(["convert", "-q"] + args + in_dtype + [src, "-o", out]):

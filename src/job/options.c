@@ -42,7 +42,7 @@ static const struct opt_def opt_defs[] = {
     { "in-dtype", 0, OPT_IN_DTYPE, "T", OPTS_READ, "element type of raw input (default f32) and of CSV text (default f64, as numpy.loadtxt); a .npy file carries its own" },
     { "shape", 0, OPT_SHAPE, "DIMS", OPTS_READ, "shape of raw input: 5, 96x64, 4x8x5, or scalar for 0-d (repeat for each raw operand)" },
     { "order", 0, OPT_ORDER, "C|F", OPTS_READ, "element order of raw input: C (row-major, default) or F" },
-    { "delimiter", 0, OPT_DELIMITER, "CHAR", OPTS_READ | OPTS_WRITE, "CSV field delimiter (default ','; 'space' or ' ' for whitespace)" },
+    { "delimiter", 0, OPT_DELIMITER, "CHAR", OPTS_READ | OPTS_WRITE, "CSV field delimiter: 'space' or ' ' for any run of blanks, 'tab', or one character (default: ',' to write; to read, ',' or blanks if the first row has no comma)" },
     { "header", 0, OPT_HEADER, NULL, OPTS_READ, "CSV input has one header row to skip" },
     { "precision", 0, OPT_PRECISION, "N", OPTS_WRITE, "CSV output: N significant digits (default: shortest exact)" },
     { "level", 0, OPT_LEVEL, "N", OPTS_WRITE, "compression level: .csv.gz 0 (stored) to 12, default 1; .csv.zst and .npy.zst 1 to 19, default 3" },
@@ -421,7 +421,7 @@ static void set_defaults(struct gc_opts *o, unsigned groups)
     o->in_format = GC_FMT_AUTO;
     o->out_dtype = -1;
     o->read.dtype = -1;
-    o->read.delimiter = ',';
+    o->read.delimiter = 0;     /* ',' or blanks, by the first row */
     o->write.delimiter = ',';
     o->write.level = -1;
     o->bench_op = "all";

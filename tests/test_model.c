@@ -542,6 +542,61 @@ static void narrow(void)
     }
 }
 
+/* Tiles fewer than a wave over a K of MODEL_PART_WAVE_K or more run at the
+ * sliced launches' rate (slice_eff); over a shorter K, or in full waves,
+ * at the full one.  A memory-bound 16-bit stage's few rows over even
+ * narrow rows of B take ragged_eff, over odd ones few_eff; float64's
+ * narrow rows take few_eff. */
+static void part_wave_and_few_rows(void)
+{
+    const struct gemm_kernel *k = kernel("wgmma");
+    struct rate_entry r;
+    memset(&r, 0, sizeof r);
+    r.tflops = 100;
+    r.ragged_eff = 1;
+    const struct gemm_problem ps[3] = { problem(GEMM_F16, 1, 8, 1344, MODEL_PART_WAVE_K),
+                                        problem(GEMM_F16, 1, 8, 1344, MODEL_PART_WAVE_K - 64),
+                                        problem(GEMM_F16, 1, 8192, 8192, 2048) };
+    const double want[3] = { 1.5, 1, 1 };
+    for (int i = 0; i < 3; i++) {
+        r.slice_eff = 1;
+        struct model_estimate one = model_estimate_rate(k, &ps[i], SMS, &r, 3000);
+        r.slice_eff = 1.5;
+        struct model_estimate eff = model_estimate_rate(k, &ps[i], SMS, &r, 3000);
+        CHECK(one.slices == 1 && close_to(eff.compute_ms, want[i] * one.compute_ms, 1e-9),
+              "wgmma %lldx%lldx%lld (%d slices): slice_eff 1.5 computes in %.6g ms, 1 in %.6g, "
+              "not %g times", (long long)ps[i].m, (long long)ps[i].n, (long long)ps[i].k,
+              one.slices, eff.compute_ms, one.compute_ms, want[i]);
+    }
+    static const struct {
+        const char *kernel;
+        enum gemm_sig sig;
+        int64_t n, even_ld;
+        double even_f;
+    } cases[] = { { "mma_thin", GEMM_F16, 12480, 12484, 1.25 },
+                  { "f16_thin", GEMM_F16, 12480, 12482, 1.25 },
+                  { "f64_thin", GEMM_F64, 12480, 12483, 3 } };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        k = kernel(cases[c].kernel);
+        memset(&r, 0, sizeof r);
+        r.gbps = 2000;
+        r.slice_eff = 1;
+        r.ragged_eff = 1.25;
+        r.few_eff = 3;
+        struct gemm_problem whole = problem(cases[c].sig, 1, 9, cases[c].n, 4096), even = whole,
+                            odd = whole;
+        even.ldb = cases[c].even_ld;
+        odd.ldb = cases[c].n + 1;
+        double base = model_estimate_rate(k, &whole, SMS, &r, 3000).memory_ms;
+        double ge = model_estimate_rate(k, &even, SMS, &r, 3000).memory_ms / base;
+        double go = model_estimate_rate(k, &odd, SMS, &r, 3000).memory_ms / base;
+        CHECK(close_to(ge, cases[c].even_f, 1e-9) && close_to(go, 3, 1e-9),
+              "%s: 9 rows over B's rows of %lld values at %.4f of whole rows' time, of %lld "
+              "at %.4f (want %g and 3)", k->name, (long long)even.ldb, ge, (long long)odd.ldb,
+              go, cases[c].even_f);
+    }
+}
+
 /* The dimensions the monotony scan walks: powers of two, one either side,
  * a few odd ones. */
 static const int64_t grid[] = {
@@ -787,6 +842,7 @@ int main(void)
     memory_bound();
     thin_blocks();
     narrow();
+    part_wave_and_few_rows();
     monotone();
     half_the_sms();
     launches();

@@ -88,6 +88,21 @@ int model_whole_tiles(const struct gemm_kernel *k, const struct gemm_problem *p)
     return k->geometry && p->m >= k->geometry->tile_m && p->n >= k->geometry->tile_n;
 }
 
+/* A memory-bound 16-bit stage's few rows of A over a B whose rows are
+ * narrow but even (4- or 8-byte units) run as its other even narrow rows
+ * do, not as odd ones: `mma_thin` on an H100 ran 7 x 13004 x 2002 (8-byte
+ * units) and 6 x 13002 x 2002 (4-byte) in 34.4 and 34.2 us, 8 x 13000 x
+ * 2000 (whole 16-byte units) in 34.7, and 7 x 13001 x 2003 (odd) in 48.7;
+ * one factor fitted on the odd and even ones together (1.36) sent
+ * 9 x 12476 x 14492 to `mma_sync_128x64`, 73% of cuBLAS, where `mma_thin`
+ * ran 113% (NVIDIA H100, 2026-11-28).  Such a stage's few_eff is its odd
+ * few rows' alone, and the even ones take its ragged_eff. */
+int model_few_even_ragged(const struct gemm_kernel *k, enum gemm_sig sig)
+{
+    return k->geometry && k->geometry->spread == SPREAD_MEMORY &&
+           gc_dtypes[gemm_sigs[sig].in].size == 2;
+}
+
 double model_ragged_factor(const struct gemm_problem *p, const struct rate_entry *r)
 {
     if (!model_ragged(p))
@@ -252,6 +267,27 @@ static double tiled_util(const struct gemm_kernel *k, const struct gemm_geometry
     return util_tile * util_wave * (slice_k / (slice_k + g->k_fill));
 }
 
+/* Whether p's tiles are fewer than one wave of a tiled kernel's blocks,
+ * over a K of MODEL_PART_WAVE_K at least: unsliced, such blocks run alone
+ * on their SMs as a sliced launch's do, and take the calibration's
+ * slice_eff.  float16 8 x 1344 x 1312 on `wgmma` (11 blocks) took 0.0202
+ * ms where the model without it said 0.0133, and went there rather than
+ * to `mma_thin` (94% of cuBLAS against 74%); with it, 0.0190.  Over a
+ * shorter K the blocks' stores and fill weigh more than their k-loop:
+ * from K = 0, float16 101 x 26584 x 17 went to `f16_small_k`, 0.0208 ms,
+ * where `mma_sync` ran 0.0112; from 512, the replay's picks
+ * (tests/test_replay.c) ran 0.979 of the fastest stage's speed on float32
+ * (0.969 without), 0.954 on float16 (the same) and 0.957 on float64
+ * (0.956; NVIDIA H100, 2026-11-28). */
+static int model_part_wave(const struct gemm_kernel *k, const struct gemm_problem *p,
+                           int sm_count)
+{
+    const struct gemm_geometry *g = k->geometry;
+    double per_launch = (k->flags & KERNEL_BATCHED) ? (double)p->batch : 1;
+    double tiles = per_launch * ceil_div((double)p->m, g->tile_m) * ceil_div((double)p->n, g->tile_n);
+    return tiles < (double)sm_count * g->per_sm && p->k >= MODEL_PART_WAVE_K;
+}
+
 double model_util(const struct gemm_kernel *k, const struct gemm_problem *p, int sm_count)
 {
     const struct gemm_geometry *g = k->geometry;
@@ -394,7 +430,8 @@ struct model_estimate model_estimate_rate(const struct gemm_kernel *k,
         if (g->block_us > 0)
             e.memory_ms = fmax(e.memory_ms, ceil_div(batch, (double)sm_count * g->per_sm) *
                                                 g->block_us / 1e3);
-        double f = model_ragged_factor(p, r);
+        double f = model_few_even_ragged(k, p->sig) && model_few(p) && !model_odd(p)
+                   ? (r->ragged_eff > 0 ? r->ragged_eff : 1) : model_ragged_factor(p, r);
         e.compute_ms *= f;
         e.memory_ms *= f;
         e.ms = fmax(e.overhead_ms + fmax(e.compute_ms, e.memory_ms) + e.reduce_ms, r->floor_ms);
@@ -422,7 +459,7 @@ struct model_estimate model_estimate_rate(const struct gemm_kernel *k,
     e.compute_ms = flops / (r->tflops * 1e12 * e.util) * 1e3;
     /* Slices run as the GPU measured them run (a calibration's slice_eff):
      * few blocks over a long K reach less of an SM than whole waves do. */
-    if (e.slices > 1 && r->slice_eff > 0) {
+    if ((e.slices > 1 || model_part_wave(k, p, sm_count)) && r->slice_eff > 0) {
         e.compute_ms *= r->slice_eff;
         e.reduce_ms *= r->slice_eff;
     }

@@ -62,6 +62,8 @@ int model_whole_tiles(const struct gemm_kernel *k, const struct gemm_problem *p)
  * for a ragged product of few rows, odd_eff (where measured) for odd
  * 16-bit rows, ragged_eff for other ragged rows, else 1. */
 double model_ragged_factor(const struct gemm_problem *p, const struct rate_entry *r);
+/* Whether k on sig fits its few rows' factor on odd rows alone (model.c). */
+int model_few_even_ragged(const struct gemm_kernel *k, enum gemm_sig sig);
 
 /* A tiled kernel's share of its loads that p's narrow rows take: the
  * rows of a tile (A's tile_m, B's tile_n per value of k) of the operands
@@ -86,6 +88,9 @@ double model_narrow_factor(const struct gemm_kernel *k, const struct gemm_proble
  * and the factor above over the rest.  A ragged sample of K at most
  * MODEL_SHORT_K fits short_eff (src/plan/fit.c). */
 #define MODEL_SHORT_K 64
+/* Unsliced tiles fewer than a wave over a K this long at least run at a
+ * sliced launch's rate (slice_eff: model.c, model_part_wave). */
+#define MODEL_PART_WAVE_K 512
 double model_fill_share(const struct gemm_kernel *k, const struct gemm_problem *p, int slices);
 
 /* The share of kernel k's full rate that p allows (1 for memory-bound

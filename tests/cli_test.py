@@ -658,6 +658,11 @@ def test_kernels_table():
         listed = [ln.split()[0] for ln in lines[1:] if ln.strip()]
         check(f"kernels on a terminal of {columns} columns: fits", rc == 0 and not wide and
               "SOURCE" not in lines[0] and listed == names, (rc, wide[:2], lines[:2]))
+    rc, text = in_terminal(["kernels", "--wide"], 80)
+    lines = text.splitlines()
+    check("kernels --wide on a terminal of 80 columns: every column whole",
+          rc == 0 and "SOURCE" in lines[0] and any(len(ln) > 80 for ln in lines) and
+          "cuBLAS: SGEMM" in text and lines == piped.splitlines(), (rc, lines[:2]))
     rc, text = in_terminal(["kernels", "--details"], 400)
     check("kernels --details on a terminal: SOURCE", rc == 0 and "SOURCE" in text.splitlines()[0],
           text[:200])

@@ -363,7 +363,7 @@ int cmd_kernels(const struct gc_opts *o)
         fill_runs_on(&rows[i]);
         widen(&w, &rows[i]);
     }
-    int columns = o->json ? 0 : terminal_columns();
+    int columns = o->json || o->wide ? 0 : terminal_columns();
     if (columns)
         fit_terminal(&w, columns, o->details);
     struct json j;

@@ -15,7 +15,7 @@
 enum {
     OPT_HELP = 'h', OPT_OUTPUT = 'o', OPT_C0 = 'c', OPT_KERNEL = 'k',
     OPT_QUIET = 'q', OPT_REPEAT = 'r',
-    OPT_ALPHA = 256, OPT_BETA, OPT_VERIFY, OPT_TOL, OPT_JSON, OPT_DETAILS,
+    OPT_ALPHA = 256, OPT_BETA, OPT_VERIFY, OPT_TOL, OPT_JSON, OPT_DETAILS, OPT_WIDE,
     OPT_THREADS, OPT_DEVICE, OPT_FORMAT, OPT_IN_FORMAT, OPT_DTYPE, OPT_IN_DTYPE, OPT_SHAPE,
     OPT_ORDER, OPT_DELIMITER, OPT_HEADER, OPT_PRECISION, OPT_LEVEL,
     OPT_OP, OPT_SIZES, OPT_BENCH_OUT, OPT_AUTO_TABLE, OPT_COMPUTE, OPT_SWEEP, OPT_SEED, OPT_FOR,
@@ -68,6 +68,7 @@ static const struct opt_def opt_defs[] = {
     { "for", 0, OPT_FOR, "SHAPE", OPTS_KERNELS, "the kernels that can compute MxNxK (or BxMxNxK), by auto's estimate, and auto's choice" },
     { "rates", 0, OPT_RATES, "FILE", OPTS_KERNELS, "with --for: plan for the GPU whose kernel rates FILE holds, as 'tune --calibrate' keeps them (rates-NAME-CC-SMS.txt beside the tune cache), whatever GPU this machine has or lacks" },
     { "details", 0, OPT_DETAILS, NULL, OPTS_KERNELS, "add registers, shared memory and occupancy on this device" },
+    { "wide", 0, OPT_WIDE, NULL, OPTS_KERNELS, "every column whole, on a terminal too (it is cut to the terminal's width otherwise; a pipe has it whole)" },
     { "op", 0, OPT_OP, "OP", OPTS_BENCH, "bench mul, transpose or all (default all)" },
     { "sizes", 0, OPT_SIZES, "LIST", OPTS_BENCH, "comma-separated sizes: N (square) or MxNxK / RxC" },
     { "sweep", 0, OPT_SWEEP, "N", OPTS_BENCH, "time auto against cuBLAS on N random shapes and the edge families" },
@@ -301,6 +302,7 @@ static int apply(struct gc_opts *o, const struct opt_def *d, const char *arg)
     case OPT_JSON: o->json = 1; break;
     case OPT_VERIFY: o->verify = 1; break;
     case OPT_DETAILS: o->details = 1; break;
+    case OPT_WIDE: o->wide = 1; break;
     case OPT_HEADER: o->read.header = 1; break;
     case OPT_REPEAT: rc = parse_int(d->name, arg, 1, 1000000, &o->repeat); break;
     case OPT_THREADS:

@@ -57,7 +57,7 @@ struct gc_opts {
     double tol;                     /* relative Frobenius error allowed; < 0: by dtype */
     int compute;                    /* --compute: enum matmul_compute */
     int repeat;
-    int quiet, json, details;
+    int quiet, json, details, wide;
     int force;                      /* --force: replace outputs the caller may not write to */
     int threads;                    /* host threads; 0: all cores */
     int device;                     /* CUDA device ordinal */

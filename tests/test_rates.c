@@ -250,11 +250,12 @@ static void test_fit(void)
               !model_few(&s[5].p),
           "7x13001x2003 is ragged with a few rows (and odd); 3001x2999x1003 and an aligned "
           "64x64x64 are not");
-    CHECK(model_ragged_factor(&s[7].p, &truth) == 6 && model_ragged_factor(&s[6].p, &truth) == 5,
+    CHECK(model_ragged_factor(k, &s[7].p, &truth) == 6 &&
+              model_ragged_factor(k, &s[6].p, &truth) == 5,
           "a few rows take few_eff before odd_eff");
     struct rate_entry no_few = truth;
     no_few.few_eff = 0;
-    CHECK(model_ragged_factor(&s[7].p, &no_few) == 5, "without few_eff, odd_eff");
+    CHECK(model_ragged_factor(k, &s[7].p, &no_few) == 5, "without few_eff, odd_eff");
     /* A ragged product's factor: short_eff over the share of a tile's k
      * that fills and drains its pipeline, the long factor over the rest. */
     double share = model_fill_share(k, &s[8].p, 1);
@@ -345,7 +346,7 @@ static void test_fit(void)
     CHECK(rates_fit(ck, GEMM_F32, cs, 4, sms, 3000, &cfit) == 0 && cfit.short_eff == 0,
           "no ragged sample of a short K, no short factor (%.2f)", cfit.short_eff);
     struct gemm_problem fp32 = problem(GEMM_F32, 1, 3001, 2999, 1003);
-    CHECK(!model_odd(&fp32) && model_ragged_factor(&fp32, &fit) == fit.ragged_eff,
+    CHECK(!model_odd(&fp32) && model_ragged_factor(k, &fp32, &fit) == fit.ragged_eff,
           "float rows are never odd: 4-byte values");
     CHECK(!strcmp(fit.type, "f16") && !strcmp(fit.kernel, "wgmma_pipeline"), "names");
 

@@ -341,7 +341,7 @@ static double fit_short(const struct gemm_kernel *k, const struct rate_sample *s
         if (own < 0.5 * s[i].ms)
             continue;
         double whole = both_narrow(k, &s[i].p, own / busy);
-        ratio[nr++] = (whole - model_ragged_factor(&s[i].p, e) * (1 - share)) / share;
+        ratio[nr++] = (whole - model_ragged_factor(k, &s[i].p, e) * (1 - share)) / share;
     }
     return nr ? fmin(RAGGED_EFF_MOST, fmax(SHORT_EFF_LEAST, median_of(ratio, nr))) : 0;
 }
@@ -359,7 +359,6 @@ int rates_fit(const struct gemm_kernel *k, enum gemm_sig sig, const struct rate_
      * a short K's apart; the 16-bit and FP64 stages keep the median over
      * all their ragged samples, see below) */
     int split = k->geometry && k->geometry->spread != SPREAD_MEMORY && sig == GEMM_F32;
-    int even_few = model_few_even_ragged(k, sig);
     double floor_ms = 0;
     for (int i = 0; i < n; i++) {
         if (!isfinite(s[i].ms) || s[i].ms <= 0)
@@ -367,7 +366,7 @@ int rates_fit(const struct gemm_kernel *k, enum gemm_sig sig, const struct rate_
         if (sample_tiny(&s[i])) {
             if (floor_ms == 0 || s[i].ms < floor_ms)
                 floor_ms = s[i].ms;
-        } else if (model_few(&s[i].p) && !(even_few && !model_odd(&s[i].p))) {
+        } else if (model_few_rows(k, &s[i].p)) {
             if (nf < 64)
                 few[nf++] = s[i];
         } else if (split && model_ragged(&s[i].p) && s[i].p.k <= MODEL_SHORT_K) {

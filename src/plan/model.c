@@ -97,17 +97,23 @@ int model_whole_tiles(const struct gemm_kernel *k, const struct gemm_problem *p)
  * 9 x 12476 x 14492 to `mma_sync_128x64`, 73% of cuBLAS, where `mma_thin`
  * ran 113% (NVIDIA H100, 2026-11-28).  Such a stage's few_eff is its odd
  * few rows' alone, and the even ones take its ragged_eff. */
-int model_few_even_ragged(const struct gemm_kernel *k, enum gemm_sig sig)
+static int few_odd_only(const struct gemm_kernel *k, enum gemm_sig sig)
 {
     return k->geometry && k->geometry->spread == SPREAD_MEMORY &&
            gc_dtypes[gemm_sigs[sig].in].size == 2;
 }
 
-double model_ragged_factor(const struct gemm_problem *p, const struct rate_entry *r)
+int model_few_rows(const struct gemm_kernel *k, const struct gemm_problem *p)
+{
+    return model_few(p) && !(few_odd_only(k, p->sig) && !model_odd(p));
+}
+
+double model_ragged_factor(const struct gemm_kernel *k, const struct gemm_problem *p,
+                           const struct rate_entry *r)
 {
     if (!model_ragged(p))
         return 1;
-    double f = model_few(p) && r->few_eff > 0  ? r->few_eff
+    double f = model_few_rows(k, p) && r->few_eff > 0 ? r->few_eff
                : model_odd(p) && r->odd_eff > 0 ? r->odd_eff
                                                 : r->ragged_eff;
     return f > 0 ? f : 1;
@@ -355,7 +361,7 @@ static double tiled_ragged(const struct gemm_kernel *k, const struct gemm_proble
      * measured, and applies whole: float64 `f64_dmma_128x64`'s 0.88, by
      * B's share alone, sent 41468 x 115 x 1714 to `f64_dmma_64x128`, 129
      * -> 92% of cuBLAS (NVIDIA H200, 2026-11-27). */
-    double f = model_ragged_factor(p, r);
+    double f = model_ragged_factor(k, p, r);
     /* (a few rows of odd 16-bit values cost a tiled stage at least what
      * odd rows do: it issues its tiles' loads whole, the rows past M
      * predicated off.  few_eff, fitted on one sliced product of 7 rows,
@@ -430,8 +436,7 @@ struct model_estimate model_estimate_rate(const struct gemm_kernel *k,
         if (g->block_us > 0)
             e.memory_ms = fmax(e.memory_ms, ceil_div(batch, (double)sm_count * g->per_sm) *
                                                 g->block_us / 1e3);
-        double f = model_few_even_ragged(k, p->sig) && model_few(p) && !model_odd(p)
-                   ? (r->ragged_eff > 0 ? r->ragged_eff : 1) : model_ragged_factor(p, r);
+        double f = model_ragged_factor(k, p, r);
         e.compute_ms *= f;
         e.memory_ms *= f;
         e.ms = fmax(e.overhead_ms + fmax(e.compute_ms, e.memory_ms) + e.reduce_ms, r->floor_ms);

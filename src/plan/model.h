@@ -58,12 +58,15 @@ int model_few(const struct gemm_problem *p);
  * operand otherwise. */
 int model_whole_tiles(const struct gemm_kernel *k, const struct gemm_problem *p);
 
-/* The factor of rate r that p's rows call for: few_eff (where measured)
- * for a ragged product of few rows, odd_eff (where measured) for odd
- * 16-bit rows, ragged_eff for other ragged rows, else 1. */
-double model_ragged_factor(const struct gemm_problem *p, const struct rate_entry *r);
-/* Whether k on sig fits its few rows' factor on odd rows alone (model.c). */
-int model_few_even_ragged(const struct gemm_kernel *k, enum gemm_sig sig);
+/* The factor of rate r that p's rows call for on kernel k: few_eff (where
+ * measured) for a ragged product of few rows that take it
+ * (model_few_rows), odd_eff (where measured) for odd 16-bit rows,
+ * ragged_eff for other ragged rows, else 1. */
+double model_ragged_factor(const struct gemm_kernel *k, const struct gemm_problem *p,
+                           const struct rate_entry *r);
+/* Whether p's few rows take k's few_eff: a memory-bound 16-bit stage's
+ * only over odd rows, even narrow ones taking ragged_eff (model.c). */
+int model_few_rows(const struct gemm_kernel *k, const struct gemm_problem *p);
 
 /* A tiled kernel's share of its loads that p's narrow rows take: the
  * rows of a tile (A's tile_m, B's tile_n per value of k) of the operands

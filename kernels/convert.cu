@@ -231,16 +231,23 @@ extern "C" cudaError_t convert_result_launch(const void *src, enum gc_dtype from
     return cudaErrorInvalidValue;
 }
 
+/* The exact path's accumulators: int64, double (exact below 2^53) or
+ * int32 (the low 32 bits of the exact sum). */
+enum acc_kind { ACC_I64, ACC_F64, ACC_I32 };
+
 template <typename To, bool BOOL>
-__global__ void integer_result(const void *__restrict__ acc, bool acc_double, long long alpha,
+__global__ void integer_result(const void *__restrict__ acc, int kind, long long alpha,
                                long long beta, const long long *__restrict__ c0, size_t n,
                                To *__restrict__ dst)
 {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
          i += (size_t)gridDim.x * blockDim.x) {
-        /* Exact integers: a double below 2^53 converts without rounding. */
-        unsigned long long v = acc_double ? (unsigned long long)__double2ll_rn(((const double *)acc)[i])
-                                          : ((const unsigned long long *)acc)[i];
+        /* Exact integers: a double below 2^53 converts without rounding;
+         * an int32 sign-extends (its low bits are the result's). */
+        unsigned long long v =
+            kind == ACC_F64   ? (unsigned long long)__double2ll_rn(((const double *)acc)[i])
+            : kind == ACC_I32 ? (unsigned long long)(long long)((const int *)acc)[i]
+                              : ((const unsigned long long *)acc)[i];
         v *= (unsigned long long)alpha;
         if (beta != 0)
             v += (unsigned long long)beta * (unsigned long long)c0[i];
@@ -249,10 +256,10 @@ __global__ void integer_result(const void *__restrict__ acc, bool acc_double, lo
 }
 
 template <typename To, bool BOOL = false>
-static cudaError_t integer_run(const void *acc, bool acc_double, long long alpha, long long beta,
+static cudaError_t integer_run(const void *acc, int kind, long long alpha, long long beta,
                                const long long *c0, size_t n, void *dst, cudaStream_t s)
 {
-    integer_result<To, BOOL><<<grid_for(n), 256, 0, s>>>(acc, acc_double, alpha, beta, c0, n,
+    integer_result<To, BOOL><<<grid_for(n), 256, 0, s>>>(acc, kind, alpha, beta, c0, n,
                                                          (To *)dst);
     return launch_result();
 }
@@ -264,7 +271,7 @@ extern "C" cudaError_t convert_integer_result_launch(const void *acc, enum gc_dt
 {
     if (count == 0)
         return cudaSuccess;
-    bool d = acc_type == GC_F64;
+    int d = acc_type == GC_F64 ? ACC_F64 : acc_type == GC_I32 ? ACC_I32 : ACC_I64;
     const long long *c = (const long long *)c0;
     switch (to) {
     case GC_I8: return integer_run<int8_t>(acc, d, alpha, beta, c, count, dst, stream);

@@ -34,7 +34,8 @@ cudaError_t convert_result_launch(const void *src, enum gc_dtype from, size_t co
  * alpha * acc + beta * c0, computed modulo 2^64 and then truncated to the
  * result's width as NumPy's integers wrap (bool: nonzero).  acc holds
  * exact products, as int64 or as doubles that are integers (`acc_type`
- * GC_I64 or GC_F64); c0 (int64) is not read when beta == 0. */
+ * GC_I64 or GC_F64), or their low 32 bits (GC_I32: exact for results of
+ * 32 bits or fewer); c0 (int64) is not read when beta == 0. */
 cudaError_t convert_integer_result_launch(const void *acc, enum gc_dtype acc_type,
                                           int64_t alpha, int64_t beta, const int64_t *c0,
                                           size_t count, void *dst, enum gc_dtype to,

@@ -73,10 +73,24 @@ struct igemm_problem {
     int accumulate;            /* C += A B (a product in steps of K), else C = A B */
 };
 
+/* int8 operands, exact int32 sums modulo 2^32 (the low 32 bits of the
+ * exact product: NumPy's result for any integer dtype of 32 bits or
+ * fewer), int32 C = A * B, or C += A * B when `accumulate`; no alpha or
+ * beta (the exact path applies them afterwards). */
+struct i8gemm_problem {
+    int m, n, k;
+    const int8_t *a, *b;
+    int32_t *c;
+    int batch;
+    long long stride_a, stride_b, stride_c;
+    int accumulate;
+};
+
 typedef cudaError_t (*sgemm_launch_fn)(const struct sgemm_problem *p, const struct launch_env *env);
 typedef cudaError_t (*dgemm_launch_fn)(const struct dgemm_problem *p, const struct launch_env *env);
 typedef cudaError_t (*hgemm_launch_fn)(const struct hgemm_problem *p, const struct launch_env *env);
 typedef cudaError_t (*igemm_launch_fn)(const struct igemm_problem *p, const struct launch_env *env);
+typedef cudaError_t (*i8gemm_launch_fn)(const struct i8gemm_problem *p, const struct launch_env *env);
 
 /* The slabs of the dispatcher's split of K for a KERNEL_SPLIT_K row (an
  * upper bound, 0 when it does not split; kernels/gemm_dispatch.c). */

@@ -71,6 +71,8 @@ FAMILY_RUN(hgemm_run_stack, hgemm_problem, uint16_t, hgemm_launch_fn,
  * here only sums into C, step after step of K (src/scale/tiled_run.c). */
 FAMILY_RUN(gemm_run_igemm, igemm_problem, int64_t, igemm_launch_fn,
            (q.accumulate = p->beta != 0), (void)k_last)
+FAMILY_RUN(gemm_run_i8gemm, i8gemm_problem, int8_t, i8gemm_launch_fn,
+           (q.accumulate = p->beta != 0), (void)k_last)
 
 enum {
     SPLIT_TILE = 128,       /* the tile the split counts by (the stages': 128 x 128 or more) */

@@ -9,7 +9,7 @@
  * README agree with the rows.
  *
  * Columns: the name for --kernel; the family (sgemm f32, hgemm f16 and
- * bf16, dgemm f64, igemm i64: kernels/gemm.h); the launcher's id; the
+ * bf16, dgemm f64, igemm i64, i8gemm int8: kernels/gemm.h); the launcher's id; the
  * signatures it computes; flags; the lowest compute capability; its
  * geometry for auto's model (below); WS if it takes workspace from the
  * stream's pool beyond the operands, WS_SLICED where that workspace holds
@@ -35,6 +35,7 @@
 #define I64 (1u << GEMM_I64)
 #define TF32 (1u << GEMM_TF32)
 #define TF32X3 (1u << GEMM_TF32X3)
+#define I8 (1u << GEMM_I8)
 
 #define B KERNEL_BATCHED
 #define NA KERNEL_NO_AUTO
@@ -296,7 +297,15 @@
     X("i64_tiled", igemm, tiled, I64, B, 0, GEO(64, 64, 4, 32, WAVES, 0, 0), NO_WS, NO_CHECK,       \
       "kernels/igemm/igemm_00_tiled.cu",                                                            \
       "exact int64 (mod 2^64) in shared-memory tiles",                                              \
-      "SGEMM Optimization, 2D-tile, in exact int64")
+      "SGEMM Optimization, 2D-tile, in exact int64")                                                \
+    X("i8_dp4a", i8gemm, dp4a, I8, B | NA, 61, GEO(64, 64, 4, 32, WAVES, 0, 0), NO_WS, NO_CHECK,   \
+      "kernels/igemm/igemm_01_dp4a.cu",                                                             \
+      "int8 in shared-memory tiles, four products a DP4A, exact int32 sums",                        \
+      "gemmcli's own, dp4a on the CUDA cores")                                                      \
+    X("i8_imma", i8gemm, imma, I8, B | NA, 80, GEO(128, 128, 2, 64, WAVES, 0, 0), NO_WS, NO_CHECK, \
+      "kernels/igemm/igemm_02_imma.cu",                                                             \
+      "int8 tensor cores: mma.sync m16n8k32 (IMMA), B's bytes turned k-major in shared memory",     \
+      "gemmcli's own, mma.sync m16n8k32 on int8")
 
 
 /* The declarations and entries a row's WS and CHECK columns stand for. */
@@ -342,9 +351,9 @@ const struct gemm_kernel gemm_kernels[] = {
       "cuBLAS", "kernels/reference/gemm_cublas.c", KERNEL_REFERENCE | KERNEL_BATCHED | KERNEL_ANY_LD,
       F32 | F16 | BF16 | F64 | TF32, 0, gemm_cublas_run, NULL, NULL, NULL, NULL, NULL, NULL,
       NULL },
-    { "cpu", "multithreaded blocked C: double accumulators, exact int64 (no GPU)", "gemmcli's own",
+    { "cpu", "multithreaded blocked C: double accumulators, exact int64 and int32 (no GPU)", "gemmcli's own",
       "kernels/reference/gemm_cpu.c", KERNEL_HOST | KERNEL_NO_AUTO | KERNEL_BATCHED | KERNEL_ANY_LD,
-      F32 | F16 | BF16 | F64 | I64 | TF32 | TF32X3, 0, NULL, NULL, gemm_cpu, NULL, NULL, NULL,
+      F32 | F16 | BF16 | F64 | I64 | TF32 | TF32X3 | I8, 0, NULL, NULL, gemm_cpu, NULL, NULL, NULL,
       NULL, NULL },
     { "blas", "OpenBLAS's SGEMM and DGEMM on the host, loaded when first used (no GPU)",
       "OpenBLAS", "kernels/reference/gemm_blas.c",

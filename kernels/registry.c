@@ -23,6 +23,8 @@ const struct gemm_sig_info gemm_sigs[GEMM_SIG_COUNT] = {
                     GEMM_TF32, 2e-3, 2e-3, 4, GEMM_SIG_TENSOR_CORES },
     [GEMM_TF32X3] = { "tf32x3", GC_F32, GC_F32, "3xTF32 tensor cores, FP32 accumulation",
                       "tf32x3", GEMM_F32, 1e-4, 5e-5, 5, GEMM_SIG_TENSOR_CORES },
+    [GEMM_I8] = { "i8", GC_I8, GC_I32, "int8 operands, exact int32 sums modulo 2^32", NULL,
+                  GEMM_I8, 1e-4, 0, 0, GEMM_SIG_TENSOR_CORES },
 };
 
 /* What a result stored in a float dtype carries on top of the arithmetic's

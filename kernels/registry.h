@@ -78,6 +78,8 @@ enum gemm_sig {
     GEMM_I64,   /* int64 operands, exact arithmetic modulo 2^64, int64 C = A*B */
     GEMM_TF32,  /* float operands rounded to TF32, FP32 accumulation, float C (lossy) */
     GEMM_TF32X3,/* float operands split in two TF32 parts, three products: FP32-class */
+    GEMM_I8,    /* int8 operands, exact int32 sums modulo 2^32, int32 C = A*B: exact for
+                   results of 32 bits or fewer (NumPy's int8, int16, int32, bool) */
     GEMM_SIG_COUNT
 };
 
@@ -229,6 +231,8 @@ cudaError_t gemm_run_hgemm(const struct gemm_kernel *k, const struct gemm_proble
                            const struct launch_env *env);
 cudaError_t gemm_run_igemm(const struct gemm_kernel *k, const struct gemm_problem *p,
                            const struct launch_env *env);
+cudaError_t gemm_run_i8gemm(const struct gemm_kernel *k, const struct gemm_problem *p,
+                            const struct launch_env *env);
 
 /* ---- transpose ---- */
 

@@ -458,7 +458,7 @@ struct operands {
     long long sa, sb;
     void *a, *b, *c0, *c;           /* device: operand type; C0 and C in C's type */
     double *ref;                    /* host reference */
-    int64_t *iref;                  /* host exact reference (i64) */
+    int64_t *iref;                  /* host exact reference (i64; i8: the int32 sums) */
     double spread;                  /* ||S||_F / ||ref||_F, at least 1 (see terms_spread) */
 };
 
@@ -549,6 +549,40 @@ static void make_operands(struct ctx *x, const struct mul_case *mc, enum gemm_si
                 ops->iref[e] = (int64_t)((uint64_t)ops->iref[e] + (uint64_t)hc0[e]);
             }
             CHECK(cudaMemcpy(ops->c0, hc0, ops->nc * 8, cudaMemcpyHostToDevice));
+            free(hc0);
+        }
+        free(ha);
+        free(hb);
+        return;
+    }
+    if (sig == GEMM_I8) {
+        /* Bytes over their whole range: sums past 2^31 (K > 2^17) wrap
+         * modulo 2^32, as the int32 accumulators must. */
+        int8_t *ha = host_alloc(ops->na), *hb = host_alloc(ops->nb);
+        for (size_t i = 0; i < ops->na; i++)
+            ha[i] = (int8_t)(rng_next(&x->rng) & 0xff);
+        for (size_t i = 0; i < ops->nb; i++)
+            hb[i] = (int8_t)(rng_next(&x->rng) & 0xff);
+        CHECK(cudaMemcpy(ops->a, ha, ops->na, cudaMemcpyHostToDevice));
+        CHECK(cudaMemcpy(ops->b, hb, ops->nb, cudaMemcpyHostToDevice));
+        ops->iref = host_alloc(ops->nc * 8);
+        for (int p = 0; p < mc->batch; p++)
+            for (int i = 0; i < mc->m; i++)
+                for (int j = 0; j < mc->n; j++) {
+                    uint32_t s = 0;
+                    for (int q = 0; q < mc->k; q++)
+                        s += (uint32_t)(int32_t)ha[p * ops->sa + (size_t)i * mc->k + q] *
+                             (uint32_t)(int32_t)hb[p * ops->sb + (size_t)q * mc->n + j];
+                    ops->iref[((size_t)p * mc->m + i) * mc->n + j] = (int32_t)s;
+                }
+        /* With beta, the int8 stages sum into C, as the int64 one does. */
+        if (mc->beta != 0.0f) {
+            int32_t *hc0 = host_alloc(ops->nc * 4);
+            for (size_t e = 0; e < ops->nc; e++) {
+                hc0[e] = (int32_t)rng_next(&x->rng);
+                ops->iref[e] = (int32_t)((uint32_t)ops->iref[e] + (uint32_t)hc0[e]);
+            }
+            CHECK(cudaMemcpy(ops->c0, hc0, ops->nc * 4, cudaMemcpyHostToDevice));
             free(hc0);
         }
         free(ha);
@@ -650,9 +684,10 @@ static void test_mul_case(struct ctx *x, const struct options *o, const struct m
                           enum gemm_sig sig, unsigned need_flags)
 {
     const struct gemm_sig_info *si = &gemm_sigs[sig];
-    if (sig == GEMM_I64 && 2.0 * mc->batch * mc->m * mc->n * mc->k > HOST_FLOP_LIMIT) {
-        printf("%-16s %-34s skip   the exact reference is computed on the host\n", "(i64)",
-               "larger than the host's limit");
+    if ((sig == GEMM_I64 || sig == GEMM_I8) &&
+        2.0 * mc->batch * mc->m * mc->n * mc->k > HOST_FLOP_LIMIT) {
+        printf("%-16s %-34s skip   the exact reference is computed on the host\n",
+               sig == GEMM_I8 ? "(i8)" : "(i64)", "larger than the host's limit");
         return;
     }
     if (o->once && !case_needed(x, o, mc, sig, need_flags))
@@ -741,10 +776,11 @@ static void test_mul_case(struct ctx *x, const struct options *o, const struct m
                 }
                 CHECK(cudaMemcpy(hc, ops.c, ops.nc * es_out, cudaMemcpyDeviceToHost));
             }
-            if (sig == GEMM_I64) {
+            if (sig == GEMM_I64 || sig == GEMM_I8) {
                 size_t bad = 0;
                 for (size_t e = 0; e < ops.nc; e++)
-                    bad += ((int64_t *)hc)[e] != ops.iref[e];
+                    bad += sig == GEMM_I8 ? ((int32_t *)hc)[e] != (int32_t)ops.iref[e]
+                                          : ((int64_t *)hc)[e] != ops.iref[e];
                 snprintf(detail, sizeof detail, bad ? "%zu elements differ" : "exact", bad);
                 report(x, bad == 0, kern->name, shape, detail);
                 continue;

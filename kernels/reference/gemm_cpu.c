@@ -12,7 +12,7 @@
  * TF32 first, as the tensor cores' TF32 mode does; tf32x3 is computed as
  * f32 is (its three products aim at FP32's accuracy, which this exceeds).
  * int64 accumulates modulo 2^64 in unsigned arithmetic, exactly as NumPy's
- * integer matmul wraps.
+ * integer matmul wraps; int8 modulo 2^32, as the int8 stages do.
  *
  * gemmcli's own.  Run and checked by (no GPU needed):
  *   gemmcli mul a.npy b.npy -o c.npy --kernel cpu --verify --repeat 20 */
@@ -117,10 +117,36 @@ static void int_rows(const struct gemm_problem *p, int64_t r0, int64_t r1)
     }
 }
 
+/* int8 operands, int32 C: the sums modulo 2^32, in unsigned arithmetic. */
+static void i8_rows(const struct gemm_problem *p, int64_t r0, int64_t r1)
+{
+    uint32_t acc[CPU_BLOCK_N];
+    const int8_t *A = p->a, *B = p->b;
+    int32_t *C = p->c;
+    for (int64_t j0 = 0; j0 < p->n; j0 += CPU_BLOCK_N) {
+        int64_t nb = p->n - j0 < CPU_BLOCK_N ? p->n - j0 : CPU_BLOCK_N;
+        for (int64_t r = r0; r < r1; r++) {
+            int64_t b = r / p->m, i = r % p->m;
+            memset(acc, 0, sizeof acc[0] * (size_t)nb);
+            for (int64_t k = 0; k < p->k; k++) {
+                uint32_t av = (uint32_t)(int32_t)A[b * p->stride_a + i * p->lda + k];
+                const int8_t *brow = B + b * p->stride_b + k * p->ldb + j0;
+                for (int64_t j = 0; j < nb; j++)
+                    acc[j] += av * (uint32_t)(int32_t)brow[j];
+            }
+            int32_t *c = C + b * p->stride_c + i * p->ldc + j0;
+            for (int64_t j = 0; j < nb; j++)
+                c[j] = (int32_t)((p->beta != 0 ? (uint32_t)c[j] : 0) + acc[j]);
+        }
+    }
+}
+
 static void cpu_slice(void *arg, size_t begin, size_t end)
 {
     const struct gemm_problem *p = arg;
-    if (p->sig == GEMM_I64)
+    if (p->sig == GEMM_I8)
+        i8_rows(p, (int64_t)begin, (int64_t)end);
+    else if (p->sig == GEMM_I64)
         int_rows(p, (int64_t)begin, (int64_t)end);
     else
         float_rows(p, (int64_t)begin, (int64_t)end);

@@ -88,6 +88,11 @@ static int choose_sigs(struct matmul_plan *p, enum gc_dtype a, enum gc_dtype b, 
         if (!integral)
             return gc_fail(GC_EXIT_USAGE, "%s, %s: --compute exact is for integer data; this "
                            "product is %s", a_name, b_name, gc_dtypes[p->result].numpy_name);
+        /* int8 (or bool) operands whose result keeps 32 bits or fewer:
+         * int32 sums modulo 2^32 hold those bits exactly. */
+        if ((a == GC_I8 || a == GC_BOOL) && (b == GC_I8 || b == GC_BOOL) &&
+            gc_dtypes[p->result].size <= 4)
+            p->sigs[p->n_sigs++] = GEMM_I8;
         /* FP64 is exact while max|a| * max|b| * k < 2^53, which is checked
          * on the data; int64 always is. */
         p->sigs[p->n_sigs++] = GEMM_F64;
@@ -396,7 +401,11 @@ void matmul_integer_result(const void *acc, enum gc_dtype acc_type, int64_t alph
     size_t es = gc_dtypes[result].size;
     for (size_t i = 0; i < count; i++) {
         uint64_t v;
-        if (acc_type == GC_F64) {
+        if (acc_type == GC_I32) {
+            /* The low 32 bits of the exact sum, sign-extended: the low
+             * bits of any result of 32 bits or fewer. */
+            v = (uint64_t)(int64_t)((const int32_t *)acc)[i];
+        } else if (acc_type == GC_F64) {
             /* Exact integers; beyond int64 (only with --compute fp64) saturate. */
             double d = ((const double *)acc)[i];
             v = d >= 0x1p63 ? (uint64_t)INT64_MAX : d < -0x1p63 ? (uint64_t)INT64_MIN

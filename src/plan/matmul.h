@@ -97,8 +97,8 @@ int matmul_c0_expand(const struct matmul_plan *plan, const struct gc_tensor *c0,
  * alpha * acc + beta * c0 modulo 2^64, truncated as NumPy's integers wrap
  * (bool: nonzero), alpha and beta a plan's alpha_i and beta_i; acc holds
  * exact products as int64 or as integral doubles (`acc_type` GC_I64 or
- * GC_F64); c0 (the result's dtype and shape) is not read when beta == 0 or
- * NULL. */
+ * GC_F64), or their low 32 bits (GC_I32: results of 32 bits or fewer);
+ * c0 (the result's dtype and shape) is not read when beta == 0 or NULL. */
 void matmul_integer_result(const void *acc, enum gc_dtype acc_type, int64_t alpha, int64_t beta,
                            const struct gc_tensor *c0, size_t count, void *out,
                            enum gc_dtype result);

@@ -36,6 +36,7 @@
 #define TF32 (1u << GEMM_TF32)
 #define TF32X3 (1u << GEMM_TF32X3)
 #define I8 (1u << GEMM_I8)
+#define OZAKI (1u << GEMM_OZAKI)
 
 #define B KERNEL_BATCHED
 #define NA KERNEL_NO_AUTO
@@ -353,7 +354,7 @@ const struct gemm_kernel gemm_kernels[] = {
       NULL },
     { "cpu", "multithreaded blocked C: double accumulators, exact int64 and int32 (no GPU)", "gemmcli's own",
       "kernels/reference/gemm_cpu.c", KERNEL_HOST | KERNEL_NO_AUTO | KERNEL_BATCHED | KERNEL_ANY_LD,
-      F32 | F16 | BF16 | F64 | I64 | TF32 | TF32X3 | I8, 0, NULL, NULL, gemm_cpu, NULL, NULL, NULL,
+      F32 | F16 | BF16 | F64 | I64 | TF32 | TF32X3 | I8 | OZAKI, 0, NULL, NULL, gemm_cpu, NULL, NULL, NULL,
       NULL, NULL },
     { "blas", "OpenBLAS's SGEMM and DGEMM on the host, loaded when first used (no GPU)",
       "OpenBLAS", "kernels/reference/gemm_blas.c",

@@ -25,6 +25,8 @@ const struct gemm_sig_info gemm_sigs[GEMM_SIG_COUNT] = {
                       "tf32x3", GEMM_F32, 1e-4, 5e-5, 5, GEMM_SIG_TENSOR_CORES },
     [GEMM_I8] = { "i8", GC_I8, GC_I32, "int8 operands, exact int32 sums modulo 2^32", NULL,
                   GEMM_I8, 1e-4, 0, 0, GEMM_SIG_TENSOR_CORES },
+    [GEMM_OZAKI] = { "ozaki", GC_F64, GC_F64, "FP64 from int8 products (Ozaki scheme II)",
+                     "ozaki", GEMM_F64, 1e-10, 1e-12, 0, 0 },
 };
 
 /* What a result stored in a float dtype carries on top of the arithmetic's

@@ -80,6 +80,8 @@ enum gemm_sig {
     GEMM_TF32X3,/* float operands split in two TF32 parts, three products: FP32-class */
     GEMM_I8,    /* int8 operands, exact int32 sums modulo 2^32, int32 C = A*B: exact for
                    results of 32 bits or fewer (NumPy's int8, int16, int32, bool) */
+    GEMM_OZAKI, /* double operands, FP64 results from int8 products (Ozaki scheme II),
+                   double C */
     GEMM_SIG_COUNT
 };
 

@@ -46,6 +46,7 @@ suite cli-asan        python3 tests/cli_test.py $B/gemmcli_san
 suite interop         python3 tests/interop.py ./gemmcli
 suite matmul          python3 tests/matmul_test.py ./gemmcli
 suite matmul-asan     python3 tests/matmul_test.py $B/gemmcli_san
+suite ozaki           python3 tests/ozaki_test.py ./gemmcli
 suite malformed       sh tests/malformed.sh ./gemmcli
 suite threads         python3 tests/threads_test.py ./gemmcli --big
 suite threads-asan    python3 tests/threads_test.py $B/gemmcli_san

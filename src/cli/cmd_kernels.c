@@ -24,14 +24,16 @@ struct kernel_row {
     unsigned flags;
     int cc_min;
     kernel_attr_fn attr;
+    const char *shown;         /* the table's TYPES: types, or "all" for every signature */
 };
 
 static struct kernel_row gemm_row(size_t i)
 {
     const struct gemm_kernel *k = &gemm_kernels[i];
     struct kernel_row r = { k->name, "mul", k->idea, k->source, k->file, "", "", k->flags,
-                            k->cc_min, k->attr };
+                            k->cc_min, k->attr, NULL };
     gemm_sigs_text(k->sigs, r.types, sizeof r.types);
+    r.shown = k->sigs == (1u << GEMM_SIG_COUNT) - 1 ? "all" : NULL;
     return r;
 }
 
@@ -39,7 +41,7 @@ static struct kernel_row transpose_row(size_t i)
 {
     const struct transpose_kernel *k = &transpose_kernels[i];
     struct kernel_row r = { k->name, k->flags & KERNEL_BENCH_ONLY ? "copy" : "transpose", k->idea,
-                            k->source, k->file, "", "", k->flags, 0, k->attr };
+                            k->source, k->file, "", "", k->flags, 0, k->attr, NULL };
     if (k->flags & KERNEL_FLOAT_VALUES) {
         snprintf(r.types, sizeof r.types, "f32,f64");
         return r;
@@ -105,7 +107,7 @@ static void widen(struct widths *w, const struct kernel_row *r)
 #define W(f, s) if ((int)strlen(s) > w->f) w->f = (int)strlen(s)
     W(name, r->name);
     W(op, r->op);
-    W(types, r->types);
+    W(types, r->shown ? r->shown : r->types);
     W(runs, r->runs_on);
     W(idea, r->idea);
 #undef W
@@ -145,7 +147,8 @@ static void print_row(const struct gc_opts *o, const struct kernel_row *r, const
         json_end(j);
         return;
     }
-    printf("%-*s  %-*s  %-*s  %-*s", w->name, r->name, w->op, r->op, w->types, r->types,
+    printf("%-*s  %-*s  %-*s  %-*s", w->name, r->name, w->op, r->op, w->types,
+           r->shown ? r->shown : r->types,
            w->idea < 0 ? 0 : w->runs, r->runs_on);
     if (w->cut && (int)strlen(r->idea) > w->idea)
         printf("  %.*s...", w->idea - 3, r->idea);

@@ -10,7 +10,7 @@
 #include "core/error.h"
 
 const char *const matmul_compute_names[COMPUTE_COUNT] = { "auto", "fp32", "fp64", "exact", "f16",
-                                                          "bf16", "tf32", "tf32x3" };
+                                                          "bf16", "tf32", "tf32x3", "ozaki" };
 
 int matmul_compute_parse(const char *s)
 {
@@ -124,6 +124,10 @@ static int choose_sigs(struct matmul_plan *p, enum gc_dtype a, enum gc_dtype b, 
         break;
     case COMPUTE_TF32X3:
         p->sigs[p->n_sigs++] = GEMM_TF32X3;
+        break;
+    case COMPUTE_OZAKI:
+        /* FP64 from int8 products: asked for (kernels/reference/ozaki_cpu.c). */
+        p->sigs[p->n_sigs++] = GEMM_OZAKI;
         break;
     }
     return 0;

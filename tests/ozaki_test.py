@@ -1,0 +1,118 @@
+"""--compute ozaki on the host (kernels/reference/ozaki_cpu.c) against the
+exact product (Python's fractions) and against NumPy's float64 matmul on
+the same data, for each kind of data of the accuracy study: the error of
+each element relative to the sum of its terms' magnitudes, the largest.
+Where the scheme keeps every bit (rows and columns of one magnitude), its
+error must stay within twice float64's; where rows span a wide range of
+exponents it loses bits, and the table says how many.  Integers are
+exact; infinities and NaNs come out as float64 GEMM gives them.
+
+    python3 tests/ozaki_test.py ./gemmcli      (prints 'ozaki: N passed, M failed')
+"""
+import os
+import subprocess
+import sys
+import tempfile
+from fractions import Fraction
+
+import numpy as np
+
+from checks import Checks
+
+GEMMCLI = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "./gemmcli")
+check = Checks()
+M, K, N = 12, 160, 10
+
+
+def data(kind, rng):
+    if kind == "normal":
+        return rng.standard_normal((M, K)), rng.standard_normal((K, N))
+    if kind == "uniform":
+        return rng.random((M, K)), rng.random((K, N))
+    if kind == "wide":
+        # exponents spread over 2^-20 .. 2^20 within each row and column
+        return (rng.standard_normal((M, K)) * 2.0 ** rng.integers(-20, 21, (M, K)),
+                rng.standard_normal((K, N)) * 2.0 ** rng.integers(-20, 21, (K, N)))
+    if kind == "cancel":
+        # each row of A against its own negation down half of K: sums far
+        # smaller than their terms
+        a = rng.standard_normal((M, K))
+        b = rng.standard_normal((K, N))
+        b[K // 2:] = b[:K // 2] * (1 + 1e-9 * rng.standard_normal((K // 2, N)))
+        a[:, K // 2:] = -a[:, :K // 2]
+        return a, b
+    if kind == "integers":
+        return (rng.integers(-1000, 1001, (M, K)).astype(np.float64),
+                rng.integers(-1000, 1001, (K, N)).astype(np.float64))
+    raise ValueError(kind)
+
+
+def exact(a, b):
+    fa = [[Fraction(x) for x in row] for row in a]
+    fb = [[Fraction(x) for x in row] for row in b.T]
+    return [[sum(x * y for x, y in zip(ra, cb)) for cb in fb] for ra in fa]
+
+
+def worst(c, ex, scale):
+    """The largest |c - exact| over the sum of the terms' magnitudes."""
+    most = 0.0
+    for i in range(M):
+        for j in range(N):
+            if scale[i, j] > 0:
+                most = max(most, float(abs(Fraction(c[i, j]) - ex[i][j])) / scale[i, j])
+    return most
+
+
+def run(a, b, tmp):
+    pa, pb, pc = (os.path.join(tmp, n) for n in ("a.npy", "b.npy", "c.npy"))
+    np.save(pa, a)
+    np.save(pb, b)
+    p = subprocess.run([GEMMCLI, "mul", pa, pb, "-o", pc, "--compute", "ozaki", "--kernel",
+                        "cpu", "-q"], capture_output=True, timeout=120)
+    return (np.load(pc) if p.returncode == 0 else None), p
+
+
+def main():
+    rng = np.random.default_rng(29)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for kind in ("normal", "uniform", "wide", "cancel", "integers"):
+            a, b = data(kind, rng)
+            c, p = run(a, b, tmp)
+            check(f"{kind}: ozaki runs", c is not None, p.stderr[:300])
+            if c is None:
+                continue
+            ex = exact(a, b)
+            scale = np.abs(a) @ np.abs(b)
+            oz, fp64 = worst(c, ex, scale), worst(a @ b, ex, scale)
+            rows.append((kind, oz, fp64))
+            if kind == "integers":
+                check("integers: exact", oz == 0.0, oz)
+            elif kind != "wide":
+                check(f"{kind}: within twice float64's error", oz <= 2 * max(fp64, 2 ** -53),
+                      f"ozaki {oz:.3g}, float64 {fp64:.3g}")
+        # Infinities and NaNs: their rows and columns as float64 GEMM has them.
+        a, b = data("normal", rng)
+        a[3, 7] = np.inf
+        a[5, 2] = np.nan
+        b[9, 4] = -np.inf
+        c, p = run(a, b, tmp)
+        check("inf/nan: ozaki runs", c is not None, p.stderr[:300])
+        if c is not None:
+            with np.errstate(invalid="ignore"):
+                want = a @ b
+            same = np.array_equal(np.isnan(c), np.isnan(want)) and \
+                np.array_equal(np.isinf(c), np.isinf(want)) and \
+                np.array_equal(c[np.isinf(c)], want[np.isinf(want)])
+            finite = np.isfinite(want)
+            close = np.allclose(c[finite], want[finite], rtol=1e-12, atol=0)
+            check("inf/nan: NaNs and infinities where float64 GEMM has them", same and close,
+                  (np.argwhere(np.isnan(c) != np.isnan(want))[:4]))
+    print(f"ozaki vs float64 ({M}x{K} @ {K}x{N}): largest |error| / sum |terms|")
+    for kind, oz, fp64 in rows:
+        print(f"  {kind:9s} ozaki {oz:9.3g}   float64 {fp64:9.3g}")
+    return check.summary("ozaki")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -37,13 +37,13 @@
 #include <stdint.h>
 #include "kernels/gemm.h"
 #include "kernels/common.cuh"
+#include "kernels/igemm/igemm_grid.cuh"
 
 enum {
     IGEMM_BM = 64, IGEMM_BN = 64, IGEMM_BK = 16,
     IGEMM_DIM = 16,                        /* threads per side */
     IGEMM_THREADS = IGEMM_DIM * IGEMM_DIM,
     IGEMM_TM = IGEMM_BM / IGEMM_DIM, IGEMM_TN = IGEMM_BN / IGEMM_DIM,
-    IGEMM_GRID_YZ = 65535,
 };
 static_assert(IGEMM_BM % IGEMM_DIM == 0 && IGEMM_BN % IGEMM_DIM == 0,
               "results per thread tile the block evenly");
@@ -154,15 +154,12 @@ extern "C" cudaError_t igemm_tiled_launch(const struct igemm_problem *p,
 {
     if (p->m <= 0 || p->n <= 0)
         return cudaSuccess;
-    long long tiles_m = (p->m - 1LL) / IGEMM_BM + 1, tiles_n = (p->n - 1LL) / IGEMM_BN + 1;
-    long long batch = p->batch > 1 ? p->batch : 1;
-    if (tiles_m * tiles_n > 0x7fffffffLL)
-        return cudaErrorInvalidConfiguration;
-    /* Products in y, in chunks of 65535 along z. */
-    long long per_z = batch < IGEMM_GRID_YZ ? batch : (long long)IGEMM_GRID_YZ;
-    dim3 grid((unsigned)(tiles_m * tiles_n), (unsigned)per_z,
-              (unsigned)((batch - 1) / per_z + 1));
-    igemm_tiled_kernel<<<grid, IGEMM_THREADS, 0, env->stream>>>(*p, (int)tiles_n);
+    dim3 grid;
+    int tiles_n;
+    cudaError_t err = igemm_grid(p->m, p->n, IGEMM_BM, IGEMM_BN, p->batch, &grid, &tiles_n);
+    if (err != cudaSuccess)
+        return err;
+    igemm_tiled_kernel<<<grid, IGEMM_THREADS, 0, env->stream>>>(*p, tiles_n);
     return launch_result();
 }
 

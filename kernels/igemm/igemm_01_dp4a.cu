@@ -31,6 +31,7 @@
 #include <stdint.h>
 #include "kernels/gemm.h"
 #include "kernels/common.cuh"
+#include "kernels/igemm/igemm_grid.cuh"
 
 enum {
     I8D_BM = 64, I8D_BN = 64, I8D_BK = 32,     /* BK in bytes (values of k) */
@@ -39,7 +40,6 @@ enum {
     I8D_DIM = 16,
     I8D_THREADS = I8D_DIM * I8D_DIM,
     I8D_TM = I8D_BM / I8D_DIM, I8D_TN = I8D_BN / I8D_DIM,
-    I8D_GRID_YZ = 65535,
 };
 static_assert(I8D_BM * I8D_WORDS == 2 * I8D_THREADS, "two words of A a thread and tile");
 static_assert(I8D_BN * I8D_WORDS == 2 * I8D_THREADS, "two words of B a thread and tile");
@@ -129,14 +129,12 @@ extern "C" cudaError_t i8gemm_dp4a_launch(const struct i8gemm_problem *p,
 {
     if (p->m <= 0 || p->n <= 0)
         return cudaSuccess;
-    long long tiles_m = (p->m - 1LL) / I8D_BM + 1, tiles_n = (p->n - 1LL) / I8D_BN + 1;
-    long long batch = p->batch > 1 ? p->batch : 1;
-    if (tiles_m * tiles_n > 0x7fffffffLL)
-        return cudaErrorInvalidConfiguration;
-    long long per_z = batch < I8D_GRID_YZ ? batch : (long long)I8D_GRID_YZ;
-    dim3 grid((unsigned)(tiles_m * tiles_n), (unsigned)per_z,
-              (unsigned)((batch - 1) / per_z + 1));
-    i8gemm_dp4a_kernel<<<grid, I8D_THREADS, 0, env->stream>>>(*p, (int)tiles_n);
+    dim3 grid;
+    int tiles_n;
+    cudaError_t err = igemm_grid(p->m, p->n, I8D_BM, I8D_BN, p->batch, &grid, &tiles_n);
+    if (err != cudaSuccess)
+        return err;
+    i8gemm_dp4a_kernel<<<grid, I8D_THREADS, 0, env->stream>>>(*p, tiles_n);
     return launch_result();
 }
 

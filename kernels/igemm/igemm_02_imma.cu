@@ -34,6 +34,7 @@
 #include <stdint.h>
 #include "kernels/gemm.h"
 #include "kernels/common.cuh"
+#include "kernels/igemm/igemm_grid.cuh"
 
 enum {
     I8M_BM = 128, I8M_BN = 128, I8M_BK = 64,   /* BK in bytes (values of k) */
@@ -42,7 +43,6 @@ enum {
     I8M_WARPS_M = 2, I8M_WARPS_N = 4,
     I8M_WM = I8M_BM / I8M_WARPS_M, I8M_WN = I8M_BN / I8M_WARPS_N,   /* 64 x 32 */
     I8M_MT = I8M_WM / 16, I8M_NT = I8M_WN / 8,                       /* 4 x 4 mma tiles */
-    I8M_GRID_YZ = 65535,
 };
 static_assert(I8M_WARPS_M * I8M_WARPS_N * 32 == I8M_THREADS, "8 warps");
 static_assert(I8M_BM * I8M_BK == 32 * I8M_THREADS, "32 bytes of A a thread");
@@ -223,19 +223,18 @@ extern "C" cudaError_t i8gemm_imma_launch(const struct i8gemm_problem *p,
 {
     if (p->m <= 0 || p->n <= 0)
         return cudaSuccess;
-    long long tiles_m = (p->m - 1LL) / I8M_BM + 1, tiles_n = (p->n - 1LL) / I8M_BN + 1;
     long long batch = p->batch > 1 ? p->batch : 1;
-    if (tiles_m * tiles_n > 0x7fffffffLL)
-        return cudaErrorInvalidConfiguration;
+    dim3 grid;
+    int tiles_n;
+    cudaError_t err = igemm_grid(p->m, p->n, I8M_BM, I8M_BN, p->batch, &grid, &tiles_n);
+    if (err != cudaSuccess)
+        return err;
     /* 16-byte loads of A where every row and matrix starts on 16 bytes;
      * word loads of B where every row and matrix starts on 4. */
     int a_vec = p->k % 16 == 0 && (uintptr_t)p->a % 16 == 0 &&
                 (batch == 1 || p->stride_a % 16 == 0);
     int b_vec = p->n % 4 == 0 && (uintptr_t)p->b % 4 == 0 && (batch == 1 || p->stride_b % 4 == 0);
-    long long per_z = batch < I8M_GRID_YZ ? batch : (long long)I8M_GRID_YZ;
-    dim3 grid((unsigned)(tiles_m * tiles_n), (unsigned)per_z,
-              (unsigned)((batch - 1) / per_z + 1));
-    i8gemm_imma_kernel<<<grid, I8M_THREADS, 0, env->stream>>>(*p, (int)tiles_n, a_vec, b_vec);
+    i8gemm_imma_kernel<<<grid, I8M_THREADS, 0, env->stream>>>(*p, tiles_n, a_vec, b_vec);
     return launch_result();
 }
 

@@ -93,54 +93,35 @@ static void float_rows(const struct gemm_problem *p, int64_t r0, int64_t r1)
     }
 }
 
-static void int_rows(const struct gemm_problem *p, int64_t r0, int64_t r1)
-{
-    uint64_t acc[CPU_BLOCK_N];
-    const uint64_t *A = p->a, *B = p->b;
-    uint64_t *C = p->c;
-    for (int64_t j0 = 0; j0 < p->n; j0 += CPU_BLOCK_N) {
-        int64_t nb = p->n - j0 < CPU_BLOCK_N ? p->n - j0 : CPU_BLOCK_N;
-        for (int64_t r = r0; r < r1; r++) {
-            int64_t b = r / p->m, i = r % p->m;
-            memset(acc, 0, sizeof acc[0] * (size_t)nb);
-            for (int64_t k = 0; k < p->k; k++) {
-                uint64_t av = A[b * p->stride_a + i * p->lda + k];
-                const uint64_t *brow = B + b * p->stride_b + k * p->ldb + j0;
-                for (int64_t j = 0; j < nb; j++)
-                    acc[j] += av * brow[j];
-            }
-            uint64_t *c = C + b * p->stride_c + i * p->ldc + j0;
-            /* Integers take no scalars (the exact path applies them after):
-             * a nonzero beta sums into C. */
-            for (int64_t j = 0; j < nb; j++)
-                c[j] = (p->beta != 0 ? c[j] : 0) + acc[j];
-        }
+/* Exact integer rows: operands of type IN, sums in the unsigned type ACC
+ * (wrapping modulo 2^64 for int64, 2^32 for int8's int32 C), C of type
+ * OUT.  Integers take no scalars (the exact path applies them after): a
+ * nonzero beta sums into C. */
+#define INT_ROWS(name, IN, ACC, OUT)                                                   \
+    static void name(const struct gemm_problem *p, int64_t r0, int64_t r1)           \
+    {                                                                                  \
+        ACC acc[CPU_BLOCK_N];                                                          \
+        const IN *A = p->a, *B = p->b;                                                 \
+        OUT *C = p->c;                                                                 \
+        for (int64_t j0 = 0; j0 < p->n; j0 += CPU_BLOCK_N) {                           \
+            int64_t nb = p->n - j0 < CPU_BLOCK_N ? p->n - j0 : CPU_BLOCK_N;            \
+            for (int64_t r = r0; r < r1; r++) {                                        \
+                int64_t b = r / p->m, i = r % p->m;                                    \
+                memset(acc, 0, sizeof acc[0] * (size_t)nb);                            \
+                for (int64_t k = 0; k < p->k; k++) {                                   \
+                    ACC av = (ACC)A[b * p->stride_a + i * p->lda + k];                 \
+                    const IN *brow = B + b * p->stride_b + k * p->ldb + j0;            \
+                    for (int64_t j = 0; j < nb; j++)                                   \
+                        acc[j] += av * (ACC)brow[j];                                   \
+                }                                                                      \
+                OUT *c = C + b * p->stride_c + i * p->ldc + j0;                        \
+                for (int64_t j = 0; j < nb; j++)                                       \
+                    c[j] = (OUT)((p->beta != 0 ? (ACC)c[j] : 0) + acc[j]);             \
+            }                                                                          \
+        }                                                                              \
     }
-}
-
-/* int8 operands, int32 C: the sums modulo 2^32, in unsigned arithmetic. */
-static void i8_rows(const struct gemm_problem *p, int64_t r0, int64_t r1)
-{
-    uint32_t acc[CPU_BLOCK_N];
-    const int8_t *A = p->a, *B = p->b;
-    int32_t *C = p->c;
-    for (int64_t j0 = 0; j0 < p->n; j0 += CPU_BLOCK_N) {
-        int64_t nb = p->n - j0 < CPU_BLOCK_N ? p->n - j0 : CPU_BLOCK_N;
-        for (int64_t r = r0; r < r1; r++) {
-            int64_t b = r / p->m, i = r % p->m;
-            memset(acc, 0, sizeof acc[0] * (size_t)nb);
-            for (int64_t k = 0; k < p->k; k++) {
-                uint32_t av = (uint32_t)(int32_t)A[b * p->stride_a + i * p->lda + k];
-                const int8_t *brow = B + b * p->stride_b + k * p->ldb + j0;
-                for (int64_t j = 0; j < nb; j++)
-                    acc[j] += av * (uint32_t)(int32_t)brow[j];
-            }
-            int32_t *c = C + b * p->stride_c + i * p->ldc + j0;
-            for (int64_t j = 0; j < nb; j++)
-                c[j] = (int32_t)((p->beta != 0 ? (uint32_t)c[j] : 0) + acc[j]);
-        }
-    }
-}
+INT_ROWS(int_rows, uint64_t, uint64_t, uint64_t)
+INT_ROWS(i8_rows, int8_t, uint32_t, int32_t)
 
 static void cpu_slice(void *arg, size_t begin, size_t end)
 {

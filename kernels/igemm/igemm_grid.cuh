@@ -1,7 +1,10 @@
 /* The integer stages' grid: x is the tile of C (tiles_m x tiles_n of
  * them, row by row), y + 65535 z the product of the stack, so any batch
  * fits.  The kernels find their product as z * gridDim.y + y and return
- * past the stack's end. */
+ * past the stack's end.
+ *
+ * Run and checked by (a stack of int8 products, a.npy and b.npy int8):
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel i8_imma --verify --repeat 20 */
 #ifndef GC_IGEMM_GRID_CUH
 #define GC_IGEMM_GRID_CUH
 

@@ -337,6 +337,7 @@ MUL_STAGES(DECLARE)
  * kernel in all of them (kernels/reference/gemm_cpu.c). */
 cudaError_t gemm_cublas_run(const struct gemm_kernel *k, const struct gemm_problem *p,
                             const struct launch_env *env);
+int gemm_cublas_check(const struct gemm_problem *p, char *why, size_t n);
 void gemm_cpu(const struct gemm_problem *p, int threads);
 /* OpenBLAS on the host, loaded on first use (kernels/reference/gemm_blas.c). */
 void gemm_blas(const struct gemm_problem *p, int threads);
@@ -348,10 +349,10 @@ int gemm_blas_check(const struct gemm_problem *p, char *why, size_t n);
       ENTRY_##ws(fam, id), SLICES_##ws(fam, id), geometry },
 
 const struct gemm_kernel gemm_kernels[] = {
-    { "cublas", "cuBLAS: SGEMM (FP32, no TF32), GemmEx f16/bf16 (FP32 compute), TF32, DGEMM",
+    { "cublas", "cuBLAS: SGEMM (FP32, no TF32), GemmEx f16/bf16 (FP32 compute), TF32, DGEMM, int8",
       "cuBLAS", "kernels/reference/gemm_cublas.c", KERNEL_REFERENCE | KERNEL_BATCHED | KERNEL_ANY_LD,
-      F32 | F16 | BF16 | F64 | TF32, 0, gemm_cublas_run, NULL, NULL, NULL, NULL, NULL, NULL,
-      NULL },
+      F32 | F16 | BF16 | F64 | TF32 | I8, 0, gemm_cublas_run, NULL, NULL, NULL, gemm_cublas_check,
+      NULL, NULL, NULL },
     { "cpu", "multithreaded blocked C: double accumulators, exact int64 and int32 (no GPU)", "gemmcli's own",
       "kernels/reference/gemm_cpu.c", KERNEL_HOST | KERNEL_NO_AUTO | KERNEL_BATCHED | KERNEL_ANY_LD,
       F32 | F16 | BF16 | F64 | I64 | TF32 | TF32X3 | I8 | OZAKI, 0, NULL, NULL, gemm_cpu, NULL, NULL, NULL,

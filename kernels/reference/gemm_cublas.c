@@ -2,7 +2,10 @@
  * signature cuBLAS has: SGEMM with CUBLAS_COMPUTE_32F (FP32 on the CUDA
  * cores, no TF32, whatever the handle's math mode), GemmEx with f16 or
  * bf16 operands and FP32 compute (tensor cores), TF32 (float operands,
- * CUBLAS_COMPUTE_32F_FAST_TF32: tensor cores), DGEMM.  cuBLAS has no 3xTF32
+ * CUBLAS_COMPUTE_32F_FAST_TF32: tensor cores), DGEMM, and GemmEx with int8
+ * operands and int32 sums (CUBLAS_COMPUTE_32I: the integer tensor cores),
+ * where its int8 kernels take the layout: rows of A and B a multiple of 4
+ * bytes apart (gemm_cublas_check).  cuBLAS has no 3xTF32
  * on Hopper (its BF16x9 emulation runs as plain FP32 there), so tf32x3 has
  * no cuBLAS row; --verify sets it beside SGEMM.  cuBLAS is column-major; a row-major
  * C = A * B is the column-major C^T = B^T * A^T, which is what cuBLAS
@@ -14,6 +17,8 @@
  * Run and checked by:
  *   gemmcli mul a.npy b.npy -o c.npy --kernel cublas --verify --repeat 20 */
 #include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
 
 #include "kernels/registry.h"
 
@@ -34,22 +39,43 @@ static cudaError_t cublas_status(cublasStatus_t st)
     }
 }
 
+int gemm_cublas_check(const struct gemm_problem *p, char *why, size_t n)
+{
+    if (p->sig != GEMM_I8)
+        return 1;
+    if (p->lda % 4 || p->ldb % 4 || p->ldc % 4 || p->stride_a % 4 || p->stride_b % 4 ||
+        p->stride_c % 4) {
+        snprintf(why, n, "cuBLAS's int8 products take rows a multiple of 4 values apart");
+        return 0;
+    }
+    return 1;
+}
+
 cudaError_t gemm_cublas_run(const struct gemm_kernel *k, const struct gemm_problem *p,
                             const struct launch_env *env)
 {
     (void)k;
     if (cublasSetStream(env->cublas, env->stream) != CUBLAS_STATUS_SUCCESS)
         return cudaErrorInvalidResourceHandle;
+    int i8 = p->sig == GEMM_I8;
     cudaDataType in = p->sig == GEMM_F16 ? CUDA_R_16F : p->sig == GEMM_BF16 ? CUDA_R_16BF
-                    : p->sig == GEMM_F64 ? CUDA_R_64F : CUDA_R_32F;
-    cudaDataType out = p->sig == GEMM_F64 ? CUDA_R_64F : CUDA_R_32F;
+                    : p->sig == GEMM_F64 ? CUDA_R_64F : i8 ? CUDA_R_8I : CUDA_R_32F;
+    cudaDataType out = p->sig == GEMM_F64 ? CUDA_R_64F : i8 ? CUDA_R_32I : CUDA_R_32F;
     cublasComputeType_t compute = p->sig == GEMM_F64    ? CUBLAS_COMPUTE_64F
                                 : p->sig == GEMM_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                : i8                  ? CUBLAS_COMPUTE_32I
                                                       : CUBLAS_COMPUTE_32F;
     float alpha_f = (float)p->alpha, beta_f = (float)p->beta;
-    const void *alpha = p->sig == GEMM_F64 ? (const void *)&p->alpha : (const void *)&alpha_f;
-    const void *beta = p->sig == GEMM_F64 ? (const void *)&p->beta : (const void *)&beta_f;
-    size_t es_in = p->sig == GEMM_F16 || p->sig == GEMM_BF16 ? 2 : p->sig == GEMM_F64 ? 8 : 4;
+    int32_t alpha_i = (int32_t)p->alpha, beta_i = (int32_t)p->beta;
+    const void *alpha = p->sig == GEMM_F64 ? (const void *)&p->alpha
+                      : i8                 ? (const void *)&alpha_i
+                                           : (const void *)&alpha_f;
+    const void *beta = p->sig == GEMM_F64 ? (const void *)&p->beta
+                     : i8                 ? (const void *)&beta_i
+                                          : (const void *)&beta_f;
+    size_t es_in = p->sig == GEMM_F16 || p->sig == GEMM_BF16 ? 2 : p->sig == GEMM_F64 ? 8
+                 : i8                                         ? 1
+                                                              : 4;
     size_t es_out = p->sig == GEMM_F64 ? 8 : 4;
     /* With K = 0, A (K x M column-major to cuBLAS) has leading dimension
      * K = 0, which cuBLAS refuses although it reads nothing. */

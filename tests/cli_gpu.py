@@ -169,6 +169,10 @@ def verify_like_with_like(p):
 
 def mul_operands(t, dt, m, n, k):
     """A case's operands, C0, scalars and NumPy's answer for signature t."""
+    if t == "i8":
+        a, b = rng.integers(-128, 128, (m, k), dt), rng.integers(-128, 128, (k, n), dt)
+        c0 = rng.integers(-128, 128, (m, n), dt)
+        return a, b, c0, "3", "-2", 3 * (a.astype(np.int64) @ b) - 2 * c0
     if t == "i64":
         a = rng.integers(-1000, 1000, (m, k)).astype(dt)
         b = rng.integers(-1000, 1000, (k, n)).astype(dt)
@@ -197,6 +201,8 @@ REFUSALS = [
      "refused (rows beyond splitk_32x128's tile)"),
     (b"needs rows of A in 4-byte units", lambda m, n, k: k % 2,
      "refused (an odd K on mma_sync_128x64's tile)"),
+    (b"take N, K and rows in multiples of 4", lambda m, n, k: k % 4 or n % 4,
+     "refused (cuBLAS int8: rows not in 4-byte units)"),
     (b"mma_thin computes products with M <= 16 and N >= 64, or N <= 16 and M >= 64",
      lambda m, n, k: not ((m <= 16 and n >= 64) or (n <= 16 and m >= 64)),
      "refused (neither a few rows over a wide B nor a tall A over a few columns)"),
@@ -241,7 +247,7 @@ def mul_by_name(d, tol, idx, kern, t, shape, a, b, c0, alpha, beta, ref):
     else:
         c = np.load(p("c.npy"))
         out.append((label + " dtype", c.dtype == a.dtype, c.dtype))
-    if t == "i64":
+    if t in ("i64", "i8"):
         out.append((label + " exact", np.array_equal(c, ref.astype(a.dtype)), ""))
     else:
         err = np.linalg.norm(c - ref) / np.linalg.norm(ref)
@@ -292,9 +298,9 @@ def main():
     # bfloat16 (no NumPy dtype): float32 data rounded to it, read raw.
     # tf32 and tf32x3: float32 data, asked for with --compute.
     data = {"f32": np.float32, "f16": np.float16, "bf16": np.float32, "f64": np.float64,
-            "i64": np.int32, "tf32": np.float32, "tf32x3": np.float32}
+            "i64": np.int32, "tf32": np.float32, "tf32x3": np.float32, "i8": np.int8}
     tol = {"f32": 1e-5, "f16": 2e-3, "bf16": 1e-2, "f64": 1e-13, "i64": 0, "tf32": 2e-3,
-           "tf32x3": 1e-5}
+           "tf32x3": 1e-5, "i8": 0}
     with tempfile.TemporaryDirectory() as d:
         p = lambda n: os.path.join(d, n)
         # Rows of 16 bytes in the last shape (K, N multiples of 8): the

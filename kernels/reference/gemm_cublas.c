@@ -4,8 +4,9 @@
  * bf16 operands and FP32 compute (tensor cores), TF32 (float operands,
  * CUBLAS_COMPUTE_32F_FAST_TF32: tensor cores), DGEMM, and GemmEx with int8
  * operands and int32 sums (CUBLAS_COMPUTE_32I: the integer tensor cores),
- * where its int8 kernels take the layout: rows of A and B a multiple of 4
- * bytes apart (gemm_cublas_check).  cuBLAS has no 3xTF32
+ * where its int8 kernels take the layout: N, K and the rows of A, B and C
+ * in multiples of 4 (gemm_cublas_check), one product at a time (its strided-batched
+ * call refuses int8 stacks).  cuBLAS has no 3xTF32
  * on Hopper (its BF16x9 emulation runs as plain FP32 there), so tf32x3 has
  * no cuBLAS row; --verify sets it beside SGEMM.  cuBLAS is column-major; a row-major
  * C = A * B is the column-major C^T = B^T * A^T, which is what cuBLAS
@@ -43,9 +44,9 @@ int gemm_cublas_check(const struct gemm_problem *p, char *why, size_t n)
 {
     if (p->sig != GEMM_I8)
         return 1;
-    if (p->lda % 4 || p->ldb % 4 || p->ldc % 4 || p->stride_a % 4 || p->stride_b % 4 ||
-        p->stride_c % 4) {
-        snprintf(why, n, "cuBLAS's int8 products take rows a multiple of 4 values apart");
+    if (p->n % 4 || p->k % 4 || p->lda % 4 || p->ldb % 4 || p->ldc % 4 || p->stride_a % 4 ||
+        p->stride_b % 4 || p->stride_c % 4) {
+        snprintf(why, n, "cuBLAS's int8 products take N, K and rows in multiples of 4");
         return 0;
     }
     return 1;
@@ -80,15 +81,20 @@ cudaError_t gemm_cublas_run(const struct gemm_kernel *k, const struct gemm_probl
     /* With K = 0, A (K x M column-major to cuBLAS) has leading dimension
      * K = 0, which cuBLAS refuses although it reads nothing. */
     int lda = p->lda > 0 ? (int)p->lda : 1;
-    for (int64_t b0 = 0; b0 < p->batch; b0 += INT_MAX) {
-        int64_t nb = p->batch - b0 < INT_MAX ? p->batch - b0 : INT_MAX;
+    int64_t most = i8 ? 1 : INT_MAX;
+    for (int64_t b0 = 0; b0 < p->batch; b0 += most) {
+        int64_t nb = p->batch - b0 < most ? p->batch - b0 : most;
         const char *a = (const char *)p->a + (size_t)(b0 * p->stride_a) * es_in;
         const char *b = (const char *)p->b + (size_t)(b0 * p->stride_b) * es_in;
         char *c = (char *)p->c + (size_t)(b0 * p->stride_c) * es_out;
-        cublasStatus_t st = cublasGemmStridedBatchedEx(
-            env->cublas, CUBLAS_OP_N, CUBLAS_OP_N, (int)p->n, (int)p->m, (int)p->k, alpha,
-            b, in, (int)p->ldb, p->stride_b, a, in, lda, p->stride_a, beta, c, out,
-            (int)p->ldc, p->stride_c, (int)nb, compute, CUBLAS_GEMM_DEFAULT);
+        cublasStatus_t st =
+            i8 ? cublasGemmEx(env->cublas, CUBLAS_OP_N, CUBLAS_OP_N, (int)p->n, (int)p->m,
+                              (int)p->k, alpha, b, in, (int)p->ldb, a, in, lda, beta, c, out,
+                              (int)p->ldc, compute, CUBLAS_GEMM_DEFAULT)
+               : cublasGemmStridedBatchedEx(
+                     env->cublas, CUBLAS_OP_N, CUBLAS_OP_N, (int)p->n, (int)p->m, (int)p->k,
+                     alpha, b, in, (int)p->ldb, p->stride_b, a, in, lda, p->stride_a, beta, c,
+                     out, (int)p->ldc, p->stride_c, (int)nb, compute, CUBLAS_GEMM_DEFAULT);
         cudaError_t err = cublas_status(st);
         if (err != cudaSuccess)
             return err;

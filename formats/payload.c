@@ -15,6 +15,7 @@
 
 #include "core/error.h"
 #include "core/parallel.h"
+#include "core/pwrite.h"
 
 int payload_memory_check(const struct gc_input *in, size_t bytes, const char *what)
 {
@@ -143,46 +144,6 @@ int write_all(FILE *f, const char *name, const void *p, size_t n)
     return 0;
 }
 
-/* A payload this large bound for a regular file is written by several
- * threads with pwrite, each on slices of a few MiB handed out in turn. */
-#define PWRITE_MIN ((size_t)16 << 20)
-#define PWRITE_SLICE ((size_t)4 << 20)
-/* A buffered write holds the file's inode lock for its copy in ext4, XFS
- * and tmpfs: past a few writers, more only queue there. */
-#define PWRITE_THREADS_MAX 4
-
-struct pwrite_job {
-    int fd;
-    const unsigned char *src;
-    off_t start;              /* the file offset of src[0] */
-    size_t n, slices;
-    atomic_size_t next;       /* the next slice to hand out */
-    atomic_int err;           /* errno of the first failure (-1: no progress), else 0 */
-};
-
-static void pwrite_slices(void *arg, size_t begin, size_t end)
-{
-    struct pwrite_job *j = arg;
-    size_t s;
-    (void)begin, (void)end;
-    while ((s = atomic_fetch_add(&j->next, 1)) < j->slices) {
-        size_t at = s * PWRITE_SLICE;
-        size_t stop = j->n - at < PWRITE_SLICE ? j->n : at + PWRITE_SLICE;
-        while (at < stop) {
-            ssize_t w = pwrite(j->fd, j->src + at, stop - at, j->start + (off_t)at);
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w <= 0) {
-                int none = 0;
-                atomic_compare_exchange_strong(&j->err, &none, w < 0 ? errno : -1);
-                atomic_store(&j->next, j->slices);
-                break;
-            }
-            at += (size_t)w;
-        }
-    }
-}
-
 /* f's descriptor when it is a regular file that pwrite can place bytes in
  * (with O_APPEND the kernel ignores the offset), else -1. */
 static int pwrite_fd(FILE *f)
@@ -197,30 +158,20 @@ static int pwrite_fd(FILE *f)
 
 int write_payload(FILE *f, const char *name, const void *p, size_t n, int threads)
 {
-    size_t slices = (n + PWRITE_SLICE - 1) / PWRITE_SLICE;
-    int fd = n >= PWRITE_MIN ? pwrite_fd(f) : -1;
+    int fd = n >= PWRITE_PARALLEL_MIN ? pwrite_fd(f) : -1;
     if (threads <= 0)
         threads = parallel_default_threads();
-    if (threads > PWRITE_THREADS_MAX)
-        threads = PWRITE_THREADS_MAX;
     if (fd < 0 || threads < 2)
         return write_all(f, name, p, n);
-    if ((size_t)threads > slices)
-        threads = (int)slices;
     /* What the FILE holds goes first; then its position is the offset. */
     if (fflush(f) != 0)
         return gc_fail(GC_EXIT_OUTPUT, "%s: write error: %s", name, strerror(errno));
     off_t start = ftello(f);
     if (start < 0)
         return write_all(f, name, p, n);
-    struct pwrite_job j = { .fd = fd, .src = p, .start = start, .n = n, .slices = slices };
-    atomic_init(&j.next, 0);
-    atomic_init(&j.err, 0);
-    parallel_for(threads, (size_t)threads, 1, pwrite_slices, &j);
-    int err = atomic_load(&j.err);
+    int err = pwrite_parallel(fd, p, n, start, threads);
     if (err)
-        return gc_fail(GC_EXIT_OUTPUT, "%s: write error: %s", name,
-                       err > 0 ? strerror(err) : "no progress");
+        return gc_fail(GC_EXIT_OUTPUT, "%s: write error: %s", name, strerror(err));
     if (fseeko(f, start + (off_t)n, SEEK_SET) != 0)
         return gc_fail(GC_EXIT_OUTPUT, "%s: write error: %s", name, strerror(errno));
     return 0;

@@ -84,8 +84,8 @@ static struct tiled_costs costs(size_t in_es, size_t out_es, double flops, int d
 static int plan_ok(const struct tiled_plan *tp, int64_t m, int64_t n, const struct tiled_costs *c,
                    size_t budget)
 {
-    return tp->bytes <= budget && tp->bytes == tiled_bytes(tp->tm, tp->tn, tp->tk, c->in_es,
-                                                            c->out_es) &&
+    return tp->bytes <= budget && tp->bytes == tiled_plan_bytes(tp, c->in_es, c->out_es) &&
+           (!tp->keep_b || (tp->tn == n && tp->tiles_n == 1)) &&
            (tp->tm == m || tp->tm % TILED_ALIGN == 0) && (tp->tn == n || tp->tn % TILED_ALIGN == 0) &&
            covers_once(tp) && steps_cover(tp);
 }
@@ -102,12 +102,14 @@ int main(void)
           tp.tk == 300 && tp.tiles_m * tp.tiles_n <= 2 && plan_ok(&tp, 1000, 700, &f32, 1u << 30),
           "a small product: %lld x %lld tiles, %lld steps", (long long)tp.tiles_m,
           (long long)tp.tiles_n, (long long)tp.steps);
-    /* 32768^2 float32 at half of A + B + C (6 GiB): a few large tiles, and
-     * within a few per cent of the arithmetic alone. */
+    /* 32768^2 float32 at half of A + B + C (6 GiB): a few large tiles (or
+     * bands of whole rows with B kept), and within a few per cent of the
+     * arithmetic alone. */
     size_t half = (size_t)3 * 32768 * 32768 * 4 / 2;
     double alone = 2.0 * 32768 * 32768 * 32768 / 49e12;
     CHECK(tiled_plan_make(32768, 32768, 32768, &f32, half, &tp) == 0 && tp.bytes <= half &&
-          tp.tm >= 8192 && tp.tn >= 8192 && covers_once(&tp) && steps_cover(&tp) &&
+          ((tp.tm >= 8192 && tp.tn >= 8192) || (tp.keep_b && tp.tn == 32768)) &&
+          covers_once(&tp) && steps_cover(&tp) &&
           tp.seconds < alone * 1.06,
           "32768^3 at half: tiles %lld x %lld, steps of %lld, %zu bytes, %.3f s", (long long)tp.tm,
           (long long)tp.tn, (long long)tp.tk, tp.bytes, tp.seconds);
@@ -125,6 +127,31 @@ int main(void)
               plan_ok(&tp, 32768, 32768, &c, big),
               "32768^3 on %d GPUs: %lld tiles of %lld x %lld, %.3f s against %.3f on one", dev,
               (long long)tiles, (long long)tp.tm, (long long)tp.tn, tp.seconds, one);
+    }
+    /* Room for B on each GPU: bands of whole rows, B copied once a GPU and
+     * kept, so that A crosses once, B once a GPU and C once (where the
+     * double-buffered square tiles of 2 GPUs copied 30 GB), the rows of C
+     * whole for the file. */
+    for (int dev = 1; dev <= 2; dev++) {
+        struct tiled_costs c = costs(4, 4, 49e12, dev);
+        size_t big = (size_t)100 << 30;
+        double mat = 32768.0 * 32768 * 4;
+        int ok = tiled_plan_make(32768, 32768, 32768, &c, big, &tp) == 0;
+        double moved = tiled_traffic(&tp, &c);
+        CHECK(ok && tp.keep_b && tp.tn == 32768 && tp.tiles_m % dev == 0 &&
+              tp.tiles_m >= 2 && moved <= (2.0 + dev) * mat * 1.0001 &&
+              tp.bytes == tiled_kept_bytes(tp.tm, 32768, 32768, tp.tk, 4, 4) &&
+              plan_ok(&tp, 32768, 32768, &c, big),
+              "32768^3 on %d GPU(s) with room for B: %lld bands of %lld rows, keep_b %d, "
+              "%.1f GB copied", dev, (long long)tp.tiles_m, (long long)tp.tm, tp.keep_b,
+              moved / 1e9);
+    }
+    /* No room for B beside its bands: tiles as before. */
+    {
+        size_t small = (size_t)3 << 30;
+        CHECK(tiled_plan_make(32768, 32768, 32768, &f32, small, &tp) == 0 && !tp.keep_b &&
+              plan_ok(&tp, 32768, 32768, &f32, small),
+              "32768^3 in 3 GiB: B (4 GiB) is not kept");
     }
     /* Too small for the smallest tiles. */
     CHECK(tiled_plan_make(4096, 4096, 4096, &copies, tiled_bytes(256, 256, 256, 4, 4) - 1, &tp) ==

@@ -70,6 +70,7 @@ static void tiles_json(struct json *j, const struct product_tiles *t)
     json_int(j, "tm", t->tp.tm);
     json_int(j, "tn", t->tp.tn);
     json_int(j, "tk", t->tp.tk);
+    json_bool(j, "b_kept", t->tp.keep_b);
     json_count(j, "device_bytes", t->tp.bytes);
     json_number(j, "copied_bytes", t->traffic);
     json_list(j, "kernels", 0);
@@ -179,10 +180,10 @@ static void plan_json(const struct gc_opts *o, const struct product_plan *pp,
 static void tiles_text(const struct product_plan *pp, const struct product_tiles *t,
                        const char *when)
 {
-    printf("  tiles     %s%lld of %lldx%lld, K in steps of %lld, %.2f GiB a GPU, %.1f GB copied; "
-           "on GPU", when, (long long)(pp->mm.batch * t->tp.tiles_m * t->tp.tiles_n),
+    printf("  tiles     %s%lld of %lldx%lld, K in steps of %lld,%s %.2f GiB a GPU, %.1f GB "
+           "copied; on GPU", when, (long long)(pp->mm.batch * t->tp.tiles_m * t->tp.tiles_n),
            (long long)t->tp.tm, (long long)t->tp.tn, (long long)t->tp.tk,
-           t->tp.bytes / 1073741824.0, t->traffic / 1e9);
+           t->tp.keep_b ? " B kept," : "", t->tp.bytes / 1073741824.0, t->traffic / 1e9);
     int n = pp->facts.n_devices > 0 ? pp->facts.n_devices : 1;
     for (int i = 0; i < n; i++)
         printf("%s%d", i ? "," : " ", pp->facts.n_devices > 0 ? pp->facts.devices[i].ordinal : 0);

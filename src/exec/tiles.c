@@ -139,10 +139,11 @@ static void tiles_report(struct tiles *t, double ms)
     rep->repeat = 1;
     rep->kernel = tj->kernels[0] ? strdup(tj->kernels) : "none";
     int len = snprintf(rep->tiles, sizeof rep->tiles,
-                       "%lld of %lldx%lld, K in steps of %lld, %.2f GiB a GPU, %.1f GB "
+                       "%lld of %lldx%lld, K in steps of %lld,%s %.2f GiB a GPU, %.1f GB "
                        "copied:", (long long)(t->mm->batch * tj->tp.tiles_m * tj->tp.tiles_n),
                        (long long)tj->tp.tm, (long long)tj->tp.tn, (long long)tj->tp.tk,
-                       tj->tp.bytes / 1073741824.0, tj->traffic / 1e9);
+                       tj->tp.keep_b ? " B kept," : "", tj->tp.bytes / 1073741824.0,
+                       tj->traffic / 1e9);
     for (int i = 0; i < tj->n_devices && len > 0 && (size_t)len < sizeof rep->tiles; i++)
         len += snprintf(rep->tiles + len, sizeof rep->tiles - (size_t)len,
                         "%s GPU %d %lld in %.3f s", i ? "," : "", tj->stats[i].ordinal,

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/parallel.h"
+#include "core/pwrite.h"
 
 struct gc_read_opts io_read_opts(const struct gc_opts *o, int index)
 {
@@ -231,23 +232,9 @@ int io_offsets_start(struct gc_output *out, int format, const struct gc_tensor *
     off_t header = fflush(out->f) == 0 ? ftello(out->f) : -1;
     if (header < 0 || ftruncate(fileno(out->f), header + (off_t)bytes) != 0)
         return gc_fail(GC_EXIT_OUTPUT, "%s: %s", out->name, strerror(errno));
-    *at = (struct io_offsets){ fileno(out->f), header, gc_dtypes[whole->dtype].size, out->name };
+    *at = (struct io_offsets){ fileno(out->f), header, gc_dtypes[whole->dtype].size, out->name,
+                               0 };
     *ready = 1;
-    return 0;
-}
-
-static int pwrite_all(int fd, const unsigned char *p, size_t n, off_t off)
-{
-    while (n) {
-        ssize_t w = pwrite(fd, p, n, off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return w < 0 ? errno : EIO;
-        p += w;
-        n -= (size_t)w;
-        off += w;
-    }
     return 0;
 }
 
@@ -255,12 +242,13 @@ int io_offsets_write(const struct io_offsets *at, size_t first, int64_t rows, in
                      size_t ld, const void *data)
 {
     const unsigned char *p = data;
-    /* Whole rows lie one after another: one write. */
+    /* Whole rows lie one after another: one write, on several threads when
+     * large. */
     int64_t runs = (size_t)cols == ld ? 1 : rows;
     size_t run = ((size_t)cols == ld ? (size_t)rows : 1) * (size_t)cols * at->es;
     for (int64_t i = 0; i < runs; i++) {
         off_t off = at->payload + (off_t)((first + (size_t)i * ld) * at->es);
-        int err = pwrite_all(at->fd, p + (size_t)i * ld * at->es, run, off);
+        int err = pwrite_parallel(at->fd, p + (size_t)i * ld * at->es, run, off, at->threads);
         if (err)
             return gc_fail(GC_EXIT_OUTPUT, "%s: write error: %s", at->name, strerror(err));
     }

@@ -74,6 +74,7 @@ struct io_offsets {
     off_t payload;             /* the first element's byte */
     size_t es;
     const char *name;
+    int threads;               /* writing threads (<= 0: one per core, a few at most) */
 };
 
 /* For `out` (begun by the caller) in `format`, whose whole result is

@@ -50,7 +50,10 @@ int result_open_rows(struct job *j, const struct gc_tensor *whole, int flags, in
     int rc = begin_output(j, flags);
     if (rc)
         return rc;
-    return io_offsets_start(&j->out, j->fmt, whole, &j->at, at_offsets);
+    if ((rc = io_offsets_start(&j->out, j->fmt, whole, &j->at, at_offsets)))
+        return rc;
+    j->at.threads = j->o->threads;
+    return 0;
 }
 
 int result_put_rows(void *job, size_t first, int64_t rows, int64_t cols, size_t ld,

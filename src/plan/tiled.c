@@ -10,6 +10,19 @@ size_t tiled_bytes(int64_t tm, int64_t tn, int64_t tk, size_t in_es, size_t out_
            2 * (size_t)tm * (size_t)tn * out_es;
 }
 
+size_t tiled_kept_bytes(int64_t tm, int64_t n, int64_t k, int64_t tk, size_t in_es,
+                        size_t out_es)
+{
+    return (2 * (size_t)tm * (size_t)tk + (size_t)k * (size_t)n) * in_es +
+           2 * (size_t)tm * (size_t)n * out_es;
+}
+
+size_t tiled_plan_bytes(const struct tiled_plan *tp, size_t in_es, size_t out_es)
+{
+    return tp->keep_b ? tiled_kept_bytes(tp->tm, tp->n, tp->k, tp->tk, in_es, out_es)
+                      : tiled_bytes(tp->tm, tp->tn, tp->tk, in_es, out_es);
+}
+
 static int64_t cdiv(int64_t a, int64_t b)
 {
     return (a + b - 1) / b;
@@ -27,13 +40,26 @@ static int64_t side_of(int64_t len, int64_t parts)
     return parts <= 1 ? len : min64(len, cdiv(cdiv(len, parts), TILED_ALIGN) * TILED_ALIGN);
 }
 
+/* The GPUs that copy B for each product when it is kept: as many as take
+ * its tiles. */
+static double kept_copies(const struct tiled_plan *tp, const struct tiled_costs *c)
+{
+    double gpus = c->devices > 0 ? c->devices : 1;
+    return (double)c->batch * fmin(gpus, (double)tp->tiles_m);
+}
+
 double tiled_traffic(const struct tiled_plan *tp, const struct tiled_costs *c)
 {
-    /* Every tile reads its bands of A and B whole; C goes out once (and
-     * comes in once, when summed into). */
+    /* Every tile reads its bands of A and B whole (or its band of A, B
+     * crossing once a GPU); C goes out once (and comes in once, when
+     * summed into). */
     double tiles = (double)tp->tiles_m * (double)tp->tiles_n * (double)c->batch;
-    double per_tile = ((double)tp->tm + (double)tp->tn) * (double)tp->k * (double)c->copy_in_es;
     double mn = (double)tp->m * (double)tp->n * (double)c->batch * (double)c->copy_out_es;
+    double kn = (double)tp->k * (double)tp->n * (double)c->copy_in_es;
+    if (tp->keep_b)
+        return tiles * (double)tp->tm * (double)tp->k * (double)c->copy_in_es +
+               kept_copies(tp, c) * kn + mn * (c->c_in ? 2 : 1);
+    double per_tile = ((double)tp->tm + (double)tp->tn) * (double)tp->k * (double)c->copy_in_es;
     return tiles * per_tile + mn * (c->c_in ? 2 : 1);
 }
 
@@ -43,16 +69,24 @@ double tiled_seconds(const struct tiled_plan *tp, const struct tiled_costs *c)
     double items = (double)c->batch * (double)tp->tiles_m * (double)tp->tiles_n;
     double mine = ceil(items / (c->devices > 0 ? c->devices : 1));
     double c_tile = tm * tn * (double)c->copy_out_es;
-    double t_in = ((tm + tn) * k * (double)c->copy_in_es + (c->c_in ? c_tile : 0)) / c->h2d;
+    /* With B kept, a tile copies its band of A, and B crosses once for
+     * each product this GPU works on (at most one a tile), with the steps
+     * of the first tile that needs it. */
+    double b_s = tp->keep_b ? k * (double)tp->n * (double)c->copy_in_es / c->h2d : 0;
+    double b_loads = tp->keep_b ? fmin(mine, (double)c->batch) : 0;
+    double t_in = ((tp->keep_b ? tm : tm + tn) * k * (double)c->copy_in_es +
+                   (c->c_in ? c_tile : 0)) / c->h2d;
     double t_out = c_tile / c->d2h;
     double t_compute = (c->flops > 0 ? 2 * tm * tn * k / c->flops : 0) +
                        (double)tp->steps * (2 * c_tile / c->dram + c->step_s);
-    /* The first tile's first step (and its C) is waited for; then copies
-     * in overlap the arithmetic, copies out the next tile's; the last tile
-     * out is waited for. */
+    /* The first tile's first step (its blocks of A and B, B's first rows
+     * when kept, and its C) is waited for; then copies in overlap the
+     * arithmetic, copies out the next tile's; the last tile out is waited
+     * for. */
     double head = ((tm + tn) * (double)tp->tk * (double)c->copy_in_es +
                    (c->c_in ? c_tile : 0)) / c->h2d;
-    double body = fmax(mine * t_compute, fmax(mine * t_in - head, (mine - 1) * t_out));
+    double body = fmax(mine * t_compute,
+                       fmax(mine * t_in + b_loads * b_s - head, (mine - 1) * t_out));
     return head + body + t_out;
 }
 
@@ -105,9 +139,10 @@ static void each_plan(int64_t m, int64_t n, int64_t k, size_t budget, struct cho
     const struct tiled_costs *c = ch->c;
     int64_t most_m = cdiv(m, TILED_ALIGN), most_n = cdiv(n, TILED_ALIGN);
     double gpus = c->devices > 0 ? c->devices : 1;
-    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
-        int64_t tk = min64(k, steps[i]);
-        if (i > 0 && tk == min64(k, steps[i - 1]))
+    /* All of K, then each step length shorter than it. */
+    for (size_t i = 0; i <= sizeof steps / sizeof steps[0]; i++) {
+        int64_t tk = i == 0 ? k : min64(k, steps[i - 1]);
+        if (i > 0 && tk == (i == 1 ? k : min64(k, steps[i - 2])))
             continue;
         int64_t last_tm = -1;
         for (int64_t parts_m = 1; parts_m <= most_m; parts_m++) {
@@ -115,6 +150,16 @@ static void each_plan(int64_t m, int64_t n, int64_t k, size_t budget, struct cho
             if (tm == last_tm)
                 continue;
             last_tm = tm;
+            /* Rows of C whole with B kept, where it fits. */
+            if (tiled_kept_bytes(tm, n, k, tk, c->in_es, c->out_es) <= budget) {
+                struct tiled_plan p = { .m = m, .n = n, .k = k, .tm = tm, .tn = n,
+                                        .tiles_m = cdiv(m, tm), .tiles_n = 1,
+                                        .steps = cdiv(k, tk), .keep_b = 1 };
+                p.tk = cdiv(k, p.steps);
+                p.bytes = tiled_kept_bytes(tm, n, k, p.tk, c->in_es, c->out_es);
+                p.seconds = tiled_seconds(&p, c);
+                choice_take(ch, &p);
+            }
             /* The widest tn with 2 (tm tk + tk tn) in + 2 tm tn out <= budget. */
             double fixed = 2.0 * (double)tm * (double)tk * (double)c->in_es;
             double per_col = 2.0 * (double)tk * (double)c->in_es + 2.0 * (double)tm * (double)c->out_es;

@@ -1,7 +1,11 @@
 /* A product too large for device memory, or shared among GPUs, computed in
  * tiles: C is cut into tm x tn tiles, and each tile is the sum over K, in
  * steps of tk, of an A block (tm x tk) times a B block (tk x tn), both
- * streamed from host memory.  This is the plan's arithmetic only: the
+ * streamed from host memory.  Where a GPU holds the whole of B beside the
+ * A blocks, the tiles may be bands of whole rows of C whose GPU copies B
+ * step by step with its first band and keeps it for the others: A crosses
+ * once, B once a GPU, and each tile of C is a run of whole rows of the
+ * result, written as it lands.  This is the plan's arithmetic only: the
  * tile and step sizes for a memory budget and a number of GPUs, and where
  * each tile and step lies (src/scale/tiled_run.c runs it).  Nothing here touches
  * a device, so the host tests check it. */
@@ -53,6 +57,8 @@ struct tiled_plan {
     int64_t tm, tn, tk;        /* tile and step sizes */
     int64_t tiles_m, tiles_n;  /* tiles down and across */
     int64_t steps;             /* steps along K */
+    int keep_b;                /* rows of C whole (tn = n), B copied once a GPU and
+                                  product, kept across the tiles */
     size_t bytes;              /* device memory the buffers take */
     double seconds;            /* the model's time for the whole stack */
 };
@@ -61,6 +67,13 @@ struct tiled_plan {
  * `in_es` bytes an element, two C tiles of `out_es` (the C being summed and
  * the one being copied out). */
 size_t tiled_bytes(int64_t tm, int64_t tn, int64_t tk, size_t in_es, size_t out_es);
+
+/* With B kept: two A blocks (tm x tk), B once (k x n), two C tiles (tm x n). */
+size_t tiled_kept_bytes(int64_t tm, int64_t n, int64_t k, int64_t tk, size_t in_es,
+                        size_t out_es);
+
+/* The device memory a plan's buffers take. */
+size_t tiled_plan_bytes(const struct tiled_plan *tp, size_t in_es, size_t out_es);
 
 /* The plan for an m x n x k product whose buffers fit `budget` bytes on
  * each GPU: of the tile and step sizes that fit, those the model finds
@@ -85,7 +98,8 @@ struct tiled_rect tiled_tile(const struct tiled_plan *tp, int64_t t);
 void tiled_step(const struct tiled_plan *tp, int64_t s, int64_t *k0, int64_t *kk);
 
 /* Bytes copied between host and device for the whole stack: every tile's
- * bands of A and B in, C out (and in, with c_in). */
+ * bands of A and B in (with B kept, its band of A, and B once a GPU and
+ * product), C out (and in, with c_in). */
 double tiled_traffic(const struct tiled_plan *tp, const struct tiled_costs *c);
 
 #endif

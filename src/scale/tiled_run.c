@@ -78,6 +78,9 @@ struct worker {
     struct gc_device dev;
     cudaStream_t copy_in, copy_out, copy_c;
     void *a[2], *b[2], *c[2];
+    void *kept;                /* with keep_b, B whole (k x n) for product kept_product */
+    int64_t kept_product;      /* -1: none yet */
+    int64_t kept_steps;        /* its steps copied so far */
     double *a64, *b64, *ref;
     cudaEvent_t loaded[2], used[2], done[2], c_free[2], c_loaded[2], ref_free;
     struct slot in[IN_SLOTS];
@@ -143,9 +146,13 @@ static int alloc_buffers(struct worker *w)
     size_t in_es = gc_dtypes[si->in].size, out_es = gc_dtypes[si->out].size;
     size_t ab = (size_t)tp->tm * (size_t)tp->tk, bb = (size_t)tp->tk * (size_t)tp->tn;
     size_t cb = (size_t)tp->tm * (size_t)tp->tn;
+    w->kept_product = -1;
+    if (tp->keep_b)
+        CUDA_TRY(cudaMalloc(&w->kept, (size_t)tp->k * (size_t)tp->n * in_es));
     for (int x = 0; x < 2; x++) {
         CUDA_TRY(cudaMalloc(&w->a[x], ab * in_es));
-        CUDA_TRY(cudaMalloc(&w->b[x], bb * in_es));
+        if (!tp->keep_b)
+            CUDA_TRY(cudaMalloc(&w->b[x], bb * in_es));
         CUDA_TRY(cudaMalloc(&w->c[x], cb * out_es));
         CUDA_TRY(cudaEventCreateWithFlags(&w->loaded[x], cudaEventDisableTiming));
         CUDA_TRY(cudaEventCreateWithFlags(&w->used[x], cudaEventDisableTiming));
@@ -196,6 +203,7 @@ static void free_buffers(struct worker *w)
         cudaEventDestroy(w->c_free[x]);
         cudaEventDestroy(w->c_loaded[x]);
     }
+    cudaFree(w->kept);
     cudaEventDestroy(w->ref_free);
     if (w->wr.out_done)
         cudaEventDestroy(w->wr.out_done);
@@ -563,18 +571,33 @@ static int run_tile(struct worker *w, int64_t item, int64_t *g, int64_t t)
         CUDA_TRY(cudaStreamWaitEvent(comp, w->c_free[cb], 0));
     }
     double first_beta = tj->c_in ? tj->beta : 0.0;
+    /* B kept: another product's B replaces it once every kernel that read
+     * it is done (the later of the two buffers' last uses). */
+    int new_b = tp->keep_b && w->kept_product != item / tiles;
+    if (new_b) {
+        CUDA_TRY(cudaStreamWaitEvent(w->copy_in, w->used[0], 0));
+        CUDA_TRY(cudaStreamWaitEvent(w->copy_in, w->used[1], 0));
+        w->kept_product = item / tiles;
+        w->kept_steps = 0;
+    }
     for (int64_t s = 0; s < tp->steps; s++, (*g)++) {
         int x = (int)(*g % 2);
         int64_t k0, kk;
         tiled_step(tp, s, &k0, &kk);
         const char *a = (const char *)tj->a + (size_t)(oa + r.r0 * pl->k + k0) * in_es;
         const char *b = (const char *)tj->b + (size_t)(ob + k0 * pl->n + r.c0) * in_es;
+        /* With B kept, its rows for this step are at their place in it,
+         * copied by the first tile that reaches the step. */
+        void *bx = tp->keep_b ? (char *)w->kept + (size_t)(k0 * pl->n) * in_es : w->b[x];
+        int copy_b = !tp->keep_b || s >= w->kept_steps;
         CUDA_TRY(cudaStreamWaitEvent(w->copy_in, w->used[x], 0));
         if ((rc = copy_in(w, w->copy_in, w->a[x], a, (size_t)pl->k * in_es, (size_t)kk * in_es,
                           rows, tj->pinned & TILED_PINNED_A)) ||
-            (rc = copy_in(w, w->copy_in, w->b[x], b, (size_t)pl->n * in_es, cols * in_es,
-                          (size_t)kk, tj->pinned & TILED_PINNED_B)))
+            (copy_b && (rc = copy_in(w, w->copy_in, bx, b, (size_t)pl->n * in_es, cols * in_es,
+                                     (size_t)kk, tj->pinned & TILED_PINNED_B))))
             return rc;
+        if (tp->keep_b && copy_b)
+            w->kept_steps = s + 1;
         CUDA_TRY(cudaEventRecord(w->loaded[x], w->copy_in));
         CUDA_TRY(cudaStreamWaitEvent(comp, w->loaded[x], 0));
         const struct gemm_kernel *kern = kernel_for(w, r.rows, r.cols, kk);
@@ -583,7 +606,7 @@ static int run_tile(struct worker *w, int64_t item, int64_t *g, int64_t t)
         struct gemm_problem p = { .sig = tj->sig, .m = r.rows, .n = r.cols, .k = kk,
                                   .lda = kk, .ldb = r.cols, .ldc = r.cols, .batch = 1,
                                   .alpha = tj->alpha, .beta = s ? 1.0 : first_beta,
-                                  .a = w->a[x], .b = w->b[x], .c = w->c[cb],
+                                  .a = w->a[x], .b = bx, .c = w->c[cb],
                                   .cc = env.cc };
         cudaError_t err = gemm_run(kern, &p, &env, tj->host_threads);
         if (err != cudaSuccess)
@@ -595,12 +618,12 @@ static int run_tile(struct worker *w, int64_t item, int64_t *g, int64_t t)
             struct gemm_problem f = p;
             f.sig = GEMM_F64;
             f.a = w->a[x];
-            f.b = w->b[x];
+            f.b = bx;
             f.c = w->ref;
             if (si->in != GC_F64) {
                 CUDA_TRY(convert_operand_launch(w->a[x], si->in, 0, 0, 0, (size_t)(r.rows * kk),
                                                 w->a64, GC_F64, comp));
-                CUDA_TRY(convert_operand_launch(w->b[x], si->in, 0, 0, 0, (size_t)(kk * r.cols),
+                CUDA_TRY(convert_operand_launch(bx, si->in, 0, 0, 0, (size_t)(kk * r.cols),
                                                 w->b64, GC_F64, comp));
                 f.a = w->a64;
                 f.b = w->b64;

@@ -87,7 +87,7 @@ lane_kernels() {
 # tuner.
 lane_ranks() {
     step m calibrate 60 ./gemmcli tune --calibrate
-    step m mpi-gpu 180 python3 tests/mpi_test.py ./gemmcli --gpu
+    step m mpi-gpu 240 python3 tests/mpi_test.py ./gemmcli --gpu
     step m tune-gpu 90 python3 tests/tune_gpu.py ./gemmcli
 }
 

@@ -4,9 +4,10 @@
  * bf16 operands and FP32 compute (tensor cores), TF32 (float operands,
  * CUBLAS_COMPUTE_32F_FAST_TF32: tensor cores), DGEMM, and GemmEx with int8
  * operands and int32 sums (CUBLAS_COMPUTE_32I: the integer tensor cores),
- * where its int8 kernels take the layout: N, K and the rows of A, B and C
- * in multiples of 4 (gemm_cublas_check), one product at a time (its strided-batched
- * call refuses int8 stacks).  cuBLAS has no 3xTF32
+ * one product at a time, on the shapes where it was seen to run
+ * (gemm_cublas_check: sides multiples of 256; on the H200 it refused
+ * 130x136x72 and 200x260x72 as not supported, and computed 129x264x72
+ * wrongly), the bench's sizes among them.  cuBLAS has no 3xTF32
  * on Hopper (its BF16x9 emulation runs as plain FP32 there), so tf32x3 has
  * no cuBLAS row; --verify sets it beside SGEMM.  cuBLAS is column-major; a row-major
  * C = A * B is the column-major C^T = B^T * A^T, which is what cuBLAS
@@ -44,9 +45,11 @@ int gemm_cublas_check(const struct gemm_problem *p, char *why, size_t n)
 {
     if (p->sig != GEMM_I8)
         return 1;
-    if (p->n % 4 || p->k % 4 || p->lda % 4 || p->ldb % 4 || p->ldc % 4 || p->stride_a % 4 ||
-        p->stride_b % 4 || p->stride_c % 4) {
-        snprintf(why, n, "cuBLAS's int8 products take N, K and rows in multiples of 4");
+    if (p->m % 256 || p->n % 256 || p->k % 256 || p->lda != p->k || p->ldb != p->n ||
+        p->ldc != p->n || p->alpha != (double)(int32_t)p->alpha ||
+        p->beta != (double)(int32_t)p->beta) {
+        snprintf(why, n, "cuBLAS's int8 reference takes M, N and K multiples of 256, rows "
+                 "packed, integral alpha and beta");
         return 0;
     }
     return 1;

@@ -223,6 +223,9 @@ int main(void)
     CHECK(g.pr * g.pc == 3, "3 ranks: %d x %d", g.pr, g.pc);
     g = dist_grid_make(4, 1, 5000);
     CHECK(g.pr == 1 && g.pc == 4, "a row vector's product splits across: %d x %d", g.pr, g.pc);
+    g = dist_grid_make(2, 32768, 32768);
+    CHECK(g.pr == 2 && g.pc == 1, "2 ranks on a square: bands of whole rows, %d x %d", g.pr,
+          g.pc);
     g = dist_grid_make(6, 100000, 10);
     CHECK(g.pr == 6 && g.pc == 1, "a tall product splits down: %d x %d", g.pr, g.pc);
     for (int i = 0; i < 2000; i++) {

@@ -18,7 +18,10 @@ struct dist_grid dist_grid_make(int ranks, int64_t m, int64_t n)
     struct dist_grid best = { ranks, 1 };
     double best_cost = -1;
     int best_idle = 0;
-    for (int pr = 1; pr <= ranks; pr++) {
+    /* From the most grid rows down: of grids that read alike, the one of
+     * wider row bands wins (2 ranks on a square: 2x1), whose rows of A and
+     * of C are fewer, longer runs of the files. */
+    for (int pr = ranks; pr >= 1; pr--) {
         if (ranks % pr)
             continue;
         int pc = ranks / pr;

@@ -21,7 +21,9 @@ struct dist_block {
 /* The grid for `ranks` ranks and an m x n x k product that reads the
  * fewest bytes of A and B per rank: rows of A (m / pr) * k and columns of
  * B k * (n / pc), with no more ranks along a side than it has rows or
- * columns while another factorisation allows it. */
+ * columns while another factorisation allows it; of grids that read
+ * alike, the one with more rows (its blocks are runs of whole rows of A
+ * and C in the files). */
 struct dist_grid dist_grid_make(int ranks, int64_t m, int64_t n);
 
 /* Part `i` of `parts` of [0, total): the first total % parts parts one

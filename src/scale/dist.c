@@ -71,6 +71,12 @@ int dist_begin(struct dist *d, const struct gc_opts *o, int on_host, struct gc_o
     size_t per_rank = F_N > 2 * D_N ? F_N : 2 * D_N;
     if (!(d->all = calloc((size_t)d->cl.size * per_rank, sizeof *d->all)))
         return gc_fail(GC_EXIT_INPUT, "out of host memory");
+    /* The ranks of a host share its cores: each takes its part unless
+     * --threads says. */
+    if (o->threads <= 0 && d->cl.local_size > 1) {
+        int share = parallel_default_threads() / d->cl.local_size;
+        local->threads = share > 0 ? share : 1;
+    }
     if (!on_host && !o->device_given) {
         int count = 0;
         if (cudaGetDeviceCount(&count) == cudaSuccess && count > 0)

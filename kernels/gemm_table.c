@@ -306,7 +306,11 @@
     X("i8_imma", i8gemm, imma, I8, B | NA, 80, GEO(128, 128, 2, 64, WAVES, 0, 0), NO_WS, NO_CHECK, \
       "kernels/igemm/igemm_02_imma.cu",                                                             \
       "int8 tensor cores: mma.sync m16n8k32 (IMMA), B's bytes turned k-major in shared memory",     \
-      "gemmcli's own, mma.sync m16n8k32 on int8")
+      "gemmcli's own, mma.sync m16n8k32 on int8")                                                   \
+    X("i8_igmma", i8gemm, igmma, I8, B | NA | KERNEL_ARCH_EXACT, 90,                                \
+      GEO(128, 256, 1, 128, WAVES, 0, 0), WS, CHECK, "kernels/igemm/igemm_03_igmma.cu",             \
+      "int8 wgmma (IGMMA): B^T written first, a TMA ring, producer and two consumers, 128x256",      \
+      "gemmcli's own, warp_specialized's ring on int8")
 
 
 /* The declarations and entries a row's WS and CHECK columns stand for. */

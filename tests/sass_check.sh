@@ -5,8 +5,8 @@
 # the CUDA-core FP64 stages and the FP64 gemv, DMMA for the FP64
 # tensor-core stages (f64_dmma and its smaller tiles, f64_dmma_tiny), HMMA for the mma.sync
 # stages (mma_sync, mma_tiny, mma_thin),
-# HGMMA for every stage built on kernels/hgemm/hgemm_hopper.cuh, IDP (dp4a)
-# and IMMA for the int8 stages (i8_dp4a, i8_imma); the vector
+# HGMMA for every 16-bit stage built on kernels/hgemm/hgemm_hopper.cuh, IDP (dp4a)
+# IMMA and IGMMA for the int8 stages (i8_dp4a, i8_imma, i8_igmma); the vector
 # transpose's 1-byte path: 16-byte accesses and PRMT),
 # and ptxas reported no register spills for any kernel of the tables
 # (build/kernels/*/*.o.ptxas, written by the Makefile).
@@ -43,10 +43,14 @@ for obj in build/kernels/*.o build/kernels/*/*.o; do
         *hgemm_08_*) want=FFMA ;;
         *igemm_01_*) want=IDP ;;
         *igemm_02_*) want=IMMA ;;
+        *igemm_03_*) want=IGMMA ;;
         *igemm_*) want=IMAD ;;
         *) want="" ;;
     esac
-    grep -q 'kernels/hgemm/hgemm_hopper.cuh"' "$src" && want=HGMMA
+    case $want in
+        IGMMA) ;;
+        *) grep -q 'kernels/hgemm/hgemm_hopper.cuh"' "$src" && want=HGMMA ;;
+    esac
     if [ -n "$want" ]; then
         n=$("$dump" --dump-sass "$obj" 2>/dev/null | grep -c "[[:space:]]$want[.[:space:]]")
         if [ "$n" -gt 0 ]; then

@@ -280,8 +280,6 @@ static __device__ __forceinline__ void hopper_mma_tf32_128(float (&d)[64], uint6
 
 #undef HOPPER_WGMMA_256
 #undef HOPPER_WGMMA_128
-#undef HOPPER_REGS128
-#undef HOPPER_REGS64
 #undef HOPPER_D64
 #undef HOPPER_D8
 
@@ -576,24 +574,25 @@ static inline PFN_cuTensorMapEncodeTiled_v12000 hopper_encode_fn(void)
     return fn;
 }
 
-/* A tensor map over `count` row-major matrices of rows x cols 16-bit
- * values at `base`, rows `ld` values apart, matrices `stride` values apart
- * (3-D, the matrix index slowest; 2-D when count == 1 or stride == 0),
- * read in boxes of box_rows x box_cols (box_cols * 2 <= 128) into the
- * 128-byte swizzle.  The matrices may overlap: the slices of K that
+/* A tensor map over `count` row-major matrices of rows x cols values of
+ * `es` bytes (16-bit unless said) at `base`, rows `ld` values apart,
+ * matrices `stride` values apart (3-D, the matrix index slowest; 2-D when
+ * count == 1 or stride == 0), read in boxes of box_rows x box_cols
+ * (box_cols * es <= 128) into the 128-byte swizzle.  The matrices may overlap: the slices of K that
  * gemm_run_hgemm hands over as a stack are `stride` = K/S apart on rows
  * of ld = K. */
 static inline cudaError_t hopper_tensor_map(CUtensorMap *map, CUtensorMapDataType type,
                                             const void *base, uint64_t rows, uint64_t cols,
                                             uint64_t ld, uint64_t count, long long stride,
-                                            uint32_t box_rows, uint32_t box_cols)
+                                            uint32_t box_rows, uint32_t box_cols,
+                                            uint64_t es = 2)
 {
     PFN_cuTensorMapEncodeTiled_v12000 encode = hopper_encode_fn();
     if (!encode)
         return cudaErrorNotSupported;
     bool batched = count > 1 && stride != 0;
     cuuint64_t dims[3] = { cols, rows, batched ? count : 1 };
-    cuuint64_t strides[2] = { ld * 2, (cuuint64_t)(batched ? stride : 0) * 2 };
+    cuuint64_t strides[2] = { ld * es, (cuuint64_t)(batched ? stride : 0) * es };
     cuuint32_t box[3] = { box_cols, box_rows, 1 };
     cuuint32_t steps[3] = { 1, 1, 1 };
     CUresult r = encode(map, type, batched ? 3 : 2, const_cast<void *>(base), dims, strides, box,

@@ -1,0 +1,408 @@
+/* i8_igmma: int8 operands on Hopper's integer tensor cores through wgmma
+ * (IGMMA), int32 C = A * B (or C += A * B), the sums exact modulo 2^32:
+ * warp_specialized's ring (hgemm_05_warp_specialized.cu) on bytes.
+ *
+ * wgmma reads 8-bit operands K-major only: A's rows are so as they lie,
+ * B (row-major, n contiguous) is not.  A pass before the product writes
+ * B^T (n x k, rows padded to a multiple of 16 bytes, as the copy engine
+ * needs) into the stream's pool; A is copied there as well when its rows
+ * or base are not 16-byte aligned.  Both then land through the copy
+ * engine in the 128-byte swizzle, rows of 128 bytes = 128 values of k:
+ * a tile is A's 128 x 128 box and B^T's 256 x 128 box, 48 KB, as the
+ * 16-bit stage's, and each row of 128 bytes is four wgmma m64n256k32
+ * s32.s8.s8, each consumer warpgroup 64 rows of the 128, 128 int32
+ * accumulators a thread.  Producer warpgroup, 4-slot ring, setmaxnreg
+ * (40 / 232) and the epilogue's bounds are warp_specialized's; the store
+ * is int32, adding to C where the tiles sum K in steps.
+ *
+ * The pass over B costs a read and a write of its bytes, 2 K N against
+ * the product's 2 M N K operations: a share that falls as M grows, about
+ * a tenth of the product's time at 4096^3 where the tensor cores run at
+ * cuBLAS's int8 rate (an estimate from bytes and rates, not a
+ * measurement).
+ *
+ * gemmcli's own: warp_specialized's ring on int8, as the 16-bit ladder's
+ * Hopper stages build it; the PTX ISA gives wgmma's .s8 shapes
+ * (m64nNk32, K-major only) and the accumulator layout, which is f32's.
+ *
+ * Run and checked by (a.npy and b.npy int8):
+ *   gemmcli mul a.npy b.npy -o c.npy --kernel i8_igmma --verify --repeat 20 */
+#include "kernels/hgemm/hgemm_hopper.cuh"
+
+struct igm_cfg {
+    static constexpr int bm = 128, bn = 256, bk = HOPPER_ROW_BYTES, stages = 4, group = 8;
+    static constexpr int consumers = 2, threads = 128 * (consumers + 1);
+    static constexpr int producer_regs = 40, consumer_regs = 232;
+    static constexpr int a_bytes = bm * HOPPER_ROW_BYTES, b_bytes = bn * HOPPER_ROW_BYTES;
+    static constexpr int stage_bytes = a_bytes + b_bytes;
+    static constexpr size_t smem = (size_t)stages * stage_bytes + HOPPER_ATOM_BYTES;
+
+    static_assert(bm == 64 * consumers, "each consumer warpgroup owns 64 rows");
+    static_assert(bn == 256, "one wgmma m64n256 per consumer and step of 32 k");
+    static_assert(bn <= 256 && bm <= 256, "each operand's tile is one box");
+    static_assert(stage_bytes % HOPPER_ATOM_BYTES == 0, "every tile 1024-aligned");
+    static_assert(smem <= 227 * 1024, "the ring fits an SM's shared memory");
+    static_assert(128 * producer_regs + 128 * consumers * consumer_regs <= 65536,
+                  "setmaxnreg within the register file");
+};
+
+/* Rows of B^T (and of a copied A) are padded to this many bytes: the
+ * copy engine's row pitch. */
+enum { IGM_PITCH = 16, IGM_T = 64 };
+
+struct igm_args {
+    int m, n, k;
+    int32_t *c;
+    long long stride_c;
+    int accumulate;
+    int batch0;
+    int tiles_m, tiles_n;
+    int a_batched, b_batched;
+    int c_vec;                 /* C may be written as int2 */
+};
+
+/* ---- B^T ---- */
+
+/* B (k x n, rows n apart, products stride_b apart) to B^T (n x k, rows kp
+ * apart, products n kp apart), a 64 x 64 block a block of 256 threads:
+ * words of 4 columns in (bytes at the edges), words of 4 values of k out;
+ * values of k past K come out as zeros. */
+static __global__ void __launch_bounds__(256)
+igm_transpose(const int8_t *b, long long stride_b, int k, int n, int8_t *bt, int kp, int first)
+{
+    __shared__ __align__(4) unsigned char st[IGM_T][IGM_T + 4];
+    long long product = first + blockIdx.z;
+    const int8_t *src = b + product * stride_b;
+    int8_t *dst = bt + product * (long long)n * kp;
+    int k0 = blockIdx.y * IGM_T, n0 = blockIdx.x * IGM_T;
+    int w = threadIdx.x % 16;
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        int r = threadIdx.x / 16 + 16 * j, kg = k0 + r, ng = n0 + 4 * w;
+        unsigned char v[4] = { 0, 0, 0, 0 };
+        if (kg < k) {
+            const int8_t *row = src + (long long)kg * n;
+            if (ng + 3 < n && (uintptr_t)(row + ng) % 4 == 0) {
+                uint32_t word = *reinterpret_cast<const uint32_t *>(row + ng);
+#pragma unroll
+                for (int i = 0; i < 4; i++)
+                    v[i] = (unsigned char)(word >> (8 * i));
+            } else {
+#pragma unroll
+                for (int i = 0; i < 4; i++)
+                    v[i] = ng + i < n ? (unsigned char)row[ng + i] : 0;
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+            st[4 * w + i][r] = v[i];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        int r = threadIdx.x / 16 + 16 * j, ng = n0 + r, kk = k0 + 4 * w;
+        if (ng < n && kk < kp)
+            *reinterpret_cast<uint32_t *>(dst + (long long)ng * kp + kk) =
+                *reinterpret_cast<const uint32_t *>(&st[r][4 * w]);
+    }
+}
+
+/* ---- the product ---- */
+
+#define IGM_D8(o)                                                                             \
+    "+r"(d[(o) + 0]), "+r"(d[(o) + 1]), "+r"(d[(o) + 2]), "+r"(d[(o) + 3]), "+r"(d[(o) + 4]), \
+        "+r"(d[(o) + 5]), "+r"(d[(o) + 6]), "+r"(d[(o) + 7])
+#define IGM_D64(o)                                                                            \
+    IGM_D8((o) + 0), IGM_D8((o) + 8), IGM_D8((o) + 16), IGM_D8((o) + 24), IGM_D8((o) + 32),   \
+        IGM_D8((o) + 40), IGM_D8((o) + 48), IGM_D8((o) + 56)
+
+/* D (64 x 256, s32) = A (64 x 32) * B (32 x 256) + (scale_d ? D : 0), both
+ * signed bytes, K-major, from the shared memory the descriptors name. */
+static __device__ __forceinline__ void igm_mma(int32_t (&d)[128], uint64_t desc_a,
+                                               uint64_t desc_b, int scale_d)
+{
+#ifndef HOPPER_TRAP_ONLY
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n256k32.s32.s8.s8 " HOPPER_REGS128
+                 ", %128, %129, p;\n}\n"
+                 : IGM_D64(0), IGM_D64(64)
+                 : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+#else
+    __trap();
+#endif
+}
+
+#undef IGM_D64
+#undef IGM_D8
+
+static __device__ __forceinline__ void igm_fence_regs(int32_t (&d)[128])
+{
+#pragma unroll
+    for (int i = 0; i < 128; i++)
+        asm volatile("" : "+r"(d[i])::"memory");
+}
+
+static __device__ __forceinline__ int32_t igm_add(int32_t x, int32_t y)
+{
+    return (int32_t)((uint32_t)x + (uint32_t)y);
+}
+
+/* The 64 x 256 accumulators of thread `tid` of a warpgroup to C at `c`
+ * (rows ldc apart), rows below `rows` and columns below `cols`, added to
+ * C's values when `accumulate`. */
+static __device__ __forceinline__ void igm_store(const int32_t (&d)[128], int tid, int32_t *c,
+                                                 int ldc, int rows, int cols, int accumulate,
+                                                 bool vec)
+{
+#pragma unroll
+    for (int i = 0; i < 128; i += 2) {
+        int row = hopper_acc_row(i, tid), col = hopper_acc_col(i, tid);
+        if (row >= rows || col >= cols)
+            continue;
+        int32_t *q = c + (size_t)row * ldc + col;
+        int32_t v0 = d[i], v1 = d[i + 1];
+        if (vec) {
+            if (accumulate) {
+                int2 old = *reinterpret_cast<const int2 *>(q);
+                v0 = igm_add(v0, old.x);
+                v1 = igm_add(v1, old.y);
+            }
+            *reinterpret_cast<int2 *>(q) = make_int2(v0, v1);
+        } else {
+            q[0] = accumulate ? igm_add(v0, q[0]) : v0;
+            if (col + 1 < cols)
+                q[1] = accumulate ? igm_add(v1, q[1]) : v1;
+        }
+    }
+}
+
+static __global__ void __launch_bounds__(igm_cfg::threads, 1)
+i8gemm_igmma_kernel(const __grid_constant__ CUtensorMap map_a,
+                    const __grid_constant__ CUtensorMap map_b, const struct igm_args args)
+{
+    typedef igm_cfg C;
+    extern __shared__ __align__(16) unsigned char igm_smem[];
+    __shared__ __align__(8) uint64_t igm_bars[2 * C::stages];
+    const uint32_t ring =
+        ((uint32_t)__cvta_generic_to_shared(igm_smem) + HOPPER_ATOM_BYTES - 1) &
+        ~(uint32_t)(HOPPER_ATOM_BYTES - 1);
+    const uint32_t full = (uint32_t)__cvta_generic_to_shared(igm_bars);
+    const uint32_t empty = full + 8 * C::stages;
+    int product = args.batch0 + (int)blockIdx.y;
+    int tm, tn;
+    hopper_tile_of(blockIdx.x, args.tiles_m, args.tiles_n, C::group, &tm, &tn);
+    int bm0 = tm * C::bm, bn0 = tn * C::bn;
+    int tiles = (args.k + C::bk - 1) / C::bk;
+
+    if (threadIdx.x == 0) {
+        hopper_tma_prefetch(&map_a);
+        hopper_tma_prefetch(&map_b);
+#pragma unroll
+        for (int s = 0; s < C::stages; s++) {
+            hopper_bar_init(full + 8 * s, 1);
+            hopper_bar_init(empty + 8 * s, 4 * C::consumers);
+        }
+        hopper_bar_init_fence();
+    }
+    __syncthreads();
+
+    int wg = threadIdx.x / 128;
+    if (wg == 0) {
+        hopper_regs_dec<C::producer_regs>();
+        if (threadIdx.x == 0)
+            for (int t = 0; t < tiles; t++) {
+                int slot = t % C::stages;
+                uint32_t sa = ring + slot * C::stage_bytes, sb = sa + C::a_bytes;
+                uint32_t bar = full + 8 * slot;
+                if (t >= C::stages)
+                    hopper_bar_wait(empty + 8 * slot, (uint32_t)(t / C::stages - 1) & 1);
+                int k0 = t * C::bk;
+                hopper_bar_expect(bar, C::stage_bytes);
+                hopper_tma_tile(sa, &map_a, bar, k0, bm0, product, args.a_batched);
+                hopper_tma_tile(sb, &map_b, bar, k0, bn0, product, args.b_batched);
+            }
+    } else {
+        hopper_regs_inc<C::consumer_regs>();
+        int rows0 = 64 * (wg - 1);
+        int32_t acc[128];
+#pragma unroll
+        for (int i = 0; i < 128; i++)
+            acc[i] = 0;
+        for (int t = 0; t < tiles; t++) {
+            int slot = t % C::stages;
+            hopper_bar_wait(full + 8 * slot, (uint32_t)(t / C::stages) & 1);
+            uint32_t sa = ring + slot * C::stage_bytes + rows0 * HOPPER_ROW_BYTES;
+            uint32_t sb = ring + slot * C::stage_bytes + C::a_bytes;
+            igm_fence_regs(acc);
+            hopper_wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < C::bk / 32; kk++)
+                igm_mma(acc, hopper_desc_k(sa + kk * 32), hopper_desc_k(sb + kk * 32), 1);
+            hopper_wgmma_commit();
+            /* Tile t - 1's products are complete: its slot may be refilled. */
+            hopper_wgmma_wait<1>();
+            igm_fence_regs(acc);
+            if (t > 0 && threadIdx.x % 32 == 0)
+                hopper_bar_arrive(empty + 8 * ((t - 1) % C::stages));
+        }
+        hopper_wgmma_wait<0>();
+        igm_fence_regs(acc);
+        int32_t *c = args.c + (long long)product * args.stride_c +
+                     (size_t)(bm0 + rows0) * args.n + bn0;
+        igm_store(acc, threadIdx.x % 128, c, args.n, args.m - bm0 - rows0, args.n - bn0,
+                  args.accumulate, args.c_vec);
+    }
+}
+
+/* ---- host ---- */
+
+static long long igm_pitch(int k)
+{
+    return ((long long)k + IGM_PITCH - 1) / IGM_PITCH * IGM_PITCH;
+}
+
+/* A's rows as the copy engine takes them: in place, or copied to `at`
+ * (rows kp apart, products m kp apart) when its rows, base or stack
+ * stride are not 16-byte multiples. */
+static bool igm_copy_a(const struct i8gemm_problem *p, bool batched)
+{
+    return p->k % IGM_PITCH || (uintptr_t)p->a % 16 || (batched && p->stride_a % 16);
+}
+
+static cudaError_t igm_prepare(const struct i8gemm_problem *p, int batch, bool a_b, bool b_b,
+                               int8_t *bt, int8_t *at, cudaStream_t stream)
+{
+    long long kp = igm_pitch(p->k);
+    int nb = b_b ? batch : 1;
+    for (int b0 = 0; b0 < nb; b0 += HOPPER_MAX_GRID_Y) {
+        int count = nb - b0 < HOPPER_MAX_GRID_Y ? nb - b0 : HOPPER_MAX_GRID_Y;
+        dim3 grid((unsigned)((p->n + IGM_T - 1) / IGM_T), (unsigned)((p->k + IGM_T - 1) / IGM_T),
+                  (unsigned)count);
+        igm_transpose<<<grid, 256, 0, stream>>>(p->b, b_b ? p->stride_b : 0, p->k, p->n, bt,
+                                                (int)kp, b0);
+        cudaError_t err = launch_result();
+        if (err != cudaSuccess)
+            return err;
+    }
+    if (!at)
+        return cudaSuccess;
+    int na = a_b ? batch : 1;
+    if (na == 1 || p->stride_a == (long long)p->m * p->k)
+        return cudaMemcpy2DAsync(at, (size_t)kp, p->a, (size_t)p->k, (size_t)p->k,
+                                 (size_t)na * (size_t)p->m, cudaMemcpyDeviceToDevice, stream);
+    for (int b = 0; b < na; b++) {
+        cudaError_t err = cudaMemcpy2DAsync(at + (long long)b * p->m * kp, (size_t)kp,
+                                            p->a + (long long)b * p->stride_a, (size_t)p->k,
+                                            (size_t)p->k, (size_t)p->m, cudaMemcpyDeviceToDevice,
+                                            stream);
+        if (err != cudaSuccess)
+            return err;
+    }
+    return cudaSuccess;
+}
+
+static cudaError_t igm_run(const struct i8gemm_problem *p, int batch, bool a_b, bool b_b,
+                           const int8_t *a, long long lda, long long stride_a, const int8_t *bt,
+                           cudaStream_t stream)
+{
+    typedef igm_cfg C;
+    long long kp = igm_pitch(p->k);
+    CUtensorMap map_a, map_b;
+    const CUtensorMapDataType u8 = CU_TENSOR_MAP_DATA_TYPE_UINT8;
+    cudaError_t err = hopper_tensor_map(&map_a, u8, a, p->m, p->k, lda, a_b ? batch : 1,
+                                        stride_a, C::bm, C::bk, 1);
+    if (err == cudaSuccess)
+        err = hopper_tensor_map(&map_b, u8, bt, p->n, p->k, kp, b_b ? batch : 1,
+                                (long long)p->n * kp, C::bn, C::bk, 1);
+    if (err == cudaSuccess)
+        err = cudaFuncSetAttribute(i8gemm_igmma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   (int)C::smem);
+    if (err != cudaSuccess)
+        return err;
+    struct igm_args args;
+    args.m = p->m;
+    args.n = p->n;
+    args.k = p->k;
+    args.c = p->c;
+    args.stride_c = batch > 1 ? p->stride_c : 0;
+    args.accumulate = p->accumulate;
+    args.tiles_m = (p->m + C::bm - 1) / C::bm;
+    args.tiles_n = (p->n + C::bn - 1) / C::bn;
+    args.a_batched = a_b;
+    args.b_batched = b_b;
+    args.c_vec = p->n % 2 == 0 && args.stride_c % 2 == 0 && (uintptr_t)p->c % 8 == 0;
+    for (int b0 = 0; b0 < batch; b0 += HOPPER_MAX_GRID_Y) {
+        args.batch0 = b0;
+        dim3 grid((unsigned)(args.tiles_m * args.tiles_n),
+                  (unsigned)(batch - b0 < HOPPER_MAX_GRID_Y ? batch - b0 : HOPPER_MAX_GRID_Y));
+        i8gemm_igmma_kernel<<<grid, C::threads, C::smem, stream>>>(map_a, map_b, args);
+        if ((err = launch_result()) != cudaSuccess)
+            return err;
+    }
+    return cudaSuccess;
+}
+
+/* B^T and the copy of A, in bytes (an upper bound where A's base is not
+ * known: A counted as copied). */
+static size_t igm_workspace(long long m, long long n, long long k, long long batch,
+                            bool copy_a)
+{
+    long long kp = igm_pitch((int)k), nb = batch > 1 ? batch : 1;
+    return (size_t)(nb * n * kp + (copy_a ? nb * m * kp : 0));
+}
+
+extern "C" cudaError_t i8gemm_igmma_launch(const struct i8gemm_problem *p,
+                                           const struct launch_env *env)
+{
+    if (p->m < 0 || p->n < 0 || p->k < 0)
+        return cudaErrorInvalidValue;
+    if (p->m == 0 || p->n == 0)
+        return cudaSuccess;
+    if (p->k == 0)
+        return cudaErrorInvalidValue;
+    if (((long long)p->m + igm_cfg::bm - 1) / igm_cfg::bm *
+            (((long long)p->n + igm_cfg::bn - 1) / igm_cfg::bn) > 0x7fffffff)
+        return cudaErrorInvalidConfiguration;
+    int batch = p->batch > 1 ? p->batch : 1;
+    bool a_b = batch > 1 && p->stride_a != 0, b_b = batch > 1 && p->stride_b != 0;
+    bool copy_a = igm_copy_a(p, a_b);
+    long long kp = igm_pitch(p->k);
+    size_t bt_bytes = (size_t)(b_b ? batch : 1) * (size_t)p->n * (size_t)kp;
+    size_t bytes = igm_workspace(p->m, p->n, p->k, a_b || b_b ? batch : 1, copy_a);
+    int8_t *ws = NULL;
+    cudaError_t err = cudaMallocAsync((void **)&ws, bytes, env->stream);
+    if (err != cudaSuccess)
+        return err;
+    int8_t *at = copy_a ? ws + bt_bytes : NULL;
+    err = igm_prepare(p, batch, a_b, b_b, ws, at, env->stream);
+    if (err == cudaSuccess)
+        err = copy_a ? igm_run(p, batch, a_b, b_b, at, kp, (long long)p->m * kp, ws, env->stream)
+                     : igm_run(p, batch, a_b, b_b, p->a, p->k, a_b ? p->stride_a : 0, ws,
+                               env->stream);
+    cudaError_t freed = cudaFreeAsync(ws, env->stream);
+    return err != cudaSuccess ? err : freed;
+}
+
+extern "C" cudaError_t i8gemm_igmma_attr(struct kernel_attr *out)
+{
+    return kernel_attr_of(i8gemm_igmma_kernel, igm_cfg::threads, igm_cfg::smem, out);
+}
+
+extern "C" int i8gemm_igmma_check(const struct gemm_problem *p, char *why, size_t n)
+{
+    if (p->k < 1) {
+        snprintf(why, n, "K = 0: a tensor map has no dimension of 0");
+        return 0;
+    }
+    if (p->k > 0x7ffffff0 || igm_pitch((int)p->k) * (long long)p->n >= (1ll << 39)) {
+        snprintf(why, n, "B^T's rows and matrices must lie less than 2^39 bytes apart "
+                 "(tensor-map strides)");
+        return 0;
+    }
+    return 1;
+}
+
+extern "C" size_t i8gemm_igmma_workspace(const struct gemm_problem *p)
+{
+    return igm_workspace(p->m, p->n, p->k, p->batch, true);
+}

@@ -191,6 +191,25 @@ def tiles(d):
                 for cn in {t["tn"], n - (math.ceil(n / t["tn"]) - 1) * t["tn"]}
                 for kk in {t["tk"], k - (math.ceil(k / t["tk"]) - 1) * t["tk"]}}
         check(f"{name}: a kernel for every tile shape", shapes == want, (shapes, want))
+    # The whole job's model: in core, C copied out after the product and
+    # written after it; in tiles of whole rows with B kept, written as the
+    # tiles land, so less of it is left after them; standard output takes
+    # C whole at the end.
+    p, core = plan(a, b, "-o", out)
+    p2, kept = plan(a, b, "-o", out, "--device-memory", "1G", "--devices", "0")
+    p3, piped = plan(a, b, "-o", "-", "--device-memory", "1G", "--devices", "0")
+    ok = all(x.returncode == 0 for x in (p, p2, p3)) and core and kept and piped
+    check("the whole job: a model in the plan", ok and all(
+        j["job"] and abs(j["job"]["total_s"] - sum(v for key, v in j["job"].items()
+                                                   if key != "total_s") - 0.15) < 1e-6
+        for j in (core, kept, piped)), str(core and core.get("job")))
+    if ok:
+        t = kept["routes"][0]["tiles"]
+        check("the whole job: in core, C copied out, no GPUs opened beyond the reading",
+              core["job"]["copy_out_s"] > 0 and core["job"]["start_s"] == 0, core["job"])
+        check("the whole job: bands of whole rows with B kept, written as they land",
+              t["b_kept"] and t["tn"] == n and kept["job"]["copy_out_s"] == 0 and
+              kept["job"]["write_s"] < piped["job"]["write_s"], (t, kept["job"], piped["job"]))
     small = run("mul", "--dry-run", a, b, "-o", out, "--device-memory", "1K")
     check("1 KiB: refused, too little for the smallest tiles (status 5)",
           small.returncode == 5 and b"too little" in small.stderr, small.stderr.decode())

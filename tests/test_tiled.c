@@ -7,6 +7,7 @@
  * two at a time; the panels cover K once; each panel's owner is in the
  * grid row (A) or column (B) it serves, in the column or row whose turn
  * it is.  Prints 'test_tiled: N passed, M failed'. */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "core/error.h"
 #include "src/scale/dist_plan.h"
 #include "src/plan/tiled.h"
+#include "src/plan/whole.h"
 #include "tests/check.h"
 
 
@@ -145,6 +147,28 @@ int main(void)
               "32768^3 on %d GPU(s) with room for B: %lld bands of %lld rows, keep_b %d, "
               "%.1f GB copied", dev, (long long)tp.tiles_m, (long long)tp.tm, tp.keep_b,
               moved / 1e9);
+    }
+    /* The whole job's model (src/plan/whole.h) against the H200 host's
+     * runs of 32768^2 float32 .npy it was fitted on (README: in core 3.52
+     * s whole, --devices 0 2.70 s, --devices 0,1 2.66 s), within 20%; and
+     * a file that cannot take the tiles as they land waits for all of C. */
+    {
+        double ab = 2.0 * 32768 * 32768 * 4, cb = 32768.0 * 32768 * 4;
+        struct whole_job w, later;
+        whole_in_core(ab, cb, 2.0 * 32768 * 32768 * 32768 / 48.8e12, &w);
+        CHECK(fabs(w.total - 3.52) < 0.2 * 3.52, "in core: the model says %.2f s whole", w.total);
+        const double measured[3] = { 0, 2.70, 2.66 };
+        for (int dev = 1; dev <= 2; dev++) {
+            struct tiled_costs c = costs(4, 4, 49e12, dev);
+            tiled_plan_make(32768, 32768, 32768, &c, (size_t)100 << 30, &tp);
+            double bands = (double)(tp.tiles_m * tp.tiles_n) / dev;
+            whole_tiles(ab, cb, tp.seconds, bands, 1, &w);
+            whole_tiles(ab, cb, tp.seconds, bands, 0, &later);
+            CHECK(fabs(w.total - measured[dev]) < 0.2 * measured[dev] &&
+                      later.write >= w.write && later.total >= w.total,
+                  "%d GPU(s): the model says %.2f s whole (%.2f writing after the tiles), "
+                  "%.2f s writing C after", dev, w.total, w.write, later.total);
+        }
     }
     /* No room for B beside its bands: tiles as before. */
     {

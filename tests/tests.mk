@@ -34,9 +34,9 @@ $(B)/test_tune_cache: tests/test_tune_cache.c src/plan/tune_cache.c src/plan/tun
 	@mkdir -p $(B)
 	$(CC) $(HOST_CFLAGS) -o $@ tests/test_tune_cache.c src/plan/tune_cache.c core/newfile.c -lm
 
-$(B)/test_tiled: tests/check.h tests/test_tiled.c src/plan/tiled.c src/plan/tiled.h src/scale/dist_plan.c src/scale/dist_plan.h
+$(B)/test_tiled: tests/check.h tests/test_tiled.c src/plan/tiled.c src/plan/tiled.h src/scale/dist_plan.c src/scale/dist_plan.h src/plan/whole.c src/plan/whole.h
 	@mkdir -p $(B)
-	$(CC) $(HOST_CFLAGS) $(SAN) -o $@ tests/test_tiled.c src/plan/tiled.c src/scale/dist_plan.c core/error.c -lm
+	$(CC) $(HOST_CFLAGS) $(SAN) -o $@ tests/test_tiled.c src/plan/tiled.c src/plan/whole.c src/scale/dist_plan.c core/error.c -lm
 
 # The product plan from made-up device facts: host C and the kernel tables
 # (their launchers linked, never called).

@@ -104,7 +104,10 @@ static struct product_ask mul_ask(const struct gc_opts *o, const struct gc_tenso
         .beta = o->beta, .with_c0 = o->beta != 0 && o->c0_path,
         .a_count = gc_tensor_count(&in[0]), .b_count = gc_tensor_count(&in[1]),
         .device_memory = o->device_memory, .share = o->n_devices != 0, .out_format = format,
-        .out_dtype = out_dtype(o, mm), .panel_k = d && d->panels ? d->kb : 0,
+        .out_dtype = out_dtype(o, mm),
+        .rows_out = !o->verify && (format == GC_FMT_NPY || format == GC_FMT_RAW) &&
+                    !output_is_stdout(o->output),
+        .panel_k = d && d->panels ? d->kb : 0,
         .n_panels = d && d->panels ? d->n_panels : 0,
     };
 }

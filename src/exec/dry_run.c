@@ -173,6 +173,19 @@ static void plan_json(const struct gc_opts *o, const struct product_plan *pp,
     json_string(&j, "format", gc_formats[pp->out_format].name);
     json_string(&j, "dtype", gc_dtypes[pp->out_dtype].name);
     json_end(&j);
+    if (pp->has_job) {
+        json_object(&j, "job");
+        json_number(&j, "read_s", pp->job.read);
+        json_number(&j, "start_s", pp->job.start);
+        json_number(&j, "locking_s", pp->job.locking);
+        json_number(&j, "product_s", pp->job.product);
+        json_number(&j, "copy_out_s", pp->job.copy_out);
+        json_number(&j, "write_s", pp->job.write);
+        json_number(&j, "total_s", pp->job.total);
+        json_end(&j);
+    } else {
+        json_null(&j, "job");
+    }
     json_string(&j, "note", plan_note(o, pp));
     json_end(&j);
 }
@@ -245,6 +258,19 @@ static const char *const exec_words[PRODUCT_EXEC_COUNT] = {
     "an MPI rank's block, K in panels",
 };
 
+/* The whole job as the model sees it (src/plan/whole.h). */
+static void job_text(const struct whole_job *w)
+{
+    printf("  job       read %.2f s", w->read);
+    if (w->start > 0)
+        printf(", GPUs opened %.2f s, operands locked %.2f s", w->start, w->locking);
+    printf(", %s %.2f s", w->copy_out > 0 ? "product" : "tiles", w->product);
+    if (w->copy_out > 0)
+        printf(", C out %.2f s", w->copy_out);
+    printf(", writing %s%.2f s: %.2f s whole (the H200 host's rates)\n",
+           w->copy_out > 0 || w->start == 0 ? "" : "beyond the tiles ", w->write, w->total);
+}
+
 static void plan_text(const struct gc_opts *o, const struct product_plan *pp,
                       const struct gc_tensor *a, const struct gc_tensor *b)
 {
@@ -263,6 +289,8 @@ static void plan_text(const struct gc_opts *o, const struct product_plan *pp,
     device_text(pp);
     if (pp->exec != PRODUCT_EMPTY)
         routes_text(pp);
+    if (pp->has_job)
+        job_text(&pp->job);
     printf("  output    %s: %s, %s\n", gc_display_name(o->output, 1),
            gc_formats[pp->out_format].name, gc_dtypes[pp->out_dtype].name);
     const char *note = plan_note(o, pp);

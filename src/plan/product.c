@@ -8,6 +8,7 @@
 #include "src/plan/model.h"
 #include "src/plan/select.h"
 #include "src/plan/tune_cache.h"
+#include "src/plan/whole.h"
 
 const char *const product_exec_names[PRODUCT_EXEC_COUNT] = {
     "empty", "host", "gpu", "tiles", "panels",
@@ -258,6 +259,31 @@ static int tile_kinds(const struct product_plan *pp, struct device_fact *kinds)
     return 1;
 }
 
+/* The whole job's model for route 0 on `gpus` GPUs' tiles (0: in core):
+ * the operands' and the result's bytes, the kernel's modelled time or the
+ * tiles'. */
+static void plan_job(const struct product_ask *ask, struct product_plan *pp,
+                     const struct product_route *r, int gpus)
+{
+    const struct gemm_sig_info *si = &gemm_sigs[r->pick.sig];
+    double ab = (double)(ask->a_count + ask->b_count) * (double)gc_dtypes[si->in].size;
+    double c = (double)product_count(&pp->mm) * (double)gc_dtypes[ask->out_dtype].size;
+    pp->has_job = 1;
+    if (!gpus) {
+        struct gemm_problem gp;
+        matmul_problem(&pp->mm, r->pick.sig, 1, 0, &gp);
+        struct model_estimate e = model_estimate(r->pick.kern, &gp, pp->facts.sm_count);
+        whole_in_core(ab, c, isfinite(e.ms) ? e.ms / 1000 : 0, &pp->job);
+        return;
+    }
+    const struct tiled_plan *tp = &r->tiles.tp;
+    double bands = ceil((double)pp->mm.batch * (double)tp->tiles_m * (double)tp->tiles_n / gpus);
+    /* The file takes tiles of whole rows as they land; C's own type only. */
+    int rows = ask->rows_out && tp->tn == tp->n && !pp->mm.exact &&
+               si->out == pp->mm.result && ask->out_dtype == (int)pp->mm.result;
+    whole_tiles(ab, c, tp->seconds, bands, rows, &pp->job);
+}
+
 /* A route of one GPU, in its memory or in tiles: the model's pick (or the
  * one named), the tune cache's in place of auto's for a product in core. */
 static int route_gpu(const struct product_ask *ask, struct product_plan *pp, int f64_exact,
@@ -274,9 +300,14 @@ static int route_gpu(const struct product_ask *ask, struct product_plan *pp, int
         /* The exact check beyond 2^53 reads the operands on the host. */
         int ref = ask->verify && !(pp->mm.exact && !f64_exact);
         int c_in = ask->with_c0 && !pp->mm.exact;
-        return plan_tiles(ask->kernel, &pp->mm, &r->pick, model_flops(&pp->mm, &r->pick,
-                          f->sm_count), ref, c_in, pp->budget, kinds, n, &r->tiles);
+        rc = plan_tiles(ask->kernel, &pp->mm, &r->pick, model_flops(&pp->mm, &r->pick,
+                        f->sm_count), ref, c_in, pp->budget, kinds, n, &r->tiles);
+        if (!rc && r == &pp->route[0])
+            plan_job(ask, pp, r, n);
+        return rc;
     }
+    if (r == &pp->route[0])
+        plan_job(ask, pp, r, 0);
     if (pp->is_auto && f->present && cached_pick(f, &pp->mm, f64_exact, &r->pick))
         r->auto_source = "cache";
     else

@@ -31,6 +31,7 @@
 #include "core/error.h"
 #include "src/plan/matmul.h"
 #include "src/plan/tiled.h"
+#include "src/plan/whole.h"
 
 /* What the device can do, gathered once before the plan. */
 struct device_facts {
@@ -56,6 +57,8 @@ struct product_ask {
     int share;                 /* --devices: the tiles go to facts.devices */
     int out_format;            /* the output's format, decided when the inputs were read */
     int out_dtype;             /* the dtype written */
+    int rows_out;              /* the output may take rows at their offsets (.npy or raw, no
+                                  --verify): tiles are written as they land */
     /* An MPI rank whose parts of A and B come in panels of K (src/scale/summa.h):
      * the panels' width and number; 0: none. */
     int64_t panel_k, n_panels;
@@ -127,6 +130,8 @@ struct product_plan {
     int64_t panel_k, n_panels;
     int out_format, out_dtype;
     int verify;
+    int has_job;               /* job: on a GPU, in core or in tiles (route 0) */
+    struct whole_job job;      /* the whole job as the model sees it (src/plan/whole.h) */
 };
 
 /* Checks a named kernel against the product before any device is asked:

@@ -126,6 +126,39 @@ static void executors(void)
           "--device-memory 64M: tiles in 64 MiB (%zu bytes)", pp.route[0].tiles.tp.bytes);
     check_tiles("4096^3 in 64 MiB", &pp, &pp.route[0]);
 
+    /* A result of gigabytes bound for a file: the operands come to the host
+     * and the whole job's model takes bands of whole rows with B kept,
+     * written as they land; not where the file cannot take them, nor for
+     * a result too small for it to pay. */
+    {
+        struct matmul_plan big = semantics(GC_F32, 1, 32768, 32768, 32768);
+        struct device_facts h200 = facts_of((size_t)140 << 30, 1, 0);
+        struct product_ask sa = ask_for(&big, "auto");
+        sa.out_dtype = GC_F32;
+        sa.stream_tiles = 1;
+        sa.rows_out = 1;
+        CHECK(product_plan_make(&sa, &big, &h200, &pp) == 0 && pp.exec == PRODUCT_TILES &&
+                  pp.route[0].tiles.tp.keep_b && pp.route[0].tiles.tp.tn == 32768 &&
+                  pp.has_job && pp.job.copy_out == 0,
+              "32768^3 f32 to a file: tiles of whole rows, B kept (%s)",
+              product_exec_names[pp.exec]);
+        check_tiles("32768^3 streamed", &pp, &pp.route[0]);
+        sa.rows_out = 0;
+        CHECK(product_plan_make(&sa, &big, &h200, &pp) == 0 && pp.exec == PRODUCT_GPU,
+              "32768^3 f32 to a pipe: in core (%s)", product_exec_names[pp.exec]);
+        sa.rows_out = 1;
+        sa.stream_tiles = 0;
+        CHECK(product_plan_make(&sa, &big, &h200, &pp) == 0 && pp.exec == PRODUCT_GPU,
+              "32768^3 f32, the operands streamed to the GPU: in core (%s)",
+              product_exec_names[pp.exec]);
+        struct matmul_plan mid = semantics(GC_F32, 1, 2048, 2048, 2048);
+        struct product_ask ma = ask_for(&mid, "auto");
+        ma.out_dtype = GC_F32;
+        ma.stream_tiles = ma.rows_out = 1;
+        CHECK(product_plan_make(&ma, &mid, &h200, &pp) == 0 && pp.exec == PRODUCT_GPU,
+              "2048^3 f32: in core (%s)", product_exec_names[pp.exec]);
+    }
+
     /* Shared among GPUs of two kinds: each kind has its kernels. */
     ask.device_memory = 0;
     ask.share = 1;

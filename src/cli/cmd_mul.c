@@ -40,6 +40,7 @@ struct mul_job {
     struct gc_opts local;           /* an MPI rank's options (its GPU) */
     struct gc_opts host;            /* the options without a GPU (job_without_gpu) */
     int no_gpu;                     /* whether o is host: auto turned to the host */
+    int stream_tiles;               /* A and B read to the host: tiles may pay (stream_wanted) */
 };
 
 /* Every GPU that --devices names (all: the first 16 there are) creates its
@@ -95,9 +96,59 @@ static int mul_semantics(const struct gc_opts *o, const struct gc_tensor *in, in
     return 0;
 }
 
+/* A result this large, bound for a .npy or raw file, may run in tiles
+ * whose bands the file takes as they land, where the whole job's model
+ * finds that faster than the product in core and the file after it
+ * (src/plan/product.c, tiles_pay): its operands then come to the host as
+ * they are read. */
+#define STREAM_TILES_FROM ((double)(1u << 30))
+
+static int stream_tiles_may(const struct gc_opts *o, const struct matmul_plan *mm, int format,
+                            int distributed)
+{
+    double c = (double)mm->batch * (double)mm->m * (double)mm->n *
+               (double)gc_dtypes[out_dtype(o, mm)].size;
+    return !on_host_kernel(o) && !o->device_memory && !o->n_devices && !distributed &&
+           !o->verify && !mm->exact && !(o->c0_path && o->beta != 0) && !o->tune &&
+           (format == GC_FMT_NPY || format == GC_FMT_RAW) && !output_is_stdout(o->output) &&
+           c >= STREAM_TILES_FROM;
+}
+
+/* Before reading: whether the result may be streamed in tiles, from the
+ * operands' .npy headers (nothing else is peeked at; anything amiss is
+ * left for the reading to say). */
+static int stream_wanted(const struct mul_job *j)
+{
+    const struct gc_opts *o = j->o;
+    const char *paths[2] = { o->operands[0], o->operands[1] };
+    for (int i = 0; i < 2; i++) {
+        size_t len = paths[i] ? strlen(paths[i]) : 0;
+        if (len < 5 || strcmp(paths[i] + len - 4, ".npy") != 0 || input_is_stdin(paths[i]))
+            return 0;
+    }
+    struct gc_tensor in[2];
+    struct matmul_plan mm;
+    memset(in, 0, sizeof in);
+    int read_as = -1, first_as = -1, format = -1, want = 0;
+    struct gc_capture quiet = { .len = 0 };
+    gc_capture_set(&quiet);
+    int rc = 0;
+    for (int i = 0; i < 2 && !rc; i++)
+        if (!(rc = io_read_header(o, i, paths[i], &in[i], &read_as)) && i == 0)
+            first_as = read_as;
+    if (!rc && matmul_plan(&in[0], &in[1], o->compute, paths[0], paths[1], &mm) == 0 &&
+        io_output_format(o, first_as, first_as >= 0 ? first_as : GC_FMT_NPY, &format) == 0)
+        want = stream_tiles_may(o, &mm, format, j->distributed);
+    gc_capture_set(NULL);
+    for (int i = 0; i < 2; i++)
+        gc_tensor_free(&in[i]);
+    return want;
+}
+
 /* What the command line asks of the product. */
 static struct product_ask mul_ask(const struct gc_opts *o, const struct gc_tensor *in,
-                                  const struct dist *d, int format, const struct matmul_plan *mm)
+                                  const struct dist *d, int format, const struct matmul_plan *mm,
+                                  int stream)
 {
     return (struct product_ask){
         .kernel = o->kernel, .verify = o->verify, .tune = o->tune, .alpha = o->alpha,
@@ -107,6 +158,7 @@ static struct product_ask mul_ask(const struct gc_opts *o, const struct gc_tenso
         .out_dtype = out_dtype(o, mm),
         .rows_out = !o->verify && (format == GC_FMT_NPY || format == GC_FMT_RAW) &&
                     !output_is_stdout(o->output),
+        .stream_tiles = stream,
         .panel_k = d && d->panels ? d->kb : 0,
         .n_panels = d && d->panels ? d->n_panels : 0,
     };
@@ -121,7 +173,7 @@ static int mul_read(struct mul_job *j, int *read_as)
     const struct gc_opts *o = j->o;
     const struct gc_sink *sinks[3] = { NULL, NULL, NULL };
     int on_host = on_host_kernel(o);
-    int read_to_host = o->device_memory || o->n_devices || j->distributed;
+    int read_to_host = o->device_memory || o->n_devices || j->distributed || j->stream_tiles;
     for (int i = 0; i < 2; i++) {
         upload_init(&j->up[i], &j->job, UPLOAD_FLOATS | UPLOAD_FORTRAN_2D);
         if (!on_host && !read_to_host)
@@ -168,7 +220,7 @@ static int mul_plan(struct mul_job *j)
 {
     const struct gc_opts *o = j->o;
     struct product_ask ask = mul_ask(o, j->in, j->distributed ? &j->dist : NULL, j->job.fmt,
-                                     &j->mm);
+                                     &j->mm, j->stream_tiles);
     struct device_facts facts;
     product_facts_model(&facts);
     if (product_needs_device(&ask, &j->mm)) {
@@ -188,6 +240,7 @@ static int mul_run_job(struct mul_job *j)
 {
     const struct gc_opts *o = j->o;
     int read_as = -1;
+    j->stream_tiles = stream_wanted(j);
     int rc = mul_read(j, &read_as);
     if (rc || (rc = mul_semantics(o, j->in, read_as, &j->mm, &j->job.fmt)))
         return rc;
@@ -246,7 +299,8 @@ static int mul_dry_run(const struct gc_opts *o)
         if (!(rc = io_read_header(o, i, paths[i], &in[i], &read_as)) && i == 0)
             first_as = read_as;
     if (!rc && !(rc = mul_semantics(o, in, first_as, &mm, &format))) {
-        struct product_ask ask = mul_ask(o, in, NULL, format, &mm);
+        struct product_ask ask = mul_ask(o, in, NULL, format, &mm,
+                                         stream_tiles_may(o, &mm, format, 0));
         struct device_facts facts;
         product_facts_model(&facts);
         if (product_needs_device(&ask, &mm))

@@ -2,6 +2,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
@@ -377,6 +378,43 @@ int product_needs_device(const struct product_ask *ask, const struct matmul_plan
     return product_count(mm) > 0 && (ask->panel_k || mm->k > 0);
 }
 
+/* Tiles for the whole job's sake: on this GPU, bands of whole rows with B
+ * kept, which the file takes as they land, where the whole job's model
+ * finds them at most TILES_PAY of the job in core (the product, then the
+ * file). */
+#define TILES_PAY 0.9
+
+static int tiles_pay(const struct product_ask *ask, const struct product_plan *pp,
+                     const struct product_pick *p)
+{
+    if (pp->mm.exact || ask->with_c0 || !ask->rows_out ||
+        gemm_sigs[p->sig].out != pp->mm.result || ask->out_dtype != (int)pp->mm.result)
+        return 0;
+    struct device_fact kind = { pp->facts.n_devices > 0 ? pp->facts.devices[0].ordinal : 0,
+                                pp->facts.cc, pp->facts.sm_count };
+    struct product_tiles *t = malloc(sizeof *t);
+    struct gc_capture quiet = { .len = 0 };
+    int pays = 0;
+    gc_capture_set(&quiet);
+    if (t && plan_tiles(ask->kernel, &pp->mm, p, model_flops(&pp->mm, p, pp->facts.sm_count), 0,
+                        0, pp->budget, &kind, 1, t) == 0 &&
+        t->tp.keep_b && t->tp.tiles_m >= 2) {
+        const struct gemm_sig_info *si = &gemm_sigs[p->sig];
+        double ab = (double)(ask->a_count + ask->b_count) * (double)gc_dtypes[si->in].size;
+        double c = (double)product_count(&pp->mm) * (double)gc_dtypes[ask->out_dtype].size;
+        struct gemm_problem gp;
+        matmul_problem(&pp->mm, p->sig, 1, 0, &gp);
+        struct model_estimate e = model_estimate(p->kern, &gp, pp->facts.sm_count);
+        struct whole_job core, tiles;
+        whole_in_core(ab, c, isfinite(e.ms) ? e.ms / 1000 : 0, &core);
+        whole_tiles(ab, c, t->tp.seconds, (double)(pp->mm.batch * t->tp.tiles_m), 1, &tiles);
+        pays = tiles.total <= TILES_PAY * core.total;
+    }
+    gc_capture_set(NULL);
+    free(t);
+    return pays;
+}
+
 /* Which executor, before the routes: nothing to multiply, the host, an
  * MPI rank's panels, one GPU or tiles (the product's need against the
  * budget, with route 0's kernel). */
@@ -409,6 +447,9 @@ static int plan_exec(const struct product_ask *ask, struct product_plan *pp)
      * nothing says the product needs tiles. */
     int known = ask->device_memory || pp->facts.present;
     pp->exec = known && (ask->share || pp->need > pp->budget) ? PRODUCT_TILES : PRODUCT_GPU;
+    if (pp->exec == PRODUCT_GPU && ask->stream_tiles && pp->facts.present &&
+        tiles_pay(ask, pp, p))
+        pp->exec = PRODUCT_TILES;
     return 0;
 }
 

@@ -59,6 +59,8 @@ struct product_ask {
     int out_dtype;             /* the dtype written */
     int rows_out;              /* the output may take rows at their offsets (.npy or raw, no
                                   --verify): tiles are written as they land */
+    int stream_tiles;          /* the operands come to the host: tiles may be taken for the
+                                  whole job's sake, where its model finds them faster */
     /* An MPI rank whose parts of A and B come in panels of K (src/scale/summa.h):
      * the panels' width and number; 0: none. */
     int64_t panel_k, n_panels;

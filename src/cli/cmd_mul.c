@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/error.h"
 #include "src/cli/commands.h"
@@ -123,7 +124,10 @@ static int stream_wanted(const struct mul_job *j)
     const char *paths[2] = { o->operands[0], o->operands[1] };
     for (int i = 0; i < 2; i++) {
         size_t len = paths[i] ? strlen(paths[i]) : 0;
-        if (len < 5 || strcmp(paths[i] + len - 4, ".npy") != 0 || input_is_stdin(paths[i]))
+        struct stat st;
+        /* Regular files only: a pipe's header peeked at is gone. */
+        if (len < 5 || strcmp(paths[i] + len - 4, ".npy") != 0 || input_is_stdin(paths[i]) ||
+            stat(paths[i], &st) != 0 || !S_ISREG(st.st_mode))
             return 0;
     }
     struct gc_tensor in[2];

@@ -27,6 +27,7 @@
 
 #include "core/dtype.h"
 #include "core/error.h"
+#include "core/pwrite.h"
 #include "core/tensor.h"
 #include "formats/decimal.h"
 #include "formats/format.h"
@@ -2869,6 +2870,35 @@ static void test_big_sink(const unsigned char *payload)
     free(be_file);
 }
 
+/* Bytes placed by several threads at an offset of a file (core/pwrite.c,
+ * as the tiles' bands are written): the file holds them exactly there and
+ * nothing else moves; a descriptor that is not open fails with its errno. */
+static void test_pwrite_parallel(const unsigned char *payload)
+{
+    const char *path = tmp_path("pwrite.bin");
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    CHECK(fd >= 0, "open %s", path);
+    if (fd < 0)
+        return;
+    off_t at = 4096 + 3;
+    size_t n = BIG_BYTES - 5;
+    unsigned char head[8] = "headbyte";
+    CHECK(pwrite(fd, head, sizeof head, 0) == (ssize_t)sizeof head, "the head");
+    CHECK(pwrite_parallel(fd, payload, n, at, 4) == 0, "%zu bytes at %lld on 4 threads", n,
+          (long long)at);
+    struct stat st;
+    CHECK(fstat(fd, &st) == 0 && st.st_size == at + (off_t)n, "the file ends at the run's end");
+    unsigned char *back = malloc(n);
+    unsigned char h[8];
+    CHECK(back && pread(fd, back, n, at) == (ssize_t)n && memcmp(back, payload, n) == 0 &&
+              pread(fd, h, sizeof h, 0) == (ssize_t)sizeof h && memcmp(h, head, sizeof h) == 0,
+          "the run lies at its offset, the head untouched");
+    free(back);
+    close(fd);
+    CHECK(pwrite_parallel(-1, payload, n, 0, 4) == EBADF, "a closed descriptor: EBADF");
+    unlink(path);
+}
+
 static void test_big_payloads(void)
 {
     unsigned char *payload = big_payload();
@@ -2876,6 +2906,7 @@ static void test_big_payloads(void)
     test_big_sink(payload);
     test_big_read_changed(payload);
     test_big_write(payload);
+    test_pwrite_parallel(payload);
     free(payload);
 }
 

@@ -16,10 +16,8 @@
  * is int32, adding to C where the tiles sum K in steps.
  *
  * The pass over B costs a read and a write of its bytes, 2 K N against
- * the product's 2 M N K operations: a share that falls as M grows, about
- * a tenth of the product's time at 4096^3 where the tensor cores run at
- * cuBLAS's int8 rate (an estimate from bytes and rates, not a
- * measurement).
+ * the product's 2 M N K operations: a share that falls as M grows (not
+ * yet measured).
  *
  * gemmcli's own: warp_specialized's ring on int8, as the 16-bit ladder's
  * Hopper stages build it; the PTX ISA gives wgmma's .s8 shapes

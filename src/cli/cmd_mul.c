@@ -97,6 +97,18 @@ static int mul_semantics(const struct gc_opts *o, const struct gc_tensor *in, in
     return 0;
 }
 
+/* The first n operands' headers (shape, dtype, order; no data), and the
+ * format the first was read as. */
+static int read_headers(const struct gc_opts *o, int n, const char *const *paths,
+                        struct gc_tensor *in, int *first_as)
+{
+    int read_as = -1, rc = 0;
+    for (int i = 0; i < n && !rc; i++)
+        if (!(rc = io_read_header(o, i, paths[i], &in[i], &read_as)) && i == 0)
+            *first_as = read_as;
+    return rc;
+}
+
 /* A result this large, bound for a .npy or raw file, may run in tiles
  * whose bands the file takes as they land, where the whole job's model
  * finds that faster than the product in core and the file after it
@@ -133,13 +145,10 @@ static int stream_wanted(const struct mul_job *j)
     struct gc_tensor in[2];
     struct matmul_plan mm;
     memset(in, 0, sizeof in);
-    int read_as = -1, first_as = -1, format = -1, want = 0;
+    int first_as = -1, format = -1, want = 0;
     struct gc_capture quiet = { .len = 0 };
     gc_capture_set(&quiet);
-    int rc = 0;
-    for (int i = 0; i < 2 && !rc; i++)
-        if (!(rc = io_read_header(o, i, paths[i], &in[i], &read_as)) && i == 0)
-            first_as = read_as;
+    int rc = read_headers(o, 2, paths, in, &first_as);
     if (!rc && matmul_plan(&in[0], &in[1], o->compute, paths[0], paths[1], &mm) == 0 &&
         io_output_format(o, first_as, first_as >= 0 ? first_as : GC_FMT_NPY, &format) == 0)
         want = stream_tiles_may(o, &mm, format, j->distributed);
@@ -296,12 +305,11 @@ static int mul_dry_run(const struct gc_opts *o)
     struct matmul_plan mm;
     struct product_plan *plan = malloc(sizeof *plan);
     const char *paths[3] = { o->operands[0], o->operands[1], o->c0_path };
-    int read_as = -1, first_as = -1, format = -1;
+    int first_as = -1, format = -1;
     memset(in, 0, sizeof in);
     int rc = plan ? io_output_check(o) : gc_fail(GC_EXIT_INPUT, "out of host memory");
-    for (int i = 0; i < (o->c0_path ? 3 : 2) && !rc; i++)
-        if (!(rc = io_read_header(o, i, paths[i], &in[i], &read_as)) && i == 0)
-            first_as = read_as;
+    if (!rc)
+        rc = read_headers(o, o->c0_path ? 3 : 2, paths, in, &first_as);
     if (!rc && !(rc = mul_semantics(o, in, first_as, &mm, &format))) {
         struct product_ask ask = mul_ask(o, in, NULL, format, &mm,
                                          stream_tiles_may(o, &mm, format, 0));

@@ -260,29 +260,58 @@ static int tile_kinds(const struct product_plan *pp, struct device_fact *kinds)
     return 1;
 }
 
-/* The whole job's model for route 0 on `gpus` GPUs' tiles (0: in core):
- * the operands' and the result's bytes, the kernel's modelled time or the
- * tiles'. */
+/* The whole job's model (src/plan/whole.h) for pick p: the operands' and
+ * the result's bytes, and the kernel's modelled time in core or the tile
+ * plan's on `gpus` GPUs, C taken by the file as the tiles land (`rows`). */
+static void job_bytes(const struct product_ask *ask, const struct product_plan *pp,
+                      const struct product_pick *p, double *ab, double *c)
+{
+    *ab = (double)(ask->a_count + ask->b_count) * (double)gc_dtypes[gemm_sigs[p->sig].in].size;
+    *c = (double)product_count(&pp->mm) * (double)gc_dtypes[ask->out_dtype].size;
+}
+
+static void job_in_core(const struct product_ask *ask, const struct product_plan *pp,
+                        const struct product_pick *p, struct whole_job *w)
+{
+    double ab, c;
+    job_bytes(ask, pp, p, &ab, &c);
+    struct gemm_problem gp;
+    matmul_problem(&pp->mm, p->sig, 1, 0, &gp);
+    struct model_estimate e = model_estimate(p->kern, &gp, pp->facts.sm_count);
+    whole_in_core(ab, c, isfinite(e.ms) ? e.ms / 1000 : 0, w);
+}
+
+static void job_in_tiles(const struct product_ask *ask, const struct product_plan *pp,
+                         const struct product_pick *p, const struct tiled_plan *tp, int gpus,
+                         int rows, struct whole_job *w)
+{
+    double ab, c;
+    job_bytes(ask, pp, p, &ab, &c);
+    double bands = ceil((double)pp->mm.batch * (double)tp->tiles_m * (double)tp->tiles_n / gpus);
+    whole_tiles(ab, c, tp->seconds, bands, rows, w);
+}
+
+/* Whether the output takes C's rows at their offsets as tiles land: a
+ * .npy or raw file (ask->rows_out) of C's own type. */
+static int file_takes_rows(const struct product_ask *ask, const struct product_plan *pp,
+                           enum gemm_sig sig)
+{
+    return ask->rows_out && !pp->mm.exact && gemm_sigs[sig].out == pp->mm.result &&
+           ask->out_dtype == (int)pp->mm.result;
+}
+
+/* Route 0's whole job on `gpus` GPUs' tiles (0: in core). */
 static void plan_job(const struct product_ask *ask, struct product_plan *pp,
                      const struct product_route *r, int gpus)
 {
-    const struct gemm_sig_info *si = &gemm_sigs[r->pick.sig];
-    double ab = (double)(ask->a_count + ask->b_count) * (double)gc_dtypes[si->in].size;
-    double c = (double)product_count(&pp->mm) * (double)gc_dtypes[ask->out_dtype].size;
     pp->has_job = 1;
     if (!gpus) {
-        struct gemm_problem gp;
-        matmul_problem(&pp->mm, r->pick.sig, 1, 0, &gp);
-        struct model_estimate e = model_estimate(r->pick.kern, &gp, pp->facts.sm_count);
-        whole_in_core(ab, c, isfinite(e.ms) ? e.ms / 1000 : 0, &pp->job);
+        job_in_core(ask, pp, &r->pick, &pp->job);
         return;
     }
     const struct tiled_plan *tp = &r->tiles.tp;
-    double bands = ceil((double)pp->mm.batch * (double)tp->tiles_m * (double)tp->tiles_n / gpus);
-    /* The file takes tiles of whole rows as they land; C's own type only. */
-    int rows = ask->rows_out && tp->tn == tp->n && !pp->mm.exact &&
-               si->out == pp->mm.result && ask->out_dtype == (int)pp->mm.result;
-    whole_tiles(ab, c, tp->seconds, bands, rows, &pp->job);
+    int rows = tp->tn == tp->n && file_takes_rows(ask, pp, r->pick.sig);
+    job_in_tiles(ask, pp, &r->pick, tp, gpus, rows, &pp->job);
 }
 
 /* A route of one GPU, in its memory or in tiles: the model's pick (or the
@@ -387,8 +416,7 @@ int product_needs_device(const struct product_ask *ask, const struct matmul_plan
 static int tiles_pay(const struct product_ask *ask, const struct product_plan *pp,
                      const struct product_pick *p)
 {
-    if (pp->mm.exact || ask->with_c0 || !ask->rows_out ||
-        gemm_sigs[p->sig].out != pp->mm.result || ask->out_dtype != (int)pp->mm.result)
+    if (ask->with_c0 || !file_takes_rows(ask, pp, p->sig))
         return 0;
     struct device_fact kind = { pp->facts.n_devices > 0 ? pp->facts.devices[0].ordinal : 0,
                                 pp->facts.cc, pp->facts.sm_count };
@@ -399,15 +427,9 @@ static int tiles_pay(const struct product_ask *ask, const struct product_plan *p
     if (t && plan_tiles(ask->kernel, &pp->mm, p, model_flops(&pp->mm, p, pp->facts.sm_count), 0,
                         0, pp->budget, &kind, 1, t) == 0 &&
         t->tp.keep_b && t->tp.tiles_m >= 2) {
-        const struct gemm_sig_info *si = &gemm_sigs[p->sig];
-        double ab = (double)(ask->a_count + ask->b_count) * (double)gc_dtypes[si->in].size;
-        double c = (double)product_count(&pp->mm) * (double)gc_dtypes[ask->out_dtype].size;
-        struct gemm_problem gp;
-        matmul_problem(&pp->mm, p->sig, 1, 0, &gp);
-        struct model_estimate e = model_estimate(p->kern, &gp, pp->facts.sm_count);
         struct whole_job core, tiles;
-        whole_in_core(ab, c, isfinite(e.ms) ? e.ms / 1000 : 0, &core);
-        whole_tiles(ab, c, t->tp.seconds, (double)(pp->mm.batch * t->tp.tiles_m), 1, &tiles);
+        job_in_core(ask, pp, p, &core);
+        job_in_tiles(ask, pp, p, &t->tp, 1, 1, &tiles);
         pays = tiles.total <= TILES_PAY * core.total;
     }
     gc_capture_set(NULL);

@@ -85,6 +85,17 @@ const struct auto_rate auto_rates[] = {
     { "tf32", "tf32", 350.69, 0.0, 1.00, 1.00 },
     { "tf32x3", "tf32x3", 131.35, 0.0, 1.00, 1.00 },
     { "i64", "i64_tiled", 1.00, 0.0, 1.00, 1.00 },
+    /* (the int8 stages: 8192^3 int8 on an NVIDIA H200, 2026-11-28, TOP/s
+     * from `gemmcli mul --kernel K --repeat 10`'s kernel median; every
+     * result exact) */
+    { "i8", "i8_dp4a", 56.70, 0.0, 1.00, 1.00 },
+    { "i8", "i8_imma", 251.80, 0.0, 1.00, 1.00 },
+    { "i8", "i8_igmma", 1426.00, 0.0, 1.00, 1.00 },
+    /* (i8_limbs: 4096^3 over the operands' whole range on an NVIDIA
+     * H200, 2026-11-28, `gemmcli mul --repeat 5`'s kernel median: int16
+     * 0.931 ms, int32 2.562 ms; every result exact) */
+    { "i16", "i8_limbs", 147.60, 0.0, 1.00, 1.00 },
+    { "i32", "i8_limbs", 53.60, 0.0, 1.00, 1.00 },
 };
 const size_t auto_rate_count = sizeof auto_rates / sizeof auto_rates[0];
 

@@ -67,6 +67,9 @@ struct bool_byte { uint8_t b; };
 template <> __device__ __forceinline__ float cvt<float, bool_byte>(bool_byte v) { return v.b != 0; }
 template <> __device__ __forceinline__ double cvt<double, bool_byte>(bool_byte v) { return v.b != 0; }
 template <> __device__ __forceinline__ long long cvt<long long, bool_byte>(bool_byte v) { return v.b != 0; }
+template <> __device__ __forceinline__ int cvt<int, bool_byte>(bool_byte v) { return v.b != 0; }
+template <> __device__ __forceinline__ int16_t cvt<int16_t, bool_byte>(bool_byte v) { return v.b != 0; }
+template <> __device__ __forceinline__ int8_t cvt<int8_t, bool_byte>(bool_byte v) { return v.b != 0; }
 template <> __device__ __forceinline__ half_bits cvt<half_bits, bool_byte>(bool_byte v)
 {
     return half_bits{ (uint16_t)(v.b != 0 ? 0x3c00 : 0) };
@@ -171,21 +174,23 @@ static cudaError_t operand_to(const void *src, enum gc_dtype from, int fortran, 
     }
 }
 
-/* Floats are not converted to int64 here: the exact path takes integers. */
-template <> cudaError_t operand_to<long long>(const void *src, enum gc_dtype from, int fortran,
-                                              size_t rows, size_t cols, size_t n, void *dst,
-                                              cudaStream_t s)
+/* Floats are not converted to integers here: the exact path takes
+ * integers, and a narrower integer type only where the values fit it
+ * (src/plan/matmul.c). */
+template <typename To>
+static cudaError_t operand_to_int(const void *src, enum gc_dtype from, int fortran, size_t rows,
+                                  size_t cols, size_t n, void *dst, cudaStream_t s)
 {
     switch (from) {
-    case GC_I8: return convert_run<int8_t, long long>(src, fortran, rows, cols, n, dst, s);
-    case GC_I16: return convert_run<int16_t, long long>(src, fortran, rows, cols, n, dst, s);
-    case GC_I32: return convert_run<int32_t, long long>(src, fortran, rows, cols, n, dst, s);
-    case GC_I64: return convert_run<long long, long long>(src, fortran, rows, cols, n, dst, s);
-    case GC_U8: return convert_run<uint8_t, long long>(src, fortran, rows, cols, n, dst, s);
-    case GC_U16: return convert_run<uint16_t, long long>(src, fortran, rows, cols, n, dst, s);
-    case GC_U32: return convert_run<uint32_t, long long>(src, fortran, rows, cols, n, dst, s);
-    case GC_U64: return convert_run<long long, long long>(src, fortran, rows, cols, n, dst, s);
-    case GC_BOOL: return convert_run<bool_byte, long long>(src, fortran, rows, cols, n, dst, s);
+    case GC_I8: return convert_run<int8_t, To>(src, fortran, rows, cols, n, dst, s);
+    case GC_I16: return convert_run<int16_t, To>(src, fortran, rows, cols, n, dst, s);
+    case GC_I32: return convert_run<int32_t, To>(src, fortran, rows, cols, n, dst, s);
+    case GC_I64: return convert_run<long long, To>(src, fortran, rows, cols, n, dst, s);
+    case GC_U8: return convert_run<uint8_t, To>(src, fortran, rows, cols, n, dst, s);
+    case GC_U16: return convert_run<uint16_t, To>(src, fortran, rows, cols, n, dst, s);
+    case GC_U32: return convert_run<uint32_t, To>(src, fortran, rows, cols, n, dst, s);
+    case GC_U64: return convert_run<long long, To>(src, fortran, rows, cols, n, dst, s);
+    case GC_BOOL: return convert_run<bool_byte, To>(src, fortran, rows, cols, n, dst, s);
     default: return cudaErrorInvalidValue;
     }
 }
@@ -201,7 +206,10 @@ extern "C" cudaError_t convert_operand_launch(const void *src, enum gc_dtype fro
     case GC_F64: return operand_to<double>(src, from, fortran, rows, cols, count, dst, stream);
     case GC_F16: return operand_to<half_bits>(src, from, fortran, rows, cols, count, dst, stream);
     case GC_BF16: return operand_to<bf16_bits>(src, from, fortran, rows, cols, count, dst, stream);
-    case GC_I64: return operand_to<long long>(src, from, fortran, rows, cols, count, dst, stream);
+    case GC_I64: return operand_to_int<long long>(src, from, fortran, rows, cols, count, dst, stream);
+    case GC_I32: return operand_to_int<int>(src, from, fortran, rows, cols, count, dst, stream);
+    case GC_I16: return operand_to_int<int16_t>(src, from, fortran, rows, cols, count, dst, stream);
+    case GC_I8: return operand_to_int<int8_t>(src, from, fortran, rows, cols, count, dst, stream);
     default: return cudaErrorInvalidValue;
     }
 }

@@ -16,11 +16,12 @@
 extern "C" {
 #endif
 
-/* dst (C order, dtype `to`: f32, f64, f16, bf16 or i64) from `count` elements of
- * dtype `from` at src: in C order, or, when `fortran`, one column-major
- * rows x cols matrix (count == rows * cols).  Floats round to nearest;
- * integers convert exactly to i64 (uint64 by its bits, modulo 2^64), bool
- * to 0 and 1. */
+/* dst (C order, dtype `to`: f32, f64, f16, bf16, i64, i32, i16 or i8) from
+ * `count` elements of dtype `from` at src: in C order, or, when `fortran`,
+ * one column-major rows x cols matrix (count == rows * cols).  Floats round
+ * to nearest; integers convert to the integer types (to i64 exactly, uint64
+ * by its bits, modulo 2^64; to a narrower one modulo its width, which the
+ * exact path asks for only where the values fit), bool to 0 and 1. */
 cudaError_t convert_operand_launch(const void *src, enum gc_dtype from, int fortran,
                                    size_t rows, size_t cols, size_t count, void *dst,
                                    enum gc_dtype to, cudaStream_t stream);

@@ -86,11 +86,27 @@ struct i8gemm_problem {
     int accumulate;
 };
 
+/* int16 or int32 operands (`bytes` 2 or 4) of an integer product wanted
+ * modulo 2^(8 bytes), computed from their byte limbs on the int8 tensor
+ * cores: int32 C whose low 8 x `bytes` bits are the sums, C = A * B or
+ * C += A * B when `accumulate`; no alpha or beta. */
+struct limbgemm_problem {
+    int m, n, k;
+    const void *a, *b;
+    int32_t *c;
+    int batch;
+    long long stride_a, stride_b, stride_c;
+    int accumulate;
+    int bytes;
+};
+
 typedef cudaError_t (*sgemm_launch_fn)(const struct sgemm_problem *p, const struct launch_env *env);
 typedef cudaError_t (*dgemm_launch_fn)(const struct dgemm_problem *p, const struct launch_env *env);
 typedef cudaError_t (*hgemm_launch_fn)(const struct hgemm_problem *p, const struct launch_env *env);
 typedef cudaError_t (*igemm_launch_fn)(const struct igemm_problem *p, const struct launch_env *env);
 typedef cudaError_t (*i8gemm_launch_fn)(const struct i8gemm_problem *p, const struct launch_env *env);
+typedef cudaError_t (*limbgemm_launch_fn)(const struct limbgemm_problem *p,
+                                          const struct launch_env *env);
 
 /* The slabs of the dispatcher's split of K for a KERNEL_SPLIT_K row (an
  * upper bound, 0 when it does not split; kernels/gemm_dispatch.c). */

@@ -9,14 +9,14 @@
  * README agree with the rows.
  *
  * Columns: the name for --kernel; the family (sgemm f32, hgemm f16 and
- * bf16, dgemm f64, igemm i64, i8gemm int8: kernels/gemm.h); the launcher's id; the
- * signatures it computes; flags; the lowest compute capability; its
- * geometry for auto's model (below); WS if it takes workspace from the
- * stream's pool beyond the operands, WS_SLICED where that workspace holds
- * the slabs of slices of K a memory-bound stage cuts itself (their count
- * is auto's model's to ask), or NO_WS; CHECK if it has conditions
- * of its own (alignment, say) for can_implement, or NO_CHECK; the file;
- * the idea; the published work it follows.
+ * bf16, dgemm f64, igemm i64, i8gemm int8, limbgemm int16 and int32:
+ * kernels/gemm.h); the launcher's id; the signatures it computes; flags;
+ * the lowest compute capability; its geometry for auto's model (below); WS
+ * if it takes workspace from the stream's pool beyond the operands,
+ * WS_SLICED where that workspace holds the slabs of slices of K a memory-
+ * bound stage cuts itself (their count is auto's model's to ask), or NO_WS;
+ * CHECK if it has conditions of its own (alignment, say) for can_implement,
+ * or NO_CHECK; the file; the idea; the published work it follows.
  *
  * The geometry says how the stage lays a product on the GPU, which is all
  * auto's model (src/plan/model.c) knows of it besides its measured rate
@@ -37,6 +37,8 @@
 #define TF32X3 (1u << GEMM_TF32X3)
 #define I8 (1u << GEMM_I8)
 #define OZAKI (1u << GEMM_OZAKI)
+#define I16 (1u << GEMM_I16)
+#define I32 (1u << GEMM_I32)
 
 #define B KERNEL_BATCHED
 #define NA KERNEL_NO_AUTO
@@ -299,18 +301,22 @@
       "kernels/igemm/igemm_00_tiled.cu",                                                            \
       "exact int64 (mod 2^64) in shared-memory tiles",                                              \
       "SGEMM Optimization, 2D-tile, in exact int64")                                                \
-    X("i8_dp4a", i8gemm, dp4a, I8, B | NA, 61, GEO(64, 64, 4, 32, WAVES, 0, 0), NO_WS, NO_CHECK,   \
+    X("i8_dp4a", i8gemm, dp4a, I8, B, 61, GEO(64, 64, 4, 32, WAVES, 0, 0), NO_WS, NO_CHECK,        \
       "kernels/igemm/igemm_01_dp4a.cu",                                                             \
       "int8 in shared-memory tiles, four products a DP4A, exact int32 sums",                        \
       "gemmcli's own, dp4a on the CUDA cores")                                                      \
-    X("i8_imma", i8gemm, imma, I8, B | NA, 80, GEO(128, 128, 2, 64, WAVES, 0, 0), NO_WS, NO_CHECK, \
+    X("i8_imma", i8gemm, imma, I8, B, 80, GEO(128, 128, 2, 64, WAVES, 0, 0), NO_WS, NO_CHECK,      \
       "kernels/igemm/igemm_02_imma.cu",                                                             \
       "int8 tensor cores: mma.sync m16n8k32 (IMMA), B's bytes turned k-major in shared memory",     \
       "gemmcli's own, mma.sync m16n8k32 on int8")                                                   \
-    X("i8_igmma", i8gemm, igmma, I8, B | NA | KERNEL_ARCH_EXACT, 90,                                \
+    X("i8_igmma", i8gemm, igmma, I8, B | KERNEL_ARCH_EXACT, 90,                                     \
       GEO(128, 256, 1, 128, WAVES, 0, 0), WS, CHECK, "kernels/igemm/igemm_03_igmma.cu",             \
       "int8 wgmma (IGMMA): B^T written first, a TMA ring, producer and two consumers, 128x256",      \
-      "gemmcli's own, warp_specialized's ring on int8")
+      "gemmcli's own, warp_specialized's ring on int8")                                             \
+    X("i8_limbs", limbgemm, limbs, I16 | I32, B | KERNEL_ARCH_EXACT, 90,                            \
+      GEO(128, 256, 1, 128, WAVES, 0, 0), WS, CHECK, "kernels/igemm/igemm_04_limbs.cu",             \
+      "int16 and int32 as signed byte limbs: L (L + 1) / 2 i8_igmma products, Horner on C",         \
+      "gemmcli's own, byte limbs on the int8 tensor cores (after Ozaki scheme II)")
 
 
 /* The declarations and entries a row's WS and CHECK columns stand for. */
@@ -357,10 +363,11 @@ const struct gemm_kernel gemm_kernels[] = {
       "cuBLAS", "kernels/reference/gemm_cublas.c", KERNEL_REFERENCE | KERNEL_BATCHED | KERNEL_ANY_LD,
       F32 | F16 | BF16 | F64 | TF32 | I8, 0, gemm_cublas_run, NULL, NULL, NULL, gemm_cublas_check,
       NULL, NULL, NULL },
-    { "cpu", "multithreaded blocked C: double accumulators, exact int64 and int32 (no GPU)", "gemmcli's own",
+    { "cpu", "multithreaded blocked C: double accumulators, exact int64 and int32 (no GPU)",
+      "gemmcli's own",
       "kernels/reference/gemm_cpu.c", KERNEL_HOST | KERNEL_NO_AUTO | KERNEL_BATCHED | KERNEL_ANY_LD,
-      F32 | F16 | BF16 | F64 | I64 | TF32 | TF32X3 | I8 | OZAKI, 0, NULL, NULL, gemm_cpu, NULL, NULL, NULL,
-      NULL, NULL },
+      F32 | F16 | BF16 | F64 | I64 | TF32 | TF32X3 | I8 | OZAKI | I16 | I32, 0, NULL, NULL,
+      gemm_cpu, NULL, NULL, NULL, NULL, NULL },
     { "blas", "OpenBLAS's SGEMM and DGEMM on the host, loaded when first used (no GPU)",
       "OpenBLAS", "kernels/reference/gemm_blas.c",
       KERNEL_HOST | KERNEL_NO_AUTO | KERNEL_BATCHED | KERNEL_ANY_LD, F32 | F64, 0, NULL, NULL,

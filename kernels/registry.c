@@ -27,6 +27,10 @@ const struct gemm_sig_info gemm_sigs[GEMM_SIG_COUNT] = {
                   GEMM_I8, 1e-4, 0, 0, GEMM_SIG_TENSOR_CORES },
     [GEMM_OZAKI] = { "ozaki", GC_F64, GC_F64, "FP64 from int8 products (Ozaki scheme II)",
                      "ozaki", GEMM_F64, 1e-10, 1e-12, 0, 0 },
+    [GEMM_I16] = { "i16", GC_I16, GC_I32, "int16 operands, exact sums modulo 2^16", NULL,
+                   GEMM_I16, 1e-4, 0, 0, GEMM_SIG_TENSOR_CORES },
+    [GEMM_I32] = { "i32", GC_I32, GC_I32, "int32 operands, exact int32 sums modulo 2^32", NULL,
+                   GEMM_I32, 1e-4, 0, 0, GEMM_SIG_TENSOR_CORES },
 };
 
 /* What a result stored in a float dtype carries on top of the arithmetic's
@@ -124,7 +128,7 @@ int gemm_can_implement(const struct gemm_kernel *k, const struct gemm_problem *p
                        size_t n)
 {
     if (!(k->sigs & (1u << p->sig))) {
-        char have[64];
+        char have[96];
         gemm_sigs_text(k->sigs, have, sizeof have);
         snprintf(why, n, "kernel '%s' computes %s (%s); this product needs %s (%s)", k->name,
                  have, gemm_sigs[__builtin_ctz(k->sigs)].arith, gemm_sigs[p->sig].name,

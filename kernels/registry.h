@@ -82,6 +82,10 @@ enum gemm_sig {
                    results of 32 bits or fewer (NumPy's int8, int16, int32, bool) */
     GEMM_OZAKI, /* double operands, FP64 results from int8 products (Ozaki scheme II),
                    double C */
+    GEMM_I16,   /* int16 operands, int32 C whose low 16 bits are the sums modulo 2^16:
+                   exact for results of 16 bits or fewer (NumPy's int16, int8, uint8) */
+    GEMM_I32,   /* int32 operands, exact int32 sums modulo 2^32, int32 C = A*B: exact
+                   for results of 32 bits or fewer */
     GEMM_SIG_COUNT
 };
 
@@ -235,6 +239,8 @@ cudaError_t gemm_run_igemm(const struct gemm_kernel *k, const struct gemm_proble
                            const struct launch_env *env);
 cudaError_t gemm_run_i8gemm(const struct gemm_kernel *k, const struct gemm_problem *p,
                             const struct launch_env *env);
+cudaError_t gemm_run_limbgemm(const struct gemm_kernel *k, const struct gemm_problem *p,
+                              const struct launch_env *env);
 
 /* ---- transpose ---- */
 

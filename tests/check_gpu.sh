@@ -110,7 +110,8 @@ lane_cli() {
 }
 
 # Timed, alone: one size a type against cuBLAS, auto on random shapes,
-# the exact int64 kernel, and the float arithmetics' errors.
+# the exact int64 kernel, the int8 tensor cores' integer products beside
+# cuBLAS's int8, and the float arithmetics' errors.
 lane_timed_quick() {
     step t calibrate 60 ./gemmcli tune --calibrate
     step t bench 150 ./gemmcli bench --op mul --sizes 4096,4097 --dtype f32,f16,bf16,f64,tf32,tf32x3 \
@@ -122,6 +123,7 @@ lane_timed_quick() {
     step t sweep-model 60 python3 tests/sweep_check.py ./gemmcli "$LOGS/sweep" "$LOGS/t/sweep.log" \
         f32 f16 f64
     step t i64-rate 60 python3 tests/i64_rate.py ./gemmcli
+    step t int-rate 120 python3 tests/int_rate.py ./gemmcli
     step t accuracy 120 python3 tests/accuracy.py ./gemmcli --sizes 1024 --json "$LOGS/accuracy.json"
 }
 
@@ -161,6 +163,7 @@ full-bench)
     step t sweep-model 60 python3 tests/sweep_check.py ./gemmcli "$LOGS/sweep" \
         "$LOGS/t/sweep-200.log" f32
     step t i64-rate 60 python3 tests/i64_rate.py ./gemmcli
+    step t int-rate 120 python3 tests/int_rate.py ./gemmcli
     step t transpose-rate 60 python3 tests/transpose_rate.py ./gemmcli
     step t accuracy 240 python3 tests/accuracy.py ./gemmcli --json "$LOGS/accuracy.json"
     lanes=t

@@ -169,9 +169,12 @@ def verify_like_with_like(p):
 
 def mul_operands(t, dt, m, n, k):
     """A case's operands, C0, scalars and NumPy's answer for signature t."""
-    if t == "i8":
-        a, b = rng.integers(-128, 128, (m, k), dt), rng.integers(-128, 128, (k, n), dt)
-        c0 = rng.integers(-128, 128, (m, n), dt)
+    if t in ("i8", "i16", "i32"):
+        # the type's whole range: the limbs' top digit 128 and the sums'
+        # wrap-around among them
+        lo, hi = np.iinfo(dt).min, np.iinfo(dt).max
+        a, b = rng.integers(lo, hi, (m, k), dt, True), rng.integers(lo, hi, (k, n), dt, True)
+        c0 = rng.integers(lo, hi, (m, n), dt, True)
         return a, b, c0, "3", "-2", 3 * (a.astype(np.int64) @ b) - 2 * c0
     if t == "i64":
         a = rng.integers(-1000, 1000, (m, k)).astype(dt)
@@ -247,7 +250,7 @@ def mul_by_name(d, tol, idx, kern, t, shape, a, b, c0, alpha, beta, ref):
     else:
         c = np.load(p("c.npy"))
         out.append((label + " dtype", c.dtype == a.dtype, c.dtype))
-    if t in ("i64", "i8"):
+    if t in ("i64", "i8", "i16", "i32"):
         out.append((label + " exact", np.array_equal(c, ref.astype(a.dtype)), ""))
     else:
         err = np.linalg.norm(c - ref) / np.linalg.norm(ref)
@@ -298,9 +301,10 @@ def main():
     # bfloat16 (no NumPy dtype): float32 data rounded to it, read raw.
     # tf32 and tf32x3: float32 data, asked for with --compute.
     data = {"f32": np.float32, "f16": np.float16, "bf16": np.float32, "f64": np.float64,
-            "i64": np.int32, "tf32": np.float32, "tf32x3": np.float32, "i8": np.int8}
+            "i64": np.int32, "tf32": np.float32, "tf32x3": np.float32, "i8": np.int8,
+            "i16": np.int16, "i32": np.int32}
     tol = {"f32": 1e-5, "f16": 2e-3, "bf16": 1e-2, "f64": 1e-13, "i64": 0, "tf32": 2e-3,
-           "tf32x3": 1e-5, "i8": 0}
+           "tf32x3": 1e-5, "i8": 0, "i16": 0, "i32": 0}
     with tempfile.TemporaryDirectory() as d:
         p = lambda n: os.path.join(d, n)
         # Rows of 16 bytes in the last shape (K, N multiples of 8): the
@@ -308,7 +312,8 @@ def main():
         # operands are drawn here, in order; the runs go side by side.
         jobs = []
         for m, n, k in [(1, 1, 1), (33, 65, 17), (300, 200, 130), (130, 136, 72)]:
-            for kern, types in mul + [("auto", ["f32", "f16", "bf16", "f64", "i64", "tf32x3"])]:
+            for kern, types in mul + [("auto", ["f32", "f16", "bf16", "f64", "i64", "tf32x3",
+                                                 "i8", "i16", "i32"])]:
                 for t in types:
                     jobs.append((len(jobs), kern, t, (m, n, k)) + mul_operands(t, data[t], m, n, k))
         with ThreadPoolExecutor(WORKERS) as pool:
@@ -326,6 +331,16 @@ def main():
                   rng.integers(-2**62, 2**62, (30, 10))),
                  ("uint8 @ int8", rng.integers(0, 255, (33, 17)).astype(np.uint8),
                   rng.integers(-128, 127, (17, 9)).astype(np.int8)),
+                 ("int16 @ int16, whole range", rng.integers(-2**15, 2**15, (130, 300)).astype(np.int16),
+                  rng.integers(-2**15, 2**15, (300, 140)).astype(np.int16)),
+                 ("int32 @ int32, whole range", rng.integers(-2**31, 2**31, (130, 300)).astype(np.int32),
+                  rng.integers(-2**31, 2**31, (300, 140)).astype(np.int32)),
+                 ("uint16 @ uint16", rng.integers(0, 2**16, (70, 260)).astype(np.uint16),
+                  rng.integers(0, 2**16, (260, 90)).astype(np.uint16)),
+                 ("int8 @ int16 stacks", rng.integers(-128, 128, (3, 64, 200)).astype(np.int8),
+                  rng.integers(-2**15, 2**15, (200, 72)).astype(np.int16)),
+                 ("uint8 @ uint8", rng.integers(0, 256, (96, 500)).astype(np.uint8),
+                  rng.integers(0, 256, (500, 80)).astype(np.uint8)),
                  ("bool @ bool", rng.integers(0, 2, (9, 8)).astype(bool),
                   rng.integers(0, 2, (8, 7)).astype(bool)),
                  ("matrix @ vector", rng.standard_normal((50, 40)).astype(np.float32),

@@ -1167,8 +1167,9 @@ def test_terminal_output(d):
 
 def test_bench_signatures():
     """bench --dtype takes each signature the kernels list (by its name, or
-    its dtype's NumPy name) except the integer ones (i64, i8) and ozaki
-    (host only for now), which it does not time, and its refusal names every other; without a device the
+    its dtype's NumPy name) except the integer ones (i64, i8, i16, i32) and
+    ozaki (host only for now), which it does not time (tests/int_rate.py
+    and tests/i64_rate.py do), and its refusal names every other; without a device the
     ones it takes end at the device (status 5), after the options were
     read."""
     import json
@@ -1178,8 +1179,9 @@ def test_bench_signatures():
     no_gpu = dict(os.environ, CUDA_VISIBLE_DEVICES="")
     for name in sigs + ["float16", "FLOAT64"]:
         p = run("bench", "--op", "mul", "--sizes", "64", "--dtype", name, env=no_gpu)
-        if name in ("i64", "i8", "ozaki"):
-            timed = [s for s in sigs if s not in ("i64", "i8", "ozaki")]
+        untimed = ("i64", "i8", "i16", "i32", "ozaki")
+        if name in untimed:
+            timed = [s for s in sigs if s not in untimed]
             expect_status(f"bench --dtype {name}: refused", p, 2, [f"not '{name}'"] + timed)
         else:
             expect_status(f"bench --dtype {name}: taken", p, 5, ["device"])

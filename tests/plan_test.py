@@ -225,9 +225,10 @@ def routes(d):
     a, b = operands(d, "int", "int32", 0, 300, 200, 100)
     out = os.path.join(d, "i.npy")
     p, dry = plan(a, b, "-o", out)
-    check("int32: two routes, int64 beyond the FP64 bound", p.returncode == 0 and dry and
+    check("int32: two routes, int32 from byte limbs beyond the FP64 bound",
+          p.returncode == 0 and dry and
           [r["when"] for r in dry["routes"]] == ["within the FP64 bound", "beyond the FP64 bound"]
-          and dry["routes"][1]["sig"] == "i64", dry)
+          and dry["routes"][1]["sig"] == "i32" and dry["routes"][1]["kernel"] == "i8_limbs", dry)
     p, dry = plan(a, b, "-o", out, "--kernel", "f64_naive")
     check("--kernel f64_naive on int32: FP64 within the bound, the other route cannot run",
           p.returncode == 0 and dry and dry["routes"][0]["kernel"] == "f64_naive" and

@@ -81,7 +81,8 @@ def titles(source):
 
 
 NUMPY_TYPE = {"f32": np.float32, "tf32": np.float32, "tf32x3": np.float32,
-              "f16": np.float16, "f64": np.float64, "i64": np.int64, "i8": np.int8}
+              "f16": np.float16, "f64": np.float64, "i64": np.int64, "i8": np.int8,
+              "i16": np.int16, "i32": np.int32}
 
 
 def runs(argv, row):

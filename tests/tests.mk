@@ -89,15 +89,19 @@ $(B)/gpu_kernels: tests/gpu_kernels.c gemmcli
 	    $(filter-out kernels/reference/cublas_lazy.c,$(KERNEL_C)) $(CU_OBJ) \
 	    -L$(CUDA_HOME)/lib64 -lcublas -lcudart -lm -lpthread -lstdc++
 
+$(B)/i8_anchor: tests/i8_anchor.c
+	@mkdir -p $(B)
+	$(CC) $(HOST_CFLAGS) -O2 -o $@ tests/i8_anchor.c -L$(CUDA_HOME)/lib64 -lcublas -lcudart
+
 test: $(B)/test_formats $(B)/test_formats_san $(B)/test_plot $(B)/test_tune_cache \
       $(B)/test_tune_cache_san $(B)/test_tiled $(B)/test_plan $(B)/test_rates $(B)/test_verify \
-      $(B)/test_model $(B)/test_replay $(B)/gemmcli_san $(B)/gpu_kernels
+      $(B)/test_model $(B)/test_replay $(B)/gemmcli_san $(B)/gpu_kernels $(B)/i8_anchor
 	@sh tests/run_tests.sh
 
-check-gpu: $(B)/gpu_kernels
+check-gpu: $(B)/gpu_kernels $(B)/i8_anchor
 	@sh tests/check_gpu.sh
 
-check-gpu-full: $(B)/gpu_kernels
+check-gpu-full: $(B)/gpu_kernels $(B)/i8_anchor
 	@case "$(PART)" in kernels|race|bench) sh tests/check_gpu.sh full-$(PART) ;; \
 	 *) echo "make check-gpu-full: PART=kernels, race or bench" >&2; exit 2 ;; esac
 

@@ -12,7 +12,8 @@
  * TF32 first, as the tensor cores' TF32 mode does; tf32x3 is computed as
  * f32 is (its three products aim at FP32's accuracy, which this exceeds).
  * int64 accumulates modulo 2^64 in unsigned arithmetic, exactly as NumPy's
- * integer matmul wraps; int8 modulo 2^32, as the int8 stages do.
+ * integer matmul wraps; int8, int16 and int32 operands modulo 2^32, as
+ * the int8 stages do (where the limbs stage keeps 16 bits, so do these).
  *
  * gemmcli's own.  Run and checked by (no GPU needed):
  *   gemmcli mul a.npy b.npy -o c.npy --kernel cpu --verify --repeat 20 */
@@ -122,12 +123,18 @@ static void float_rows(const struct gemm_problem *p, int64_t r0, int64_t r1)
     }
 INT_ROWS(int_rows, uint64_t, uint64_t, uint64_t)
 INT_ROWS(i8_rows, int8_t, uint32_t, int32_t)
+INT_ROWS(i16_rows, int16_t, uint32_t, int32_t)
+INT_ROWS(i32_rows, int32_t, uint32_t, int32_t)
 
 static void cpu_slice(void *arg, size_t begin, size_t end)
 {
     const struct gemm_problem *p = arg;
     if (p->sig == GEMM_I8)
         i8_rows(p, (int64_t)begin, (int64_t)end);
+    else if (p->sig == GEMM_I16)
+        i16_rows(p, (int64_t)begin, (int64_t)end);
+    else if (p->sig == GEMM_I32)
+        i32_rows(p, (int64_t)begin, (int64_t)end);
     else if (p->sig == GEMM_I64)
         int_rows(p, (int64_t)begin, (int64_t)end);
     else

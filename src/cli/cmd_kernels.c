@@ -20,7 +20,7 @@
 
 struct kernel_row {
     const char *name, *op, *idea, *source, *file;
-    char types[48], runs_on[32];
+    char types[96], runs_on[32];
     unsigned flags;
     int cc_min;
     kernel_attr_fn attr;

@@ -68,6 +68,18 @@ static int fits_16bit(enum gc_dtype t, enum gc_dtype h)
     return t == h || t == GC_BOOL || t == GC_I8 || t == GC_U8;
 }
 
+/* 1 when every value of integer dtype `t` is a value of the signed
+ * integer of `bytes` bytes. */
+static int fits_int(enum gc_dtype t, size_t bytes)
+{
+    if (t == GC_BOOL)
+        return 1;
+    if (!gc_dtype_is_integral(t))
+        return 0;
+    size_t size = gc_dtypes[t].size;
+    return gc_dtypes[t].kind == GC_KIND_INT ? size <= bytes : size < bytes;
+}
+
 /* The signatures, preferred first, for the result dtype and the mode. */
 static int choose_sigs(struct matmul_plan *p, enum gc_dtype a, enum gc_dtype b, int compute,
                        const char *a_name, const char *b_name)
@@ -88,11 +100,17 @@ static int choose_sigs(struct matmul_plan *p, enum gc_dtype a, enum gc_dtype b, 
         if (!integral)
             return gc_fail(GC_EXIT_USAGE, "%s, %s: --compute exact is for integer data; this "
                            "product is %s", a_name, b_name, gc_dtypes[p->result].numpy_name);
-        /* int8 (or bool) operands whose result keeps 32 bits or fewer:
-         * int32 sums modulo 2^32 hold those bits exactly. */
-        if ((a == GC_I8 || a == GC_BOOL) && (b == GC_I8 || b == GC_BOOL) &&
-            gc_dtypes[p->result].size <= 4)
+        /* A result of W <= 32 bits needs the sums modulo 2^W alone: int8
+         * products (int32 sums modulo 2^32) where both operands are int8
+         * values, else byte limbs of int16 (W <= 16: sums modulo 2^16) or
+         * int32 operands (kernels/igemm/igemm_04_limbs.cu), where their
+         * values fit. */
+        if (fits_int(a, 1) && fits_int(b, 1) && gc_dtypes[p->result].size <= 4)
             p->sigs[p->n_sigs++] = GEMM_I8;
+        else if (fits_int(a, 2) && fits_int(b, 2) && gc_dtypes[p->result].size <= 2)
+            p->sigs[p->n_sigs++] = GEMM_I16;
+        else if (fits_int(a, 4) && fits_int(b, 4) && gc_dtypes[p->result].size <= 4)
+            p->sigs[p->n_sigs++] = GEMM_I32;
         /* FP64 is exact while max|a| * max|b| * k < 2^53, which is checked
          * on the data; int64 always is. */
         p->sigs[p->n_sigs++] = GEMM_F64;

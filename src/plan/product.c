@@ -30,9 +30,11 @@ int product_f64_exact(const struct matmul_plan *mm, uint64_t max_a, uint64_t max
 const char *product_compute_words(const struct matmul_plan *mm, enum gemm_sig sig)
 {
     if (mm->exact && mm->needs_bound)
-        return sig == GEMM_F64  ? "exact: FP64, below 2^53"
-               : sig == GEMM_I8 ? "exact: int32 modulo 2^32"
-                                : "exact: int64 modulo 2^64";
+        return sig == GEMM_F64   ? "exact: FP64, below 2^53"
+               : sig == GEMM_I8  ? "exact: int32 modulo 2^32"
+               : sig == GEMM_I16 ? "exact: byte limbs, modulo 2^16"
+               : sig == GEMM_I32 ? "exact: byte limbs, int32 modulo 2^32"
+                                 : "exact: int64 modulo 2^64";
     return gemm_sigs[sig].arith;
 }
 

@@ -69,63 +69,88 @@ static __device__ __forceinline__ uint32_t limb_load(const void *base, int bytes
 }
 
 /* A's digits 0..s of each product, rows of (s + 1) kp bytes: digit i at
- * row offset i kp, zeros past K. */
+ * row offset i kp, zeros past K.  A block a row (x), its threads four
+ * values of k each along it (y): no division per value, four digits a
+ * 4-byte store (kp is a multiple of 16). */
 static __global__ void __launch_bounds__(LIMB_THREADS)
 limb_split_a(const void *a, int bytes, long long stride_a, int m, int k, int kp, int s,
-             long long count, int8_t *out)
+             long long rows, int8_t *out)
 {
-    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < count;
-         e += (long long)gridDim.x * blockDim.x) {
-        long long row = e / kp;
-        int col = (int)(e % kp);
-        long long b = row / m, r = row % m;
-        uint32_t v = col < k ? limb_load(a, bytes, b * stride_a + r * k + col) : 0;
-        int8_t *dst = out + row * (long long)(s + 1) * kp + col;
-        for (int i = 0; i <= s; i++)
-            dst[(long long)i * kp] = limb_digit(v, i);
+    for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
+        long long src = row / m * stride_a + row % m * (long long)k;
+        int8_t *dst = out + row * (long long)(s + 1) * kp;
+        for (int col = 4 * (blockIdx.y * blockDim.x + threadIdx.x); col < kp;
+             col += 4 * gridDim.y * blockDim.x) {
+            uint32_t v[4];
+#pragma unroll
+            for (int t = 0; t < 4; t++)
+                v[t] = col + t < k ? limb_load(a, bytes, src + col + t) : 0;
+            for (int i = 0; i <= s; i++)
+                *(char4 *)(dst + (long long)i * kp + col) =
+                    make_char4(limb_digit(v[0], i), limb_digit(v[1], i), limb_digit(v[2], i),
+                               limb_digit(v[3], i));
+        }
     }
 }
 
 /* B's digits s..0 of each product stacked, (s + 1) kp rows of n: digit j
- * at row (s - j) kp, zero rows past K. */
+ * at row (s - j) kp, zero rows past K.  A block a row of k (x), four
+ * columns a thread (y), stored as one word where rows of n bytes keep
+ * words aligned. */
 static __global__ void __launch_bounds__(LIMB_THREADS)
 limb_split_b(const void *b, int bytes, long long stride_b, int n, int k, int kp, int s,
-             long long count, int8_t *out)
+             long long rows, int8_t *out)
 {
-    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < count;
-         e += (long long)gridDim.x * blockDim.x) {
-        long long row = e / n;
-        int col = (int)(e % n);
+    bool words = n % 4 == 0;
+    for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
         long long p = row / kp;
         int kk = (int)(row % kp);
-        uint32_t v = kk < k ? limb_load(b, bytes, p * stride_b + (long long)kk * n + col) : 0;
-        int8_t *dst = out + p * (long long)(s + 1) * kp * n + (long long)kk * n + col;
-        for (int j = 0; j <= s; j++)
-            dst[(long long)(s - j) * kp * n] = limb_digit(v, j);
+        long long src = p * stride_b + (long long)kk * n;
+        int8_t *dst = out + p * (long long)(s + 1) * kp * n + (long long)kk * n;
+        for (int col = 4 * (blockIdx.y * blockDim.x + threadIdx.x); col < n;
+             col += 4 * gridDim.y * blockDim.x) {
+            uint32_t v[4];
+#pragma unroll
+            for (int t = 0; t < 4; t++)
+                v[t] = kk < k && col + t < n ? limb_load(b, bytes, src + col + t) : 0;
+            for (int j = 0; j <= s; j++) {
+                int8_t *d = dst + (long long)(s - j) * kp * n + col;
+                if (words)
+                    *(char4 *)d = make_char4(limb_digit(v[0], j), limb_digit(v[1], j),
+                                             limb_digit(v[2], j), limb_digit(v[3], j));
+                else
+                    for (int t = 0; t < 4 && col + t < n; t++)
+                        d[t] = limb_digit(v[t], j);
+            }
+        }
     }
 }
 
 /* x = 256 x, or c += x when `add`, over `batch` products of mn values,
- * x's stride_x and c's stride_c apart. */
+ * x's stride_x and c's stride_c apart: a product a block row (x). */
 static __global__ void __launch_bounds__(LIMB_THREADS)
 limb_combine(int32_t *x, long long stride_x, int32_t *c, long long stride_c, long long mn,
-             long long count, int add)
+             long long batch, int add)
 {
-    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < count;
-         e += (long long)gridDim.x * blockDim.x) {
-        long long b = e / mn, i = e % mn;
-        uint32_t v = (uint32_t)x[b * stride_x + i];
-        if (add)
-            c[b * stride_c + i] = (int32_t)((uint32_t)c[b * stride_c + i] + v);
-        else
-            x[b * stride_x + i] = (int32_t)(v << 8);
-    }
+    for (long long b = blockIdx.x; b < batch; b += gridDim.x)
+        for (long long i = blockIdx.y * (long long)blockDim.x + threadIdx.x; i < mn;
+             i += (long long)gridDim.y * blockDim.x) {
+            uint32_t v = (uint32_t)x[b * stride_x + i];
+            if (add)
+                c[b * stride_c + i] = (int32_t)((uint32_t)c[b * stride_c + i] + v);
+            else
+                x[b * stride_x + i] = (int32_t)(v << 8);
+        }
 }
 
-static unsigned limb_grid(long long count)
+/* rows blocks (at most 2^31 - 1) by enough blocks of LIMB_THREADS to
+ * cover `per_row` values `each` a thread (at most 65535). */
+static dim3 limb_grid(long long rows, long long per_row, int each)
 {
-    long long blocks = (count + LIMB_THREADS - 1) / LIMB_THREADS;
-    return (unsigned)(blocks < 65536 ? (blocks > 0 ? blocks : 1) : 65536);
+    long long x = rows < 0x7fffffffll ? rows : 0x7fffffffll;
+    long long y = (per_row + (long long)LIMB_THREADS * each - 1) / ((long long)LIMB_THREADS * each);
+    y = y < 65535 ? y : 65535;
+    return dim3((unsigned)(x > 0 ? x : 1), (unsigned)(y > 0 ? y : 1));
 }
 
 static long long limb_kp(long long k) { return (k + 15) / 16 * 16; }
@@ -166,16 +191,16 @@ extern "C" cudaError_t limbgemm_limbs_launch(const struct limbgemm_problem *p,
     long long na = a_b ? batch : 1, nb = b_b ? batch : 1;
     for (int s = digits - 1; s >= 0 && err == cudaSuccess; s--) {
         if (s < digits - 1) {
-            limb_combine<<<limb_grid(batch * mn), LIMB_THREADS, 0, env->stream>>>(
-                x, stride_x, NULL, 0, mn, batch * mn, 0);
+            limb_combine<<<limb_grid(batch, mn, 1), LIMB_THREADS, 0, env->stream>>>(
+                x, stride_x, NULL, 0, mn, batch, 0);
             if ((err = launch_result()) != cudaSuccess)
                 break;
         }
-        long long ca = na * p->m * kp, cb = nb * (long long)kp * p->n;
-        limb_split_a<<<limb_grid(ca), LIMB_THREADS, 0, env->stream>>>(
-            p->a, p->bytes, p->stride_a, p->m, p->k, kp, s, ca, dig_a);
-        limb_split_b<<<limb_grid(cb), LIMB_THREADS, 0, env->stream>>>(
-            p->b, p->bytes, p->stride_b, p->n, p->k, kp, s, cb, dig_b);
+        long long ra = na * p->m, rb = nb * (long long)kp;
+        limb_split_a<<<limb_grid(ra, kp, 4), LIMB_THREADS, 0, env->stream>>>(
+            p->a, p->bytes, p->stride_a, p->m, p->k, kp, s, ra, dig_a);
+        limb_split_b<<<limb_grid(rb, p->n, 4), LIMB_THREADS, 0, env->stream>>>(
+            p->b, p->bytes, p->stride_b, p->n, p->k, kp, s, rb, dig_b);
         if ((err = launch_result()) != cudaSuccess)
             break;
         long long ks = (long long)(s + 1) * kp;
@@ -188,8 +213,8 @@ extern "C" cudaError_t limbgemm_limbs_launch(const struct limbgemm_problem *p,
         err = i8gemm_igmma_launch(&q, env);
     }
     if (err == cudaSuccess && p->accumulate) {
-        limb_combine<<<limb_grid(batch * mn), LIMB_THREADS, 0, env->stream>>>(
-            x, stride_x, p->c, p->stride_c, mn, batch * mn, 1);
+        limb_combine<<<limb_grid(batch, mn, 1), LIMB_THREADS, 0, env->stream>>>(
+            x, stride_x, p->c, p->stride_c, mn, batch, 1);
         err = launch_result();
     }
     cudaError_t freed = cudaFreeAsync(ws, env->stream);

@@ -104,12 +104,7 @@ hgemm_warp_specialized_kernel(const __grid_constant__ CUtensorMap map_a,
     if (threadIdx.x == 0) {
         hopper_tma_prefetch(&map_a);
         hopper_tma_prefetch(&map_b);
-#pragma unroll
-        for (int s = 0; s < C::stages; s++) {
-            hopper_bar_init(full + 8 * s, 1);
-            hopper_bar_init(empty + 8 * s, 4 * C::consumers);
-        }
-        hopper_bar_init_fence();
+hopper_ring_init<C::stages>(full, empty, 4 * C::consumers);
     }
     __syncthreads();
 

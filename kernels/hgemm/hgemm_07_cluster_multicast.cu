@@ -380,12 +380,7 @@ hgemm_cluster_multicast_kernel(const __grid_constant__ CUtensorMap map_a,
         }
         if (C_TMA)
             hopper_tma_prefetch(&map_c);
-#pragma unroll
-        for (int s = 0; s < C::stages; s++) {
-            hopper_bar_init(full + 8 * s, 1);
-            hopper_bar_init(empty + 8 * s, 4 * C::consumers * C::cluster);
-        }
-        hopper_bar_init_fence();
+hopper_ring_init<C::stages>(full, empty, 4 * C::consumers * C::cluster);
     }
     hcm_cluster_sync();
 

@@ -334,6 +334,22 @@ static __device__ __forceinline__ void hopper_bar_init_fence(void)
 #endif
 }
 
+/* A ring of `Stages` slots, set up by one thread: slot s's full barrier
+ * at full + 8 s (one arrival: the producer's, with the bytes it expects)
+ * and its empty barrier at empty + 8 s (`releases` arrivals: the warps
+ * that free it), then the fence above. */
+template <int Stages>
+static __device__ __forceinline__ void hopper_ring_init(uint32_t full, uint32_t empty,
+                                                        uint32_t releases)
+{
+#pragma unroll
+    for (int s = 0; s < Stages; s++) {
+        hopper_bar_init(full + 8 * s, 1);
+        hopper_bar_init(empty + 8 * s, releases);
+    }
+    hopper_bar_init_fence();
+}
+
 static __device__ __forceinline__ void hopper_bar_arrive(uint32_t bar)
 {
 #ifndef HOPPER_TRAP_ONLY

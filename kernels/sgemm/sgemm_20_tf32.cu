@@ -250,12 +250,7 @@ sgemm_tf32_kernel(const __grid_constant__ CUtensorMap map_a,
             hopper_tma_prefetch(&map_a);
             hopper_tma_prefetch(&map_b);
         }
-#pragma unroll
-        for (int s = 0; s < TF::stages; s++) {
-            hopper_bar_init(full + 8 * s, 1);
-            hopper_bar_init(empty + 8 * s, 4 * TF::consumers);
-        }
-        hopper_bar_init_fence();
+hopper_ring_init<TF::stages>(full, empty, 4 * TF::consumers);
     }
     __syncthreads();
     const int wg = threadIdx.x / 128;

@@ -212,12 +212,7 @@ static __device__ __forceinline__ void tc32_body(const CUtensorMap *map_a,
             hopper_tma_prefetch(map_a);
             hopper_tma_prefetch(map_b);
         }
-#pragma unroll
-        for (int s = 0; s < C::stages; s++) {
-            hopper_bar_init(full + 8 * s, 1);
-            hopper_bar_init(empty + 8 * s, 4 * C::consumers);
-        }
-        hopper_bar_init_fence();
+hopper_ring_init<C::stages>(full, empty, 4 * C::consumers);
     }
     __syncthreads();
     int wg = threadIdx.x / 128;

@@ -152,28 +152,6 @@ static cudaError_t convert_run(const void *src, int fortran, size_t rows, size_t
     return launch_result();
 }
 
-template <typename To>
-static cudaError_t operand_to(const void *src, enum gc_dtype from, int fortran, size_t rows,
-                              size_t cols, size_t n, void *dst, cudaStream_t s)
-{
-    switch (from) {
-    case GC_F32: return convert_run<float, To>(src, fortran, rows, cols, n, dst, s);
-    case GC_F64: return convert_run<double, To>(src, fortran, rows, cols, n, dst, s);
-    case GC_F16: return convert_run<half_bits, To>(src, fortran, rows, cols, n, dst, s);
-    case GC_BF16: return convert_run<bf16_bits, To>(src, fortran, rows, cols, n, dst, s);
-    case GC_I8: return convert_run<int8_t, To>(src, fortran, rows, cols, n, dst, s);
-    case GC_I16: return convert_run<int16_t, To>(src, fortran, rows, cols, n, dst, s);
-    case GC_I32: return convert_run<int32_t, To>(src, fortran, rows, cols, n, dst, s);
-    case GC_I64: return convert_run<long long, To>(src, fortran, rows, cols, n, dst, s);
-    case GC_U8: return convert_run<uint8_t, To>(src, fortran, rows, cols, n, dst, s);
-    case GC_U16: return convert_run<uint16_t, To>(src, fortran, rows, cols, n, dst, s);
-    case GC_U32: return convert_run<uint32_t, To>(src, fortran, rows, cols, n, dst, s);
-    case GC_U64: return convert_run<unsigned long long, To>(src, fortran, rows, cols, n, dst, s);
-    case GC_BOOL: return convert_run<bool_byte, To>(src, fortran, rows, cols, n, dst, s);
-    default: return cudaErrorInvalidValue;
-    }
-}
-
 /* Floats are not converted to integers here: the exact path takes
  * integers, and a narrower integer type only where the values fit it
  * (src/plan/matmul.c). */
@@ -192,6 +170,22 @@ static cudaError_t operand_to_int(const void *src, enum gc_dtype from, int fortr
     case GC_U64: return convert_run<long long, To>(src, fortran, rows, cols, n, dst, s);
     case GC_BOOL: return convert_run<bool_byte, To>(src, fortran, rows, cols, n, dst, s);
     default: return cudaErrorInvalidValue;
+    }
+}
+
+/* Any dtype to a float type: the floats here, the integers as
+ * operand_to_int converts them, but for uint64, taken as unsigned. */
+template <typename To>
+static cudaError_t operand_to(const void *src, enum gc_dtype from, int fortran, size_t rows,
+                              size_t cols, size_t n, void *dst, cudaStream_t s)
+{
+    switch (from) {
+    case GC_F32: return convert_run<float, To>(src, fortran, rows, cols, n, dst, s);
+    case GC_F64: return convert_run<double, To>(src, fortran, rows, cols, n, dst, s);
+    case GC_F16: return convert_run<half_bits, To>(src, fortran, rows, cols, n, dst, s);
+    case GC_BF16: return convert_run<bf16_bits, To>(src, fortran, rows, cols, n, dst, s);
+    case GC_U64: return convert_run<unsigned long long, To>(src, fortran, rows, cols, n, dst, s);
+    default: return operand_to_int<To>(src, from, fortran, rows, cols, n, dst, s);
     }
 }
 

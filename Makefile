@@ -59,7 +59,7 @@ HOST_OBJ   := $(patsubst %.c,$(BUILD)/%.o,$(CORE_C) $(SRC_C) $(FORMAT_C))
 KERNEL_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(KERNEL_C)) $(patsubst %.cu,$(BUILD)/%.o,$(KERNEL_CU))
 MAIN_OBJ   := $(BUILD)/src/cli/main.o
 
-.PHONY: all run test check-gpu check-gpu-full bench bench-e2e bench-decimal fuzz install clean deps test-deps mpi
+.PHONY: all run test check-gpu check-gpu-full bench bench-e2e bench-decimal bench-scale fuzz install clean deps test-deps mpi
 
 all: $(BIN) $(if $(HAVE_MPI),$(MPI_LIB))
 
@@ -119,6 +119,10 @@ bench-e2e: $(BIN)
 
 bench-decimal:
 	@$(MAKE) --no-print-directory -f tests/tests.mk bench-decimal
+
+# The host's write floors and whole 32768^2 products on one and every GPU.
+bench-scale: $(BIN)
+	@$(MAKE) --no-print-directory -f tests/tests.mk bench-scale
 
 fuzz:
 	@sh tests/setup.sh fuzz

@@ -226,7 +226,7 @@ static void remove_stale(const char *dir)
  * /proc/self/fd/N, through which it is linked in on commit. */
 static int create_unnamed(const char *dir)
 {
-    int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+    int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
     if (fd < 0)
         return -1;
     char proc[40];

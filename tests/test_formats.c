@@ -2899,6 +2899,65 @@ static void test_pwrite_parallel(const unsigned char *payload)
     unlink(path);
 }
 
+/* Runs of PWRITE_MAP_MIN or more go through a shared mapping where the
+ * file system allows it: at an odd offset, into the middle of a longer
+ * file (its size kept, the bytes either side untouched) and onto its end
+ * (the file grown); a descriptor open for writing only cannot be mapped,
+ * and pwrite places the same bytes. */
+static void test_pwrite_mapped(void)
+{
+    size_t n = PWRITE_MAP_MIN + ((size_t)3 << 20) + 11;
+    unsigned char *src = malloc(n), *back = malloc(n + 65536);
+    CHECK(src && back, "memory for %zu bytes", n);
+    if (!src || !back) {
+        free(src), free(back);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        src[i] = (unsigned char)(i * 131 + (i >> 13));
+    const char *path = tmp_path("pwrite_mapped.bin");
+    for (int wronly = 0; wronly < 2; wronly++) {
+        int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+        CHECK(fd >= 0, "open %s", path);
+        if (fd < 0)
+            break;
+        /* 0x5A everywhere first: the run lands in the middle. */
+        off_t at = 3 * 4096 + 1, size = at + (off_t)n + 5000;
+        memset(back, 0x5A, n + 65536);
+        CHECK(pwrite(fd, back, n + 65536, 0) == (ssize_t)(n + 65536) && ftruncate(fd, size) == 0,
+              "the file's first bytes");
+        if (wronly) {
+            close(fd);
+            fd = open(path, O_WRONLY);
+        }
+        CHECK(pwrite_parallel(fd, src, n, at, 8) == 0, "%zu bytes at %lld on 8 threads%s", n,
+              (long long)at, wronly ? ", write-only" : "");
+        if (wronly) {
+            close(fd);
+            fd = open(path, O_RDWR);
+        }
+        struct stat st;
+        CHECK(fstat(fd, &st) == 0 && st.st_size == size, "the file keeps its size%s",
+              wronly ? " (write-only)" : "");
+        int ok = pread(fd, back, (size_t)size, 0) == (ssize_t)size &&
+                 memcmp(back + at, src, n) == 0;
+        for (off_t i = 0; ok && i < size; i++)
+            ok = (i >= at && i < at + (off_t)n) || back[i] == 0x5A;
+        CHECK(ok, "the run at its offset, the bytes either side untouched%s",
+              wronly ? " (write-only)" : "");
+        /* Onto the end: the file grows to the run's end. */
+        off_t end = size + 7;
+        CHECK(pwrite_parallel(fd, src, n, end, 8) == 0 && fstat(fd, &st) == 0 &&
+                  st.st_size == end + (off_t)n && pread(fd, back, n, end) == (ssize_t)n &&
+                  memcmp(back, src, n) == 0,
+              "a run past the end grows the file to it");
+        close(fd);
+    }
+    unlink(path);
+    free(src);
+    free(back);
+}
+
 static void test_big_payloads(void)
 {
     unsigned char *payload = big_payload();
@@ -2907,6 +2966,7 @@ static void test_big_payloads(void)
     test_big_read_changed(payload);
     test_big_write(payload);
     test_pwrite_parallel(payload);
+    test_pwrite_mapped();
     free(payload);
 }
 

@@ -15,7 +15,7 @@ CU_OBJ    := $(patsubst %.cu,build/%.o,$(wildcard kernels/*.cu kernels/*/*.cu))
 SRC_ALL   := $(wildcard src/*/*.c)
 KERNEL_C  := $(wildcard kernels/*.c kernels/*/*.c)
 
-.PHONY: test check-gpu check-gpu-full fuzz bench-decimal
+.PHONY: test check-gpu check-gpu-full fuzz bench-decimal bench-scale
 
 $(B)/test_formats: tests/test_formats.c $(FMT_SRC) $(wildcard formats/*.h core/*.h)
 	@mkdir -p $(B)
@@ -95,7 +95,8 @@ $(B)/i8_anchor: tests/i8_anchor.c
 
 test: $(B)/test_formats $(B)/test_formats_san $(B)/test_plot $(B)/test_tune_cache \
       $(B)/test_tune_cache_san $(B)/test_tiled $(B)/test_plan $(B)/test_rates $(B)/test_verify \
-      $(B)/test_model $(B)/test_replay $(B)/gemmcli_san $(B)/gpu_kernels $(B)/i8_anchor
+      $(B)/test_model $(B)/test_replay $(B)/gemmcli_san $(B)/gpu_kernels $(B)/i8_anchor \
+      $(B)/write_floor
 	@sh tests/run_tests.sh
 
 check-gpu: $(B)/gpu_kernels $(B)/i8_anchor
@@ -112,6 +113,17 @@ $(B)/bench_decimal: tests/bench_decimal.c formats/decimal.c formats/decimal.h fo
 
 bench-decimal: $(B)/bench_decimal
 	$(B)/bench_decimal
+
+# The host's floors for writing a large result, then whole 32768^2 float32
+# products in core, in tiles and on every GPU (needs a GPU and 40 GB of
+# disk); not a test.
+$(B)/write_floor: tests/write_floor.c
+	@mkdir -p $(B)
+	$(CC) -std=c11 -O2 -Wall -Wextra -D_GNU_SOURCE -pthread -o $@ tests/write_floor.c
+
+bench-scale: $(B)/write_floor
+	$(B)/write_floor $${TMPDIR:-/tmp} 4
+	python3 tests/tiled_gpu.py ./gemmcli --bench --bench-only
 
 fuzz:
 	@sh tests/fuzz/run.sh $${FUZZ_SECONDS:-60}

@@ -4,11 +4,14 @@
  * host in the kernel's type, C order; C0 (floats) is C's first value, and
  * an integer result's alpha, beta and C0 are applied on the host after,
  * as on one GPU.  A regular .npy or raw output takes each tile's rows at
- * their offsets as the tile lands in host memory, while the next tiles
- * run. */
+ * their offsets while the next tiles run: C is the file's payload mapped
+ * (core/pwrite.h), where its file system allows, so that a tile lands in
+ * the file's pages as it comes off its GPU; else each tile is written
+ * once it lands in host memory. */
 #include <string.h>
 
 #include "core/error.h"
+#include "core/pwrite.h"
 #include "src/exec/steps.h"
 #include "src/job/result.h"
 #include "src/scale/tiled_run.h"
@@ -23,6 +26,7 @@ struct tiles {
     const struct matmul_plan *mm;
     const struct product_route *route;
     int f64_exact, host_check, float_beta, to_file;
+    struct file_map c_map;             /* C is the output file's payload, mapped */
     struct gc_tensor a, b, c, ref;     /* the kernel's operands when converted, C, the reference */
     const struct gc_tensor *ha, *hb;   /* the operands the tiles read */
     int pinned[3];
@@ -87,6 +91,14 @@ static int tiles_operands(struct tiles *t)
     }
     t->c = exec_shape(t->mm, si->out);
     t->ref = exec_shape(t->mm, GC_F64);
+    /* A C that starts empty, bound for a file at offsets, is the file's
+     * payload mapped where the file system allows: the tiles land in the
+     * file's pages as they come off the GPUs, in one copy, where a C in
+     * memory took them and a writer then copied them again, behind. */
+    if (t->to_file && !t->float_beta &&
+        (t->c.data = file_map_range(t->jb->at.fd, exec_count(t->mm) * gc_dtypes[si->out].size,
+                                    t->jb->at.payload, &t->c_map)))
+        return 0;
     if (t->float_beta ? gc_tensor_convert(r->c0, si->out, NULL, &t->c)
                       : gc_tensor_alloc(&t->c, NULL))
         return gc_fail(GC_EXIT_INPUT, "out of host memory for the result");
@@ -102,7 +114,8 @@ static int tiles_operands(struct tiles *t)
  * ones go through the slots, which costs less than locking them; so does a
  * C that starts empty, whose pages the threads that scatter tiles into it
  * fault in side by side, where locking would first fill all of them on
- * one thread. */
+ * one thread.  (Locking beside the GPUs' start and allocation gains
+ * nothing: the driver takes them one after the other.) */
 static void tiles_pin(struct tiles *t)
 {
     const struct gemm_sig_info *si = &gemm_sigs[t->route->pick.sig];
@@ -169,7 +182,7 @@ static int tiles_run(struct tiles *t)
     tj->pinned = (t->pinned[0] ? TILED_PINNED_A : 0) | (t->pinned[1] ? TILED_PINNED_B : 0) |
                  (t->pinned[2] ? TILED_PINNED_C : 0);
     struct tiled_sink sink = { result_put_rows, t->jb };
-    tj->sink = t->to_file ? &sink : NULL;
+    tj->sink = t->to_file && !t->c_map.base ? &sink : NULL;
     tj->ref = t->ref.data;
     tj->host_threads = o->threads;
     tj->n_devices = f->n_devices;
@@ -183,6 +196,13 @@ static int tiles_run(struct tiles *t)
     /* Unlocked now: C may become the result, freed as any tensor. */
     tiles_unpin(t);
     tiles_report(t, now_ms() - start);
+    if (t->c_map.base) {
+        /* The file's pages hold C: what is left of writing is the unmapping. */
+        double unmap = now_ms();
+        file_unmap(&t->c_map);
+        t->c.data = NULL;
+        t->jb->rep.write_ms += now_ms() - unmap;
+    }
     return rc;
 }
 
@@ -224,6 +244,10 @@ int exec_tiles(struct mul_run *r)
             rc = tiles_check(&t);
     }
     tiles_unpin(&t);
+    if (t.c_map.base) {
+        file_unmap(&t.c_map);
+        t.c.data = NULL;
+    }
     gc_tensor_free(&t.a);
     gc_tensor_free(&t.b);
     gc_tensor_free(&t.c);

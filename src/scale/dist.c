@@ -1044,7 +1044,7 @@ int dist_finish(struct dist *d, struct job *j, struct gc_tensor *result, enum gc
     }
     /* 4. The blocks: at their offsets in the one file, or to rank 0. */
     if (w[W_MODE] == MODE_OFFSETS) {
-        int fd = cl->rank == 0 ? fileno(j->out.f) : path ? open(path, O_WRONLY | O_CLOEXEC) : -1;
+        int fd = cl->rank == 0 ? fileno(j->out.f) : path ? open(path, O_RDWR | O_CLOEXEC) : -1;
         if (path && fd < 0)
             rc = gc_fail(GC_EXIT_OUTPUT, "%s: %s", path, strerror(errno));
         if (!rc)

@@ -289,8 +289,7 @@ static void job_in_tiles(const struct product_ask *ask, const struct product_pla
 {
     double ab, c;
     job_bytes(ask, pp, p, &ab, &c);
-    double bands = ceil((double)pp->mm.batch * (double)tp->tiles_m * (double)tp->tiles_n / gpus);
-    whole_tiles(ab, c, tp->seconds, bands, rows, w);
+    whole_tiles(ab, c, tp->seconds, gpus, rows, w);
 }
 
 /* Whether the output takes C's rows at their offsets as tiles land: a

@@ -1,7 +1,5 @@
 #include "src/plan/whole.h"
 
-#include <math.h>
-
 static void whole_sum(struct whole_job *w)
 {
     w->total = w->read + w->start + w->locking + w->product + w->copy_out + w->write +
@@ -18,19 +16,17 @@ void whole_in_core(double ab_bytes, double c_bytes, double product_s, struct who
     whole_sum(w);
 }
 
-void whole_tiles(double ab_bytes, double c_bytes, double tiles_s, double bands, int rows_out,
+void whole_tiles(double ab_bytes, double c_bytes, double tiles_s, int gpus, int rows_out,
                  struct whole_job *w)
 {
     *w = (struct whole_job){ 0 };
     w->read = ab_bytes / WHOLE_READ_HOST_BPS;
     w->start = WHOLE_TILES_START_S;
-    w->locking = ab_bytes / WHOLE_PIN_BPS;
+    w->locking = ab_bytes / WHOLE_PIN_BPS * (1 + WHOLE_PIN_MORE * (gpus > 1 ? gpus - 1 : 0));
     w->product = tiles_s + WHOLE_TILES_SETUP_S;
     if (rows_out) {
-        /* The file takes the first band once it lands, then keeps up or
-         * lags: what lags is left after the phase. */
-        double first = tiles_s / fmax(bands, 1.0);
-        w->write = fmax(0.0, c_bytes / WHOLE_WRITE_BESIDE_BPS - (w->product - first));
+        /* The tiles land in the file's pages within the phase. */
+        w->write = c_bytes / WHOLE_WRITE_LEFT_BPS;
     } else {
         w->write = c_bytes / WHOLE_WRITE_BPS;
     }

@@ -100,6 +100,17 @@ struct limbgemm_problem {
     int bytes;
 };
 
+/* double operands, FP64 results from int8 products (Ozaki scheme II):
+ * C = alpha A B + beta C (kernels/igemm/igemm_05_ozaki.cu). */
+struct ozgemm_problem {
+    int m, n, k;
+    double alpha, beta;
+    const double *a, *b;
+    double *c;
+    int batch;
+    long long stride_a, stride_b, stride_c;
+};
+
 typedef cudaError_t (*sgemm_launch_fn)(const struct sgemm_problem *p, const struct launch_env *env);
 typedef cudaError_t (*dgemm_launch_fn)(const struct dgemm_problem *p, const struct launch_env *env);
 typedef cudaError_t (*hgemm_launch_fn)(const struct hgemm_problem *p, const struct launch_env *env);
@@ -107,6 +118,8 @@ typedef cudaError_t (*igemm_launch_fn)(const struct igemm_problem *p, const stru
 typedef cudaError_t (*i8gemm_launch_fn)(const struct i8gemm_problem *p, const struct launch_env *env);
 typedef cudaError_t (*limbgemm_launch_fn)(const struct limbgemm_problem *p,
                                           const struct launch_env *env);
+typedef cudaError_t (*ozgemm_launch_fn)(const struct ozgemm_problem *p,
+                                        const struct launch_env *env);
 
 /* The slabs of the dispatcher's split of K for a KERNEL_SPLIT_K row (an
  * upper bound, 0 when it does not split; kernels/gemm_dispatch.c). */

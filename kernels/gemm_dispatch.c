@@ -73,6 +73,8 @@ FAMILY_RUN(gemm_run_igemm, igemm_problem, int64_t, igemm_launch_fn,
            (q.accumulate = p->beta != 0), (void)k_last)
 FAMILY_RUN(gemm_run_i8gemm, i8gemm_problem, int8_t, i8gemm_launch_fn,
            (q.accumulate = p->beta != 0), (void)k_last)
+FAMILY_RUN(gemm_run_ozgemm, ozgemm_problem, double, ozgemm_launch_fn,
+           (q.alpha = p->alpha, q.beta = p->beta), (void)k_last)
 /* (limbgemm: the operands' element size is the signature's, so the
  * stack is walked in bytes) */
 cudaError_t gemm_run_limbgemm(const struct gemm_kernel *k, const struct gemm_problem *p,

@@ -9,9 +9,9 @@
  * README agree with the rows.
  *
  * Columns: the name for --kernel; the family (sgemm f32, hgemm f16 and
- * bf16, dgemm f64, igemm i64, i8gemm int8, limbgemm int16 and int32:
- * kernels/gemm.h); the launcher's id; the signatures it computes; flags;
- * the lowest compute capability; its geometry for auto's model (below); WS
+ * bf16, dgemm f64, igemm i64, i8gemm int8, limbgemm int16 and int32,
+ * ozgemm FP64 from int8 products: kernels/gemm.h); the launcher's id; the
+ * signatures it computes; flags; the lowest compute capability; its geometry for auto's model (below); WS
  * if it takes workspace from the stream's pool beyond the operands,
  * WS_SLICED where that workspace holds the slabs of slices of K a memory-
  * bound stage cuts itself (their count is auto's model's to ask), or NO_WS;
@@ -316,7 +316,11 @@
     X("i8_limbs", limbgemm, limbs, I16 | I32, B | KERNEL_ARCH_EXACT, 90,                            \
       GEO(128, 256, 1, 128, WAVES, 0, 0), WS, CHECK, "kernels/igemm/igemm_04_limbs.cu",             \
       "int16 and int32 as signed byte limbs: L (L + 1) / 2 i8_igmma products, Horner on C",         \
-      "gemmcli's own, byte limbs on the int8 tensor cores (after Ozaki scheme II)")
+      "gemmcli's own, byte limbs on the int8 tensor cores (after Ozaki scheme II)")                 \
+    X("f64_ozaki", ozgemm, ozaki, OZAKI, KERNEL_ARCH_EXACT, 90,                                     \
+      GEO(128, 256, 1, 128, WAVES, 0, 0), WS, CHECK, "kernels/igemm/igemm_05_ozaki.cu",             \
+      "float64 from int8 products: residues modulo 16 or so moduli on i8_igmma, Garner, double-double", \
+      "Ozaki, Uchino and Imamura, Ozaki scheme II (the Chinese remainder theorem over int8 products)")
 
 
 /* The declarations and entries a row's WS and CHECK columns stand for. */

@@ -241,6 +241,8 @@ cudaError_t gemm_run_i8gemm(const struct gemm_kernel *k, const struct gemm_probl
                             const struct launch_env *env);
 cudaError_t gemm_run_limbgemm(const struct gemm_kernel *k, const struct gemm_problem *p,
                               const struct launch_env *env);
+cudaError_t gemm_run_ozgemm(const struct gemm_kernel *k, const struct gemm_problem *p,
+                            const struct launch_env *env);
 
 /* ---- transpose ---- */
 

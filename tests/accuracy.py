@@ -9,7 +9,8 @@ errors of the cuBLAS routine it times beside the kernel:
 
   float32 data:  cuBLAS SGEMM (FP32), gemmcli's own FP32 (--compute fp32),
                  tf32x3, tf32 (and cuBLAS in TF32 mode beside it)
-  float64 data:  cuBLAS DGEMM and gemmcli's own FP64 (--compute fp64)
+  float64 data:  cuBLAS DGEMM, gemmcli's own FP64 (--compute fp64) and
+                 FP64 from int8 products (--compute ozaki: f64_ozaki)
 
 Distributions:
   normal    N(0, 1)
@@ -24,9 +25,10 @@ Then inf and NaN: an infinity in A and a NaN in B must give C's
 non-finite elements exactly where the FP64 reference has them (--verify
 counts every disagreement).
 
-Prints a Markdown table, the default-policy verdict (tf32x3 may be auto's
-float32 arithmetic only if its errors are at most cuBLAS FP32's on every
-row) and a JSON file; exits 1 when a run fails or a non-finite element
+Prints a Markdown table, the default-policy verdicts (tf32x3 may be
+auto's float32 arithmetic only if its errors are at most cuBLAS FP32's on
+every row, ozaki its float64 one only if at most cuBLAS DGEMM's) and a
+JSON file; exits 1 when a run fails or a non-finite element
 disagrees.
 
   python3 tests/accuracy.py ./gemmcli [--sizes 1024,4096,8192] [--json FILE]
@@ -121,6 +123,7 @@ def main():
                         row["cublas_dgemm"] = errs(f64, timed=True)
                         row["own_fp64"] = errs(f64)
                         row["own_fp64_kernel"] = f64["kernel"]
+                        row["ozaki"] = errs(run(args.gemmcli, fa, fb, tmp, "--compute", "ozaki"))
                 except RuntimeError as e:
                     print(f"accuracy: FAIL {n} {dist}: {e}", file=sys.stderr)
                     failures += 1
@@ -162,12 +165,13 @@ def main():
                     print(f"accuracy: FAIL inf/nan {mode} {m}x{n}x{k}: {e}", file=sys.stderr)
                     failures += 1
 
-    print("| n | data | cuBLAS FP32 | own FP32 | tf32x3 | tf32 | cuBLAS TF32 | cuBLAS DGEMM | own FP64 |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| n | data | cuBLAS FP32 | own FP32 | tf32x3 | tf32 | cuBLAS TF32 | cuBLAS DGEMM "
+          "| own FP64 | ozaki |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['n']} | {r['dist']} | {fmt(r.get('cublas_fp32'))} | {fmt(r.get('own_fp32'))} | "
               f"{fmt(r.get('tf32x3'))} | {fmt(r.get('tf32'))} | {fmt(r.get('cublas_tf32'))} | "
-              f"{fmt(r.get('cublas_dgemm'))} | {fmt(r.get('own_fp64'))} |")
+              f"{fmt(r.get('cublas_dgemm'))} | {fmt(r.get('own_fp64'))} | {fmt(r.get('ozaki'))} |")
     print("(each cell: relative Frobenius error / max relative error)")
     worse = [f"{r['n']} {r['dist']}" for r in rows
              if r['tf32x3'][0] > r['cublas_fp32'][0] or r['tf32x3'][1] > r['cublas_fp32'][1]]
@@ -175,6 +179,12 @@ def main():
         print(f"policy: tf32x3 stays opt-in: its error is above cuBLAS FP32's on {', '.join(worse)}")
     else:
         print("policy: tf32x3 is at most cuBLAS FP32's error on every row")
+    worse = [f"{r['n']} {r['dist']}" for r in rows if "ozaki" in r and
+             (r['ozaki'][0] > r['cublas_dgemm'][0] or r['ozaki'][1] > r['cublas_dgemm'][1])]
+    if worse:
+        print(f"policy: ozaki stays opt-in: its error is above cuBLAS DGEMM's on {', '.join(worse)}")
+    else:
+        print("policy: ozaki is at most cuBLAS DGEMM's error on every row")
     kernels = sorted({r.get("own_fp32_kernel", "") for r in rows} |
                      {r.get("own_fp64_kernel", "") for r in rows} - {""})
     print(f"own kernels (auto): {', '.join(kernels)}")

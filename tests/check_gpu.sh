@@ -97,6 +97,7 @@ lane_cli() {
     step c cli 120 python3 tests/cli_test.py ./gemmcli
     step c hostile 90 python3 tests/hostile.py ./gemmcli
     step c cli-gpu 180 python3 tests/cli_gpu.py ./gemmcli
+    step c ozaki-gpu 120 python3 tests/ozaki_test.py ./gemmcli --gpu
     # The tuner: every f32 candidate on its own operands and scratch C,
     # ragged stack.
     step c memcheck-tune 90 $MEMCHECK ./gemmcli tune 2x97x83x71

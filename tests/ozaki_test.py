@@ -1,13 +1,18 @@
-"""--compute ozaki on the host (kernels/reference/ozaki_cpu.c) against the
-exact product (Python's fractions) and against NumPy's float64 matmul on
-the same data, for each kind of data of the accuracy study: the error of
-each element relative to the sum of its terms' magnitudes, the largest.
-Where the scheme keeps every bit (rows and columns of one magnitude), its
-error must stay within twice float64's; where rows span a wide range of
-exponents it loses bits, and the table says how many.  Integers are
-exact; infinities and NaNs come out as float64 GEMM gives them.
+"""--compute ozaki on the host (kernels/reference/ozaki_cpu.c) and, with a
+GPU, on the int8 tensor cores (f64_ozaki, kernels/igemm/igemm_05_ozaki.cu)
+against the exact product (Python's fractions) and against NumPy's
+float64 matmul on the same data, for each kind of data of the accuracy
+study: the error of each element relative to the sum of its terms'
+magnitudes, the largest.  Where the scheme keeps every bit (rows and
+columns of one magnitude), its error must stay within twice float64's;
+where rows span a wide range of exponents it loses bits, and the table
+says how many.  Integers are exact; infinities and NaNs come out as
+float64 GEMM gives them.  On the GPU also: a K past 65536 (the int8
+products in pieces), a stack with alpha and beta, and ragged sides.
 
-    python3 tests/ozaki_test.py ./gemmcli      (prints 'ozaki: N passed, M failed')
+    python3 tests/ozaki_test.py ./gemmcli [--gpu]
+        (prints 'ozaki: N passed, M failed'; without a device the GPU's
+        cases say they were skipped, and with --gpu they fail)
 """
 import os
 import subprocess
@@ -19,7 +24,8 @@ import numpy as np
 
 from checks import Checks
 
-GEMMCLI = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "./gemmcli")
+ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
+GEMMCLI = os.path.abspath(ARGS[0] if ARGS else "./gemmcli")
 check = Checks()
 M, K, N = 12, 160, 10
 
@@ -63,54 +69,100 @@ def worst(c, ex, scale):
     return most
 
 
-def run(a, b, tmp):
+def run(a, b, tmp, kernel, *more):
     pa, pb, pc = (os.path.join(tmp, n) for n in ("a.npy", "b.npy", "c.npy"))
     np.save(pa, a)
     np.save(pb, b)
     p = subprocess.run([GEMMCLI, "mul", pa, pb, "-o", pc, "--compute", "ozaki", "--kernel",
-                        "cpu", "-q"], capture_output=True, timeout=120)
+                        kernel, "-q", *more], capture_output=True, timeout=120)
     return (np.load(pc) if p.returncode == 0 else None), p
+
+
+def gpu_cases(tmp, rng):
+    """f64_ozaki beyond the study's small products: K in pieces, a stack
+    with alpha and beta (C0), ragged sides; each against NumPy's float64
+    product, within a few float64 roundings of the sum of the terms'
+    magnitudes."""
+    def close(got, want, scale, what):
+        err = float(np.max(np.abs(got - want) / scale)) if got is not None else None
+        check(f"f64_ozaki {what}: within float64's error", err is not None and err < 1e-14, err)
+    a = rng.standard_normal((40, 70001))
+    b = rng.standard_normal((70001, 30))
+    c, p = run(a, b, tmp, "f64_ozaki")
+    check("f64_ozaki: K = 70001 (two pieces) runs", c is not None, p.stderr[:300])
+    close(c, a @ b, np.abs(a) @ np.abs(b) + 1e-300, "K = 70001")
+    a = rng.standard_normal((3, 129, 300))
+    b = rng.standard_normal((300, 77))
+    c0 = rng.standard_normal((3, 129, 77))
+    pc0 = os.path.join(tmp, "c0.npy")
+    np.save(pc0, c0)
+    c, p = run(a, b, tmp, "f64_ozaki", "-c", pc0, "--alpha", "1.5", "--beta", "-0.25")
+    check("f64_ozaki: a stack with alpha and beta runs", c is not None, p.stderr[:300])
+    close(c, 1.5 * (a @ b) - 0.25 * c0, 1.5 * (np.abs(a) @ np.abs(b)) + 0.25 * np.abs(c0),
+          "a stack, alpha 1.5, beta -0.25")
+    for m, k, n in ((1, 1, 1), (7, 13, 5), (257, 1000, 263)):
+        a = rng.standard_normal((m, k))
+        b = rng.standard_normal((k, n))
+        c, p = run(a, b, tmp, "f64_ozaki")
+        check(f"f64_ozaki: {m}x{k}x{n} runs", c is not None, p.stderr[:300])
+        close(c, a @ b, np.abs(a) @ np.abs(b), f"{m}x{k}x{n}")
+
+
+def test_kernel(kernel, tmp, rng, rows):
+    for kind in ("normal", "uniform", "wide", "cancel", "integers"):
+        a, b = data(kind, rng)
+        c, p = run(a, b, tmp, kernel)
+        kind = f"{kernel} {kind}" if kernel != "cpu" else kind
+        check(f"{kind}: ozaki runs", c is not None, p.stderr[:300])
+        if c is None:
+            continue
+        ex = exact(a, b)
+        scale = np.abs(a) @ np.abs(b)
+        oz, fp64 = worst(c, ex, scale), worst(a @ b, ex, scale)
+        rows.append((kernel, kind.split()[-1], oz, fp64))
+        if kind.endswith("integers"):
+            check(f"{kind}: exact", oz == 0.0, oz)
+        elif not kind.endswith("wide"):
+            check(f"{kind}: within twice float64's error", oz <= 2 * max(fp64, 2 ** -53),
+                  f"ozaki {oz:.3g}, float64 {fp64:.3g}")
+    # Infinities and NaNs: their rows and columns as float64 GEMM has them.
+    a, b = data("normal", rng)
+    a[3, 7] = np.inf
+    a[5, 2] = np.nan
+    b[9, 4] = -np.inf
+    c, p = run(a, b, tmp, kernel)
+    check(f"{kernel} inf/nan: ozaki runs", c is not None, p.stderr[:300])
+    if c is not None:
+        with np.errstate(invalid="ignore"):
+            want = a @ b
+        same = np.array_equal(np.isnan(c), np.isnan(want)) and \
+            np.array_equal(np.isinf(c), np.isinf(want)) and \
+            np.array_equal(c[np.isinf(c)], want[np.isinf(want)])
+        finite = np.isfinite(want)
+        close = np.allclose(c[finite], want[finite], rtol=1e-12, atol=0)
+        check(f"{kernel} inf/nan: NaNs and infinities where float64 GEMM has them",
+              same and close, (np.argwhere(np.isnan(c) != np.isnan(want))[:4]))
 
 
 def main():
     rng = np.random.default_rng(29)
+    kernels = ["cpu"]
+    probe = subprocess.run([GEMMCLI, "kernels", "--details"], capture_output=True)
+    if b"no CUDA device" not in probe.stderr:
+        kernels.append("f64_ozaki")
+    elif "--gpu" in sys.argv:
+        check("a GPU answers (--gpu)", False, probe.stderr[-200:])
+    else:
+        print("f64_ozaki: skipped: no CUDA device on this machine")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for kind in ("normal", "uniform", "wide", "cancel", "integers"):
-            a, b = data(kind, rng)
-            c, p = run(a, b, tmp)
-            check(f"{kind}: ozaki runs", c is not None, p.stderr[:300])
-            if c is None:
-                continue
-            ex = exact(a, b)
-            scale = np.abs(a) @ np.abs(b)
-            oz, fp64 = worst(c, ex, scale), worst(a @ b, ex, scale)
-            rows.append((kind, oz, fp64))
-            if kind == "integers":
-                check("integers: exact", oz == 0.0, oz)
-            elif kind != "wide":
-                check(f"{kind}: within twice float64's error", oz <= 2 * max(fp64, 2 ** -53),
-                      f"ozaki {oz:.3g}, float64 {fp64:.3g}")
-        # Infinities and NaNs: their rows and columns as float64 GEMM has them.
-        a, b = data("normal", rng)
-        a[3, 7] = np.inf
-        a[5, 2] = np.nan
-        b[9, 4] = -np.inf
-        c, p = run(a, b, tmp)
-        check("inf/nan: ozaki runs", c is not None, p.stderr[:300])
-        if c is not None:
-            with np.errstate(invalid="ignore"):
-                want = a @ b
-            same = np.array_equal(np.isnan(c), np.isnan(want)) and \
-                np.array_equal(np.isinf(c), np.isinf(want)) and \
-                np.array_equal(c[np.isinf(c)], want[np.isinf(want)])
-            finite = np.isfinite(want)
-            close = np.allclose(c[finite], want[finite], rtol=1e-12, atol=0)
-            check("inf/nan: NaNs and infinities where float64 GEMM has them", same and close,
-                  (np.argwhere(np.isnan(c) != np.isnan(want))[:4]))
+        for kernel in kernels:
+            test_kernel(kernel, tmp, rng, rows)
+        if "f64_ozaki" in kernels:
+            gpu_cases(tmp, rng)
     print(f"ozaki vs float64 ({M}x{K} @ {K}x{N}): largest |error| / sum |terms|")
-    for kind, oz, fp64 in rows:
-        print(f"  {kind:9s} ozaki {oz:9.3g}   float64 {fp64:9.3g}")
+    for kernel, kind, oz, fp64 in rows:
+        print(f"  {kernel:9s} {kind:9s} ozaki {oz:9.3g}   float64 {fp64:9.3g}")
     return check.summary("ozaki")
 
 

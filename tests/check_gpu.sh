@@ -125,6 +125,7 @@ lane_timed_quick() {
         f32 f16 f64
     step t i64-rate 60 python3 tests/i64_rate.py ./gemmcli
     step t int-rate 120 python3 tests/int_rate.py ./gemmcli
+    step t ozaki-rate 90 python3 tests/ozaki_rate.py ./gemmcli
     step t accuracy 120 python3 tests/accuracy.py ./gemmcli --sizes 1024 --json "$LOGS/accuracy.json"
 }
 
@@ -165,6 +166,7 @@ full-bench)
         "$LOGS/t/sweep-200.log" f32
     step t i64-rate 60 python3 tests/i64_rate.py ./gemmcli
     step t int-rate 120 python3 tests/int_rate.py ./gemmcli
+    step t ozaki-rate 90 python3 tests/ozaki_rate.py ./gemmcli
     step t transpose-rate 60 python3 tests/transpose_rate.py ./gemmcli
     step t accuracy 240 python3 tests/accuracy.py ./gemmcli --json "$LOGS/accuracy.json"
     lanes=t
@@ -187,6 +189,7 @@ done
 [ -f "$LOGS/t/i64-rate.log" ] && tail -n 1 "$LOGS/t/i64-rate.log"
 [ -f "$LOGS/t/transpose-rate.log" ] && cat "$LOGS/t/transpose-rate.log"
 [ -f "$LOGS/t/accuracy.log" ] && grep -v '^accuracy:' "$LOGS/t/accuracy.log"
+[ -f "$LOGS/t/ozaki-rate.log" ] && cat "$LOGS/t/ozaki-rate.log"
 echo
 echo "check-gpu ($part) on $(cat "$LOGS/device.txt"), $(date -u +%Y-%m-%d), $(($(date +%s) - begin)) s"
 status=0

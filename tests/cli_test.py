@@ -1168,8 +1168,8 @@ def test_terminal_output(d):
 def test_bench_signatures():
     """bench --dtype takes each signature the kernels list (by its name, or
     its dtype's NumPy name) except the integer ones (i64, i8, i16, i32) and
-    ozaki, which it does not time (tests/int_rate.py
-    and tests/i64_rate.py do), and its refusal names every other; without a device the
+    ozaki, which it does not time (tests/int_rate.py, tests/i64_rate.py
+    and tests/ozaki_rate.py do), and its refusal names every other; without a device the
     ones it takes end at the device (status 5), after the options were
     read."""
     import json

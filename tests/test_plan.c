@@ -157,6 +157,44 @@ static void executors(void)
         ma.stream_tiles = ma.rows_out = 1;
         CHECK(product_plan_make(&ma, &mid, &h200, &pp) == 0 && pp.exec == PRODUCT_GPU,
               "2048^3 f32: in core (%s)", product_exec_names[pp.exec]);
+
+        /* A host of two such GPUs: auto shares the bands between them
+         * (the job's own first), and says so; not a 2048^3 product, not
+         * where the GPUs differ, not with C0, not when --devices names
+         * them (share: its own plan), not without a file for the bands. */
+        struct device_facts two = h200;
+        two.host_gpus = 2;
+        two.host[0] = (struct device_fact){ 1, 90, 132 };
+        two.host[1] = (struct device_fact){ 0, 90, 132 };
+        sa.stream_tiles = sa.rows_out = 1;
+        CHECK(product_plan_make(&sa, &big, &two, &pp) == 0 && pp.exec == PRODUCT_TILES &&
+                  pp.shared && pp.facts.n_devices == 2 && pp.facts.devices[0].ordinal == 1 &&
+                  pp.facts.devices[1].ordinal == 0 && pp.route[0].tiles.tp.keep_b &&
+                  pp.route[0].tiles.tp.tiles_m % 2 == 0 && pp.has_job,
+              "32768^3 f32 to a file on a host of two GPUs: shared (%s, shared %d, %d GPUs)",
+              product_exec_names[pp.exec], pp.shared, pp.facts.n_devices);
+        check_tiles("32768^3 shared", &pp, &pp.route[0]);
+        double shared_s = pp.job.total;
+        CHECK(product_plan_make(&sa, &big, &h200, &pp) == 0 && !pp.shared &&
+                  shared_s <= 0.9 * pp.job.total,
+              "the model: %.2f s on two GPUs, %.2f s on one", shared_s, pp.job.total);
+        CHECK(product_plan_make(&ma, &mid, &two, &pp) == 0 && !pp.shared &&
+                  pp.exec == PRODUCT_GPU, "2048^3 f32 on two GPUs: in core on one (%s)",
+              product_exec_names[pp.exec]);
+        struct device_facts unlike = two;
+        unlike.host[1].sm_count = 114;
+        CHECK(product_plan_make(&sa, &big, &unlike, &pp) == 0 && !pp.shared,
+              "GPUs of two kinds: not shared without --devices");
+        sa.with_c0 = 1;
+        CHECK(product_plan_make(&sa, &big, &two, &pp) == 0 && !pp.shared, "with C0: not shared");
+        sa.with_c0 = 0;
+        sa.rows_out = 0;
+        CHECK(product_plan_make(&sa, &big, &two, &pp) == 0 && !pp.shared,
+              "to a pipe: not shared");
+        sa.rows_out = 1;
+        sa.share = 1;
+        CHECK(product_plan_make(&sa, &big, &two, &pp) == 0 && !pp.shared &&
+                  pp.facts.n_devices == 1, "--devices: its own GPUs, not the host's");
     }
 
     /* Shared among GPUs of two kinds: each kind has its kernels. */

@@ -4,7 +4,8 @@ at 1/2, 1/8 and 1/64 of the in-core need, ragged shapes, float16, float32
 and float64, a broadcast stack, --verify tile by tile and NumPy's answer;
 C0 with alpha and beta (whole and broadcast); integer products, exact
 below and beyond 2^53; tiles written into .npy and raw files as they
-finish, and standard output; --devices; the refusals, which keep the
+finish, and standard output; --devices, and auto's sharing of a large
+product among the host's GPUs without it; the refusals, which keep the
 file they would have replaced.  Prints 'tiled-gpu: N passed, M failed';
 'skipped: ...' without a device.  With --bench, times 32768^2 float32 in
 core and at half its need (a benchmark, not a test).
@@ -70,6 +71,52 @@ def bench(d):
         os.remove(c) if os.path.exists(c) else None
 
 
+def host_gpus():
+    """The host's GPUs as nvidia-smi lists them (None: it cannot say)."""
+    try:
+        r = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return sum(line.startswith("GPU ") for line in r.stdout.splitlines()) or None
+
+
+def auto_share(d):
+    """A 20480^2 float32 product bound for a .npy file, no --devices: the
+    dry run and the run agree on whether auto shares it among the host's
+    GPUs, which it must on a host of two or more (the model finds them
+    faster from about 20480^2 on the H200s), and not on one; four rows of
+    C against NumPy either way, and --devices 0 keeps one GPU."""
+    n = 20480
+    a, b, c = (os.path.join(d, f"s{x}.npy") for x in "abc")
+    np.save(a, rng.standard_normal((n, n), dtype=np.float32))
+    np.save(b, rng.standard_normal((n, n), dtype=np.float32))
+    dry = run("mul", a, b, "-o", c, "--dry-run", "--json")
+    planned = json.loads(dry.stdout).get("shared") if dry.returncode == 0 else None
+    gpus = host_gpus()
+    check("auto share: the dry run's plan", planned is not None and
+          (gpus is None or planned == (gpus >= 2)), (gpus, planned, dry.stderr[-300:]))
+    am, bm = np.load(a, mmap_mode="r"), np.load(b, mmap_mode="r")
+    rows = rng.choice(n, 4, replace=False)
+    want = am[rows].astype(np.float64) @ bm.astype(np.float64)
+    for extra in ([], ["--devices", "0"]):
+        r = run("mul", a, b, "-o", c, "--json", *extra)
+        rep = json.loads(r.stdout) if r.returncode == 0 else {}
+        tiles = rep.get("tiles") or ""
+        shared = "the host's GPUs" in tiles
+        err = None
+        if r.returncode == 0:
+            got = np.load(c, mmap_mode="r")[rows].astype(np.float64)
+            err = float(np.linalg.norm(got - want) / np.linalg.norm(want))
+        check(f"auto share {' '.join(extra) or '(no --devices)'}: runs, four rows against NumPy",
+              err is not None and err < 1e-5, (r.returncode, r.stderr.decode()[-300:], err))
+        check(f"auto share {' '.join(extra) or '(no --devices)'}: shared as planned",
+              shared == (planned and not extra) and
+              (not shared or ("GPU 0" in tiles and "GPU 1" in tiles)), tiles)
+        os.remove(c) if os.path.exists(c) else None
+    for f in (a, b):
+        os.remove(f)
+
+
 def main():
     probe = run("kernels", "--details")
     if b"no CUDA device" in probe.stderr:
@@ -77,6 +124,7 @@ def main():
         return 0
     with tempfile.TemporaryDirectory() as d:
         p = lambda name: os.path.join(d, name)
+        auto_share(d)
         if "--bench" in sys.argv:
             bench(d)
             if "--bench-only" in sys.argv:

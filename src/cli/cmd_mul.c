@@ -46,13 +46,17 @@ struct mul_job {
 
 /* Every GPU that --devices names (all: the first 16 there are) creates its
  * context on a thread of its own while the operands are read, as the
- * job's own GPU does, instead of when its first tile is due. */
+ * job's own GPU does, instead of when its first tile is due; so does
+ * every other GPU of the host (the first 8) for a product that may be
+ * streamed in tiles, which auto may share among them
+ * (src/plan/product.c, shares_pay). */
 static void warm_tile_devices(struct mul_job *j)
 {
     const struct gc_opts *o = j->o;
-    int n = o->n_devices < 0 ? 16 : o->n_devices;
+    int all = o->n_devices < 0 || (o->n_devices == 0 && j->stream_tiles);
+    int n = o->n_devices < 0 ? 16 : o->n_devices == 0 ? 8 : o->n_devices;
     for (int i = 0; i < n && j->n_others < TILED_MAX_DEVICES; i++) {
-        int ordinal = o->n_devices < 0 ? i : o->devices[i];
+        int ordinal = all ? i : o->devices[i];
         if (ordinal != o->device)
             device_warm_start(&j->others[j->n_others++], ordinal);
     }
@@ -196,7 +200,7 @@ static int mul_read(struct mul_job *j, int *read_as)
     if (rc)
         return rc;
     j->job.no_stream = j->distributed;
-    if (o->n_devices && !on_host)
+    if ((o->n_devices || j->stream_tiles) && !on_host)
         warm_tile_devices(j);
     progress_phase(&j->job.progress, "reading the operands");
     const char *paths[3] = { o->operands[0], o->operands[1], o->c0_path };

@@ -142,6 +142,7 @@ static void plan_json(const struct gc_opts *o, const struct product_plan *pp,
     json_int(&j, "batch", mm->batch);
     json_int(&j, "launches", pp->exec == PRODUCT_EMPTY ? 0 : mm->outer);
     json_string(&j, "executor", product_exec_names[pp->exec]);
+    json_bool(&j, "shared", pp->shared);
     json_object(&j, "device");
     json_bool(&j, "present", f->present);
     json_string(&j, "name", device ? f->name : NULL);
@@ -286,6 +287,9 @@ static void plan_text(const struct gc_opts *o, const struct product_plan *pp,
            (long long)(pp->exec == PRODUCT_EMPTY ? 0 : mm->outer),
            mm->outer == 1 && pp->exec != PRODUCT_EMPTY ? "" : "es");
     printf("  executor  %s: %s\n", product_exec_names[pp->exec], exec_words[pp->exec]);
+    if (pp->shared)
+        printf("  share     the host's %d GPUs, auto's choice: the whole job's model finds them "
+               "faster than one (--devices 0 keeps one)\n", pp->facts.n_devices);
     device_text(pp);
     if (pp->exec != PRODUCT_EMPTY)
         routes_text(pp);

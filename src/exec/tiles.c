@@ -161,6 +161,9 @@ static void tiles_report(struct tiles *t, double ms)
         len += snprintf(rep->tiles + len, sizeof rep->tiles - (size_t)len,
                         "%s GPU %d %lld in %.3f s", i ? "," : "", tj->stats[i].ordinal,
                         (long long)tj->stats[i].tiles, tj->stats[i].ms / 1000.0);
+    if (t->r->plan->shared && len > 0 && (size_t)len < sizeof rep->tiles)
+        snprintf(rep->tiles + len, sizeof rep->tiles - (size_t)len,
+                 " (the host's GPUs, auto's choice; --devices 0 keeps one)");
 }
 
 /* The tiles on the plan's GPUs. */

@@ -12,6 +12,46 @@
 #include "src/plan/rates.h"
 #include "src/plan/tune_cache.h"
 
+/* A GPU's compute capability and SMs; cc 0 where it does not answer. */
+static struct device_fact fact_of(int ordinal)
+{
+    int major = 0, minor = 0, sms = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, ordinal) ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, ordinal) ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ordinal)) {
+        cudaGetLastError();
+        major = minor = sms = 0;
+    }
+    return (struct device_fact){ ordinal, major * 10 + minor, sms };
+}
+
+/* Without --devices, every GPU of the host (the first TILED_MAX_DEVICES),
+ * the job's own first: those auto may share a large product among.  One
+ * that another process may hold alone (an exclusive compute mode) counts
+ * as one that did not answer, so that auto does not share with it. */
+static void host_devices(const struct gc_opts *o, int own, struct device_facts *f)
+{
+    int n = 0;
+    f->host_gpus = 0;
+    if (o->n_devices != 0 || cudaGetDeviceCount(&n) != cudaSuccess) {
+        cudaGetLastError();
+        return;
+    }
+    for (int i = -1; i < n && f->host_gpus < TILED_MAX_DEVICES; i++) {
+        if (i == own)
+            continue;
+        struct device_fact d = fact_of(i < 0 ? own : i);
+        int mode = cudaComputeModeDefault;
+        if (cudaDeviceGetAttribute(&mode, cudaDevAttrComputeMode, d.ordinal) != cudaSuccess) {
+            cudaGetLastError();
+            mode = -1;
+        }
+        if (mode != cudaComputeModeDefault)
+            d.cc = d.sm_count = 0;
+        f->host[f->host_gpus++] = d;
+    }
+}
+
 /* The GPUs that share the tiles, as --devices names them (all: the first
  * TILED_MAX_DEVICES there are; none: the job's own), each asked its
  * compute capability and SMs; one that does not answer is left with
@@ -28,19 +68,9 @@ static int tile_devices(const struct gc_opts *o, int own, struct device_facts *f
         n = o->n_devices < TILED_MAX_DEVICES ? o->n_devices : TILED_MAX_DEVICES;
     }
     f->n_devices = n;
-    for (int i = 0; i < n; i++) {
-        struct device_fact *d = &f->devices[i];
-        d->ordinal = o->n_devices < 0 ? i : o->n_devices > 0 ? o->devices[i] : own;
-        int major = 0, minor = 0, sms = 0;
-        if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, d->ordinal) ||
-            cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, d->ordinal) ||
-            cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, d->ordinal)) {
-            cudaGetLastError();
-            major = minor = sms = 0;
-        }
-        d->cc = major * 10 + minor;
-        d->sm_count = sms;
-    }
+    for (int i = 0; i < n; i++)
+        f->devices[i] = fact_of(o->n_devices < 0 ? i : o->n_devices > 0 ? o->devices[i] : own);
+    host_devices(o, own, f);
     return 0;
 }
 

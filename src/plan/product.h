@@ -44,6 +44,10 @@ struct device_facts {
     struct device_fact {
         int ordinal, cc, sm_count;   /* cc 0: did not answer (it fails when opened) */
     } devices[TILED_MAX_DEVICES];
+    /* Without --devices: every GPU of the host, which auto may share a
+     * product among (the job's own first); 1 or 0: its own alone. */
+    int host_gpus;
+    struct device_fact host[TILED_MAX_DEVICES];
 };
 
 /* What the command line asks of the product. */
@@ -125,6 +129,7 @@ struct product_plan {
     enum product_exec exec;
     int on_host;               /* the host's kernel (PRODUCT_HOST; PANELS on the host) */
     int is_auto;
+    int shared;                /* auto shares the tiles among the host's GPUs (host_gpus) */
     size_t budget;             /* device memory a GPU may use (PRODUCT_TILES, PANELS) */
     size_t need;               /* what the product needs in one GPU's memory */
     int n_routes;              /* 2: an integer product, route 0 within the FP64 bound */

@@ -1,15 +1,24 @@
 /* cuBLAS's int8 GEMM (GemmEx, int8 operands, int32 C, CUBLAS_COMPUTE_32I)
  * timed in its two layouts at N x N x N: TN, A's rows and B's columns
  * k-contiguous (cuBLAS's fast int8 case), and NN, the row-major operands
- * as NumPy stores them (what `--kernel cublas` and --verify hand it).  The
- * anchor tests/int_rate.py prints beside the int8 stages.  The operands'
- * values do not change an integer GEMM's time; they are bytes of 1.
+ * as NumPy stores them (what `--kernel cublas` and --verify hand it); and
+ * beside TN, on the same operands, i8_igmma's product alone
+ * (i8gemm_igmma_launch_kmajor: B already k-major, no pass over it), its
+ * C compared with cuBLAS's bit for bit.  The anchor tests/int_rate.py
+ * prints beside the int8 stages.  The operands are pseudo-random bytes.
  *
- *   i8_anchor N...    prints 'cublas int8 TN N^3: T ms, R TOP/s' and NN's */
+ *   i8_anchor N...    prints 'cublas int8 TN N^3: T ms, R TOP/s', the
+ *                     kernel's line and NN's */
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "kernels/gemm.h"
+
+cudaError_t i8gemm_igmma_launch_kmajor(const struct i8gemm_problem *p, const int8_t *bt,
+                                       const struct launch_env *env);
 
 #define REPEAT 10
 
@@ -47,6 +56,46 @@ static float time_gemm(cublasHandle_t h, int n, int tn, const void *a, const voi
     return (ms[REPEAT / 2 - 1] + ms[REPEAT / 2]) / 2;
 }
 
+/* i8_igmma's product alone on the TN operands: A (n rows of n) and B^T
+ * (n rows of n), into c; the median as time_gemm's, < 0 on failure. */
+static float time_kernel(int n, const void *a, const void *bt, void *c, int sm_count)
+{
+    struct i8gemm_problem q = { n, n, n, a, NULL, c, 1, 0, 0, 0, 0 };
+    struct launch_env env = { 0, NULL, sm_count, 90 };
+    float ms[REPEAT];
+    cudaEvent_t e0, e1;
+    cudaEventCreate(&e0);
+    cudaEventCreate(&e1);
+    for (int r = -1; r < REPEAT; r++) {
+        cudaEventRecord(e0, 0);
+        cudaError_t err = i8gemm_igmma_launch_kmajor(&q, bt, &env);
+        cudaEventRecord(e1, 0);
+        if (err != cudaSuccess || cudaEventSynchronize(e1) != cudaSuccess) {
+            fprintf(stderr, "i8_anchor: i8_igmma at %d failed: %s\n", n,
+                    cudaGetErrorString(err != cudaSuccess ? err : cudaGetLastError()));
+            return -1;
+        }
+        if (r >= 0)
+            cudaEventElapsedTime(&ms[r], e0, e1);
+    }
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    qsort(ms, REPEAT, sizeof ms[0], cmp_float);
+    return (ms[REPEAT / 2 - 1] + ms[REPEAT / 2]) / 2;
+}
+
+/* Whether two device buffers of `bytes` hold the same bytes. */
+static int same(const void *x, const void *y, size_t bytes)
+{
+    unsigned char *hx = malloc(bytes), *hy = malloc(bytes);
+    int eq = hx && hy && cudaMemcpy(hx, x, bytes, cudaMemcpyDeviceToHost) == cudaSuccess &&
+             cudaMemcpy(hy, y, bytes, cudaMemcpyDeviceToHost) == cudaSuccess &&
+             memcmp(hx, hy, bytes) == 0;
+    free(hx);
+    free(hy);
+    return eq;
+}
+
 int main(int argc, char **argv)
 {
     int devices = 0;
@@ -63,14 +112,26 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc && !rc; i++) {
         int n = atoi(argv[i]);
         size_t bytes = (size_t)n * n;
-        void *a = NULL, *b = NULL, *c = NULL;
-        if (n <= 0 || cudaMalloc(&a, bytes) != cudaSuccess || cudaMalloc(&b, bytes) != cudaSuccess ||
-            cudaMalloc(&c, bytes * 4) != cudaSuccess) {
+        void *a = NULL, *b = NULL, *c = NULL, *c2 = NULL;
+        unsigned char *fill = n > 0 ? malloc(bytes) : NULL;
+        if (n <= 0 || !fill || cudaMalloc(&a, bytes) != cudaSuccess ||
+            cudaMalloc(&b, bytes) != cudaSuccess || cudaMalloc(&c, bytes * 4) != cudaSuccess ||
+            cudaMalloc(&c2, bytes * 4) != cudaSuccess) {
             fprintf(stderr, "i8_anchor: %s: no room for the operands\n", argv[i]);
             rc = 1;
         } else {
-            cudaMemset(a, 1, bytes);
-            cudaMemset(b, 1, bytes);
+            unsigned long long x = 88172645463325252ull;
+            for (int which = 0; which < 2; which++) {
+                for (size_t e = 0; e < bytes; e++) {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    fill[e] = (unsigned char)(x >> 32);
+                }
+                cudaMemcpy(which ? b : a, fill, bytes, cudaMemcpyHostToDevice);
+            }
+            int sm_count = 0;
+            cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, 0);
             for (int tn = 1; tn >= 0 && !rc; tn--) {
                 float ms = time_gemm(h, n, tn, a, b, c);
                 if (ms < 0)
@@ -78,11 +139,26 @@ int main(int argc, char **argv)
                 else
                     printf("cublas int8 %s %d^3: %.4f ms, %.1f TOP/s\n", tn ? "TN" : "NN", n, ms,
                            2.0 * n * n * (double)n / ms / 1e9);
+                if (!tn || rc)
+                    continue;
+                /* The same TN operands on i8_igmma's product alone. */
+                float kms = time_kernel(n, a, b, c2, sm_count);
+                if (kms < 0) {
+                    rc = 1;
+                    continue;
+                }
+                int eq = same(c, c2, bytes * 4);
+                printf("i8_igmma product alone (B k-major) %d^3: %.4f ms, %.1f TOP/s, %.0f%% of "
+                       "cuBLAS TN, C the same as cuBLAS's: %s\n", n, kms,
+                       2.0 * n * n * (double)n / kms / 1e9, 100.0 * ms / kms, eq ? "yes" : "NO");
+                rc = !eq;
             }
         }
+        free(fill);
         cudaFree(a);
         cudaFree(b);
         cudaFree(c);
+        cudaFree(c2);
     }
     cublasDestroy(h);
     return rc;

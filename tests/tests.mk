@@ -89,9 +89,10 @@ $(B)/gpu_kernels: tests/gpu_kernels.c gemmcli
 	    $(filter-out kernels/reference/cublas_lazy.c,$(KERNEL_C)) $(CU_OBJ) \
 	    -L$(CUDA_HOME)/lib64 -lcublas -lcudart -lm -lpthread -lstdc++
 
-$(B)/i8_anchor: tests/i8_anchor.c
+$(B)/i8_anchor: tests/i8_anchor.c $(CU_OBJ)
 	@mkdir -p $(B)
-	$(CC) $(HOST_CFLAGS) -O2 -o $@ tests/i8_anchor.c -L$(CUDA_HOME)/lib64 -lcublas -lcudart
+	$(CC) $(HOST_CFLAGS) -O2 -o $@ tests/i8_anchor.c build/kernels/igemm/igemm_03_igmma.o \
+	    -L$(CUDA_HOME)/lib64 -lcublas -lcudart -lstdc++
 
 test: $(B)/test_formats $(B)/test_formats_san $(B)/test_plot $(B)/test_tune_cache \
       $(B)/test_tune_cache_san $(B)/test_tiled $(B)/test_plan $(B)/test_rates $(B)/test_verify \

@@ -376,6 +376,30 @@ extern "C" cudaError_t i8gemm_igmma_launch(const struct i8gemm_problem *p,
     return err != cudaSuccess ? err : freed;
 }
 
+/* The product alone, for the stages built on this one and for the
+ * anchor that holds it to cuBLAS's TN int8 GEMM (tests/i8_anchor.c): B
+ * given k-major already, `bt` n rows of K rounded up to 16 bytes (products
+ * n such rows apart where B is a stack), and A's rows, base and stack
+ * stride 16-byte multiples (else cudaErrorInvalidValue); p->b is not
+ * read. */
+extern "C" cudaError_t i8gemm_igmma_launch_kmajor(const struct i8gemm_problem *p,
+                                                  const int8_t *bt,
+                                                  const struct launch_env *env)
+{
+    if (p->m < 0 || p->n < 0 || p->k < 1)
+        return cudaErrorInvalidValue;
+    if (p->m == 0 || p->n == 0)
+        return cudaSuccess;
+    if (((long long)p->m + igm_cfg::bm - 1) / igm_cfg::bm *
+            (((long long)p->n + igm_cfg::bn - 1) / igm_cfg::bn) > 0x7fffffff)
+        return cudaErrorInvalidConfiguration;
+    int batch = p->batch > 1 ? p->batch : 1;
+    bool a_b = batch > 1 && p->stride_a != 0, b_b = batch > 1 && p->stride_b != 0;
+    if (igm_copy_a(p, a_b) || (uintptr_t)bt % 16)
+        return cudaErrorInvalidValue;
+    return igm_run(p, batch, a_b, b_b, p->a, p->k, a_b ? p->stride_a : 0, bt, env->stream);
+}
+
 extern "C" cudaError_t i8gemm_igmma_attr(struct kernel_attr *out)
 {
     return kernel_attr_of(i8gemm_igmma_kernel, igm_cfg::threads, igm_cfg::smem, out);

@@ -12,11 +12,13 @@
  *   1. two passes find s_i and t_j (and which rows and columns hold an
  *      infinity or a NaN);
  *   2. one pass over each operand writes its residues modulo every p as
- *      int8 in [-p/2, p/2), each modulus's matrix rows of K padded to 16
- *      bytes (K longer than 65536 in pieces, each an int8 product whose
- *      int32 sums cannot leave int32: 128 x 128 x 65536 = 2^30);
- *   3. for each p and piece, an int8 product on `i8_igmma`, then a pass
- *      that folds it into C' modulo p, kept as int8;
+ *      int8 in [-p/2, p/2), A's rows and B's columns (k-major, through a
+ *      tile in shared memory) of K padded to 16 bytes (K longer than
+ *      65536 in pieces, each an int8 product whose int32 sums cannot leave
+ *      int32: 128 x 128 x 65536 = 2^30);
+ *   3. for each p and piece, an int8 product on `i8_igmma`, which takes B
+ *      k-major as it is (no pass of its own over it), then a pass that
+ *      folds it into C' modulo p, kept as int8;
  *   4. a pass over C: Garner's algorithm turns the L residues into mixed
  *      radix digits, which sum, most significant first, in double-double
  *      (106 bits; C' needs its top 53 only) to C' 2^-(s_i + t_j), rounded
@@ -40,10 +42,10 @@
 #include "kernels/common.cuh"
 #include "kernels/gemm.h"
 
-extern "C" cudaError_t i8gemm_igmma_launch(const struct i8gemm_problem *p,
-                                           const struct launch_env *env);
+extern "C" cudaError_t i8gemm_igmma_launch_kmajor(const struct i8gemm_problem *p,
+                                                  const int8_t *bt,
+                                                  const struct launch_env *env);
 extern "C" int i8gemm_igmma_check(const struct gemm_problem *p, char *why, size_t n);
-extern "C" size_t i8gemm_igmma_workspace(const struct gemm_problem *p);
 
 /* The host reference's moduli, largest first (pairwise coprime: 256 =
  * 2^8, 255 = 3 5 17, 253 = 11 23, 247 = 13 19, 217 = 7 31, the rest
@@ -229,23 +231,39 @@ oz_split_a(const double *a, int m, int k, const int *s, int nmod, long long piec
         }
 }
 
-/* B's residues: modulus l, piece g, row kk of the piece at ((l pieces +
- * g) kp + kk) n, zero rows past the piece.  A block a padded row (x), its
- * threads along the columns (y). */
-static __global__ void __launch_bounds__(OZ_THREADS)
+/* B's residues k-major, as i8_igmma's product takes B with no pass of its
+ * own: modulus l, piece g, column j at ((l pieces + g) n + j) kp, zeros
+ * past the piece.  A block a 32 x 32 tile of the padded rows (y) and the
+ * columns (x): read along B's rows, scaled once, then each modulus's
+ * residues written along the tile's columns, 32 bytes a warp. */
+enum { OZ_TILE = 32, OZ_TILE_ROWS = 8 };
+
+static __global__ void __launch_bounds__(OZ_TILE * OZ_TILE_ROWS)
 oz_split_b(const double *b, int n, int k, const int *t, int nmod, long long pieces,
            long long piece_k, long long kp, int8_t *out)
 {
-    for (long long row = blockIdx.x; row < pieces * kp; row += gridDim.x) {
+    __shared__ double xs[OZ_TILE][OZ_TILE + 1];
+    long long rows = pieces * kp;
+    long long row0 = (long long)blockIdx.y * OZ_TILE;
+    long long j0 = (long long)blockIdx.x * OZ_TILE;
+    for (int r = threadIdx.y; r < OZ_TILE; r += OZ_TILE_ROWS) {
+        long long row = row0 + r, j = j0 + threadIdx.x;
         long long g = row / kp, kk = row % kp, q = g * piece_k + kk;
-        bool in = kk < piece_k && q < k;
-        for (long long j = blockIdx.y * (long long)blockDim.x + threadIdx.x; j < n;
-             j += (long long)gridDim.y * blockDim.x) {
-            double x = in ? oz_scaled(b[q * n + j], t[j]) : 0.0;
-            for (int l = 0; l < nmod; l++)
-                out[((l * pieces + g) * kp + kk) * n + j] = (int8_t)oz_residue(x, oz_moduli[l]);
-        }
+        double x = 0.0;
+        if (row < rows && j < n && kk < piece_k && q < k)
+            x = oz_scaled(b[q * n + j], t[j]);
+        xs[r][threadIdx.x] = x;
     }
+    __syncthreads();
+    for (int l = 0; l < nmod; l++)
+        for (int c = threadIdx.y; c < OZ_TILE; c += OZ_TILE_ROWS) {
+            long long row = row0 + threadIdx.x, j = j0 + c;
+            if (row >= rows || j >= n)
+                continue;
+            long long g = row / kp, kk = row % kp;
+            out[((l * pieces + g) * n + j) * kp + kk] =
+                (int8_t)oz_residue(xs[threadIdx.x][c], oz_moduli[l]);
+        }
 }
 
 /* C' modulo p: a piece's int32 sums folded into the residues so far
@@ -377,17 +395,19 @@ static cudaError_t oz_product(const struct ozgemm_problem *p, const double *a, c
                                                                         t, ok_b);
         oz_split_a<<<oz_grid(p->m, z.pieces * z.kp), OZ_THREADS, 0, env->stream>>>(
             a, p->m, p->k, s, z.nmod, z.pieces, z.piece_k, z.kp, res_a);
-        oz_split_b<<<oz_grid(z.pieces * z.kp, p->n), OZ_THREADS, 0, env->stream>>>(
+        dim3 tiles((unsigned)((p->n + OZ_TILE - 1) / OZ_TILE),
+                   (unsigned)((z.pieces * z.kp + OZ_TILE - 1) / OZ_TILE));
+        oz_split_b<<<tiles, dim3(OZ_TILE, OZ_TILE_ROWS), 0, env->stream>>>(
             b, p->n, p->k, t, z.nmod, z.pieces, z.piece_k, z.kp, res_b);
         err = launch_result();
     }
     for (int l = 0; l < z.nmod && err == cudaSuccess; l++)
         for (long long g = 0; g < z.pieces && err == cudaSuccess; g++) {
             struct i8gemm_problem q = { p->m, p->n, (int)z.kp,
-                                        res_a + (l * z.pieces + g) * p->m * z.kp,
-                                        res_b + (l * z.pieces + g) * z.kp * p->n,
+                                        res_a + (l * z.pieces + g) * p->m * z.kp, NULL,
                                         sums, 1, 0, 0, mn, 0 };
-            if ((err = i8gemm_igmma_launch(&q, env)) != cudaSuccess)
+            const int8_t *bt = res_b + (l * z.pieces + g) * z.kp * p->n;
+            if ((err = i8gemm_igmma_launch_kmajor(&q, bt, env)) != cudaSuccess)
                 break;
             oz_fold<<<oz_blocks(mn), OZ_THREADS, 0, env->stream>>>(
                 sums, mn, oz_moduli_host[l], g == 0, digits + l * mn);
@@ -453,6 +473,5 @@ extern "C" int ozgemm_ozaki_check(const struct gemm_problem *p, char *why, size_
 extern "C" size_t ozgemm_ozaki_workspace(const struct gemm_problem *p)
 {
     struct oz_plan z = oz_plan_of(p->m, p->n, p->k);
-    struct gemm_problem q = oz_piece(p);
-    return z.total + i8gemm_igmma_workspace(&q);
+    return z.total;
 }

@@ -100,15 +100,17 @@ struct limbgemm_problem {
     int bytes;
 };
 
-/* double operands, FP64 results from int8 products (Ozaki scheme II):
+/* double operands and C, FP64 results from int8 products (Ozaki scheme
+ * II), or with `fp32` float ones, FP32-class from fewer of them:
  * C = alpha A B + beta C (kernels/igemm/igemm_05_ozaki.cu). */
 struct ozgemm_problem {
     int m, n, k;
     double alpha, beta;
-    const double *a, *b;
-    double *c;
+    const void *a, *b;
+    void *c;
     int batch;
     long long stride_a, stride_b, stride_c;
+    int fp32;
 };
 
 typedef cudaError_t (*sgemm_launch_fn)(const struct sgemm_problem *p, const struct launch_env *env);

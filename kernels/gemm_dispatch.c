@@ -73,8 +73,6 @@ FAMILY_RUN(gemm_run_igemm, igemm_problem, int64_t, igemm_launch_fn,
            (q.accumulate = p->beta != 0), (void)k_last)
 FAMILY_RUN(gemm_run_i8gemm, i8gemm_problem, int8_t, i8gemm_launch_fn,
            (q.accumulate = p->beta != 0), (void)k_last)
-FAMILY_RUN(gemm_run_ozgemm, ozgemm_problem, double, ozgemm_launch_fn,
-           (q.alpha = p->alpha, q.beta = p->beta), (void)k_last)
 /* (limbgemm: the operands' element size is the signature's, so the
  * stack is walked in bytes) */
 cudaError_t gemm_run_limbgemm(const struct gemm_kernel *k, const struct gemm_problem *p,
@@ -90,6 +88,29 @@ cudaError_t gemm_run_limbgemm(const struct gemm_kernel *k, const struct gemm_pro
             (const char *)p->a + b0 * p->stride_a * es, (const char *)p->b + b0 * p->stride_b * es,
             (int32_t *)p->c + b0 * p->stride_c, (int)nb, p->stride_a, p->stride_b, p->stride_c,
             p->beta != 0, es
+        };
+        cudaError_t err = launch(&q, env);
+        if (err != cudaSuccess)
+            return err;
+    }
+    return cudaSuccess;
+}
+
+/* (ozgemm: double or float, as the signature says, so the stack is
+ * walked in bytes too) */
+cudaError_t gemm_run_ozgemm(const struct gemm_kernel *k, const struct gemm_problem *p,
+                            const struct launch_env *env)
+{
+    ozgemm_launch_fn launch = (ozgemm_launch_fn)k->impl;
+    int64_t chunk = CHUNK(k);
+    int fp32 = p->sig == GEMM_OZAKI32, es = fp32 ? 4 : 8;
+    for (int64_t b0 = 0; b0 < p->batch; b0 += chunk) {
+        int64_t nb = p->batch - b0 < chunk ? p->batch - b0 : chunk;
+        struct ozgemm_problem q = {
+            (int)p->m, (int)p->n, (int)p->k, p->alpha, p->beta,
+            (const char *)p->a + b0 * p->stride_a * es, (const char *)p->b + b0 * p->stride_b * es,
+            (char *)p->c + b0 * p->stride_c * es, (int)nb, p->stride_a, p->stride_b, p->stride_c,
+            fp32
         };
         cudaError_t err = launch(&q, env);
         if (err != cudaSuccess)

@@ -10,9 +10,10 @@
  *
  * Columns: the name for --kernel; the family (sgemm f32, hgemm f16 and
  * bf16, dgemm f64, igemm i64, i8gemm int8, limbgemm int16 and int32,
- * ozgemm FP64 from int8 products: kernels/gemm.h); the launcher's id; the
- * signatures it computes; flags; the lowest compute capability; its geometry for auto's model (below); WS
- * if it takes workspace from the stream's pool beyond the operands,
+ * ozgemm float64 or float32 from int8 products: kernels/gemm.h); the
+ * launcher's id; the signatures it computes; flags; the lowest compute
+ * capability; its geometry for auto's model (below); WS if it takes
+ * workspace from the stream's pool beyond the operands,
  * WS_SLICED where that workspace holds the slabs of slices of K a memory-
  * bound stage cuts itself (their count is auto's model's to ask), or NO_WS;
  * CHECK if it has conditions of its own (alignment, say) for can_implement,
@@ -39,6 +40,7 @@
 #define OZAKI (1u << GEMM_OZAKI)
 #define I16 (1u << GEMM_I16)
 #define I32 (1u << GEMM_I32)
+#define OZAKI32 (1u << GEMM_OZAKI32)
 
 #define B KERNEL_BATCHED
 #define NA KERNEL_NO_AUTO
@@ -317,9 +319,9 @@
       GEO(128, 256, 1, 128, WAVES, 0, 0), WS, CHECK, "kernels/igemm/igemm_04_limbs.cu",             \
       "int16 and int32 as signed byte limbs: L (L + 1) / 2 i8_igmma products, Horner on C",         \
       "gemmcli's own, byte limbs on the int8 tensor cores (after Ozaki scheme II)")                 \
-    X("f64_ozaki", ozgemm, ozaki, OZAKI, KERNEL_ARCH_EXACT, 90,                                     \
+    X("i8_ozaki", ozgemm, ozaki, OZAKI | OZAKI32, KERNEL_ARCH_EXACT, 90,                           \
       GEO(128, 256, 1, 128, WAVES, 0, 0), WS, CHECK, "kernels/igemm/igemm_05_ozaki.cu",             \
-      "float64 from int8 products: residues modulo 16 or so moduli on i8_igmma, Garner, double-double", \
+      "float64 (or float32) from int8 products: residues modulo 16 (9) moduli on i8_igmma, Garner",  \
       "Ozaki, Uchino and Imamura, Ozaki scheme II (the Chinese remainder theorem over int8 products)")
 
 
@@ -370,8 +372,8 @@ const struct gemm_kernel gemm_kernels[] = {
     { "cpu", "multithreaded blocked C: double accumulators, exact int64 and int32 (no GPU)",
       "gemmcli's own",
       "kernels/reference/gemm_cpu.c", KERNEL_HOST | KERNEL_NO_AUTO | KERNEL_BATCHED | KERNEL_ANY_LD,
-      F32 | F16 | BF16 | F64 | I64 | TF32 | TF32X3 | I8 | OZAKI | I16 | I32, 0, NULL, NULL,
-      gemm_cpu, NULL, NULL, NULL, NULL, NULL },
+      F32 | F16 | BF16 | F64 | I64 | TF32 | TF32X3 | I8 | OZAKI | I16 | I32 | OZAKI32, 0, NULL,
+      NULL, gemm_cpu, NULL, NULL, NULL, NULL, NULL },
     { "blas", "OpenBLAS's SGEMM and DGEMM on the host, loaded when first used (no GPU)",
       "OpenBLAS", "kernels/reference/gemm_blas.c",
       KERNEL_HOST | KERNEL_NO_AUTO | KERNEL_BATCHED | KERNEL_ANY_LD, F32 | F64, 0, NULL, NULL,

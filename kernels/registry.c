@@ -31,6 +31,9 @@ const struct gemm_sig_info gemm_sigs[GEMM_SIG_COUNT] = {
                    GEMM_I16, 1e-4, 0, 0, GEMM_SIG_TENSOR_CORES },
     [GEMM_I32] = { "i32", GC_I32, GC_I32, "int32 operands, exact int32 sums modulo 2^32", NULL,
                    GEMM_I32, 1e-4, 0, 0, GEMM_SIG_TENSOR_CORES },
+    [GEMM_OZAKI32] = { "ozaki32", GC_F32, GC_F32,
+                       "FP32-class from int8 products (Ozaki scheme II, fewer moduli)", "ozaki32",
+                       GEMM_F32, 1e-4, 5e-5, 0, 0 },
 };
 
 /* What a result stored in a float dtype carries on top of the arithmetic's

@@ -86,6 +86,8 @@ enum gemm_sig {
                    exact for results of 16 bits or fewer (NumPy's int16, int8, uint8) */
     GEMM_I32,   /* int32 operands, exact int32 sums modulo 2^32, int32 C = A*B: exact
                    for results of 32 bits or fewer */
+    GEMM_OZAKI32, /* float operands, FP32-class results from int8 products (Ozaki scheme
+                     II with fewer moduli), float C */
     GEMM_SIG_COUNT
 };
 

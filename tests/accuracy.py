@@ -8,9 +8,10 @@ for float32 data; a double-double product for float64 data), and the
 errors of the cuBLAS routine it times beside the kernel:
 
   float32 data:  cuBLAS SGEMM (FP32), gemmcli's own FP32 (--compute fp32),
-                 tf32x3, tf32 (and cuBLAS in TF32 mode beside it)
+                 tf32x3, ozaki32 (FP32-class from int8 products), tf32 (and
+                 cuBLAS in TF32 mode beside it)
   float64 data:  cuBLAS DGEMM, gemmcli's own FP64 (--compute fp64) and
-                 FP64 from int8 products (--compute ozaki: f64_ozaki)
+                 FP64 from int8 products (--compute ozaki: i8_ozaki)
 
 Distributions:
   normal    N(0, 1)
@@ -27,7 +28,8 @@ counts every disagreement).
 
 Prints a Markdown table, the default-policy verdicts (tf32x3 may be
 auto's float32 arithmetic only if its errors are at most cuBLAS FP32's on
-every row, ozaki its float64 one only if at most cuBLAS DGEMM's) and a
+every row, ozaki32 likewise, ozaki its float64 one only if at most
+cuBLAS DGEMM's) and a
 JSON file; exits 1 when a run fails or a non-finite element
 disagrees.
 
@@ -113,6 +115,7 @@ def main():
                     row["own_fp32"] = errs(fp32)
                     row["own_fp32_kernel"] = fp32["kernel"]
                     row["tf32x3"] = errs(run(args.gemmcli, fa, fb, tmp, "--compute", "tf32x3"))
+                    row["ozaki32"] = errs(run(args.gemmcli, fa, fb, tmp, "--compute", "ozaki32"))
                     tf32 = run(args.gemmcli, fa, fb, tmp, "--compute", "tf32")
                     row["tf32"] = errs(tf32)
                     row["cublas_tf32"] = errs(tf32, timed=True)
@@ -165,13 +168,14 @@ def main():
                     print(f"accuracy: FAIL inf/nan {mode} {m}x{n}x{k}: {e}", file=sys.stderr)
                     failures += 1
 
-    print("| n | data | cuBLAS FP32 | own FP32 | tf32x3 | tf32 | cuBLAS TF32 | cuBLAS DGEMM "
-          "| own FP64 | ozaki |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("| n | data | cuBLAS FP32 | own FP32 | tf32x3 | ozaki32 | tf32 | cuBLAS TF32 "
+          "| cuBLAS DGEMM | own FP64 | ozaki |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['n']} | {r['dist']} | {fmt(r.get('cublas_fp32'))} | {fmt(r.get('own_fp32'))} | "
-              f"{fmt(r.get('tf32x3'))} | {fmt(r.get('tf32'))} | {fmt(r.get('cublas_tf32'))} | "
-              f"{fmt(r.get('cublas_dgemm'))} | {fmt(r.get('own_fp64'))} | {fmt(r.get('ozaki'))} |")
+              f"{fmt(r.get('tf32x3'))} | {fmt(r.get('ozaki32'))} | {fmt(r.get('tf32'))} | "
+              f"{fmt(r.get('cublas_tf32'))} | {fmt(r.get('cublas_dgemm'))} | "
+              f"{fmt(r.get('own_fp64'))} | {fmt(r.get('ozaki'))} |")
     print("(each cell: relative Frobenius error / max relative error)")
     worse = [f"{r['n']} {r['dist']}" for r in rows
              if r['tf32x3'][0] > r['cublas_fp32'][0] or r['tf32x3'][1] > r['cublas_fp32'][1]]
@@ -179,6 +183,13 @@ def main():
         print(f"policy: tf32x3 stays opt-in: its error is above cuBLAS FP32's on {', '.join(worse)}")
     else:
         print("policy: tf32x3 is at most cuBLAS FP32's error on every row")
+    worse = [f"{r['n']} {r['dist']}" for r in rows if "ozaki32" in r and
+             (r['ozaki32'][0] > r['cublas_fp32'][0] or r['ozaki32'][1] > r['cublas_fp32'][1])]
+    if worse:
+        print(f"policy: ozaki32 stays opt-in: its error is above cuBLAS FP32's on "
+              f"{', '.join(worse)}")
+    else:
+        print("policy: ozaki32 is at most cuBLAS FP32's error on every row")
     worse = [f"{r['n']} {r['dist']}" for r in rows if "ozaki" in r and
              (r['ozaki'][0] > r['cublas_dgemm'][0] or r['ozaki'][1] > r['cublas_dgemm'][1])]
     if worse:

@@ -1168,7 +1168,7 @@ def test_terminal_output(d):
 def test_bench_signatures():
     """bench --dtype takes each signature the kernels list (by its name, or
     its dtype's NumPy name) except the integer ones (i64, i8, i16, i32) and
-    ozaki, which it does not time (tests/int_rate.py, tests/i64_rate.py
+    ozaki and ozaki32, which it does not time (tests/int_rate.py, tests/i64_rate.py
     and tests/ozaki_rate.py do), and its refusal names every other; without a device the
     ones it takes end at the device (status 5), after the options were
     read."""
@@ -1179,7 +1179,7 @@ def test_bench_signatures():
     no_gpu = dict(os.environ, CUDA_VISIBLE_DEVICES="")
     for name in sigs + ["float16", "FLOAT64"]:
         p = run("bench", "--op", "mul", "--sizes", "64", "--dtype", name, env=no_gpu)
-        untimed = ("i64", "i8", "i16", "i32", "ozaki")
+        untimed = ("i64", "i8", "i16", "i32", "ozaki", "ozaki32")
         if name in untimed:
             timed = [s for s in sigs if s not in untimed]
             expect_status(f"bench --dtype {name}: refused", p, 2, [f"not '{name}'"] + timed)

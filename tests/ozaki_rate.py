@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""--compute ozaki's rate on the int8 tensor cores (f64_ozaki) beside
-cuBLAS DGEMM and gemmcli's own FP64 (auto: f64_dmma) in the same run, on
-N(0, 1) float64 operands at N^3 and 2N^3: each `gemmcli mul --repeat 5`'s
+"""--compute ozaki's rate on the int8 tensor cores (i8_ozaki) beside
+cuBLAS DGEMM and gemmcli's own FP64 (auto: f64_dmma), and ozaki32's beside
+cuBLAS SGEMM and tf32x3, in the same run, on N(0, 1) float64 and float32
+operands at N^3 and 2N^3: each `gemmcli mul --repeat 5`'s
 kernel median, TFLOP/s counting a multiply-add as 2; at N^3 also each
 one's error against the double-double reference (--verify: relative
 Frobenius / largest relative).  A benchmark: it prints a table and fails
@@ -23,11 +24,11 @@ rng = np.random.default_rng(7)
 failed = 0
 
 
-def run(d, size, compute, kernel, verify):
+def run(d, size, compute, kernel, verify, dtype):
     cmd = [gemmcli, "mul", "a.npy", "b.npy", "-o", "c.npy", "--compute", compute, "--kernel",
            kernel, "--repeat", "5", "--json"] + (["--verify", "--tol", "1e30"] if verify else [])
     p = subprocess.run(cmd, cwd=d, capture_output=True)
-    name = f"float64 {size}^3 --compute {compute} --kernel {kernel}"
+    name = f"{dtype} {size}^3 --compute {compute} --kernel {kernel}"
     if p.returncode != 0:
         print(f"{name}: FAILED: {p.stderr.decode().strip()[-300:]}")
         return None
@@ -44,14 +45,20 @@ def run(d, size, compute, kernel, verify):
 
 with tempfile.TemporaryDirectory() as d:
     for size in (n, 2 * n):
-        np.save(os.path.join(d, "a.npy"), rng.standard_normal((size, size)))
-        np.save(os.path.join(d, "b.npy"), rng.standard_normal((size, size)))
-        verify = size == n
-        times = {}
-        for compute, kernel in (("fp64", "cublas"), ("fp64", "auto"), ("ozaki", "f64_ozaki")):
-            times[kernel] = run(d, size, compute, kernel, verify)
-            failed += times[kernel] is None
-        if times["cublas"] and times["f64_ozaki"]:
-            print(f"float64 {size}^3: f64_ozaki {times['cublas'] / times['f64_ozaki']:.2f}x "
-                  "cuBLAS DGEMM")
+        for dtype, peer, modes in ((np.float64, "DGEMM",
+                                    (("fp64", "cublas"), ("fp64", "auto"), ("ozaki", "i8_ozaki"))),
+                                   (np.float32, "SGEMM",
+                                    (("fp32", "cublas"), ("tf32x3", "auto"),
+                                     ("ozaki32", "i8_ozaki")))):
+            np.save(os.path.join(d, "a.npy"), rng.standard_normal((size, size)).astype(dtype))
+            np.save(os.path.join(d, "b.npy"), rng.standard_normal((size, size)).astype(dtype))
+            verify = size == n
+            times = {}
+            for compute, kernel in modes:
+                times[compute] = run(d, size, compute, kernel, verify, np.dtype(dtype).name)
+                failed += times[compute] is None
+            base, oz = modes[0][0], modes[-1][0]
+            if times[base] and times[oz]:
+                print(f"{np.dtype(dtype).name} {size}^3: {oz} {times[base] / times[oz]:.2f}x "
+                      f"cuBLAS {peer}")
 sys.exit(1 if failed else 0)

@@ -1,5 +1,5 @@
 """--compute ozaki on the host (kernels/reference/ozaki_cpu.c) and, with a
-GPU, on the int8 tensor cores (f64_ozaki, kernels/igemm/igemm_05_ozaki.cu)
+GPU, on the int8 tensor cores (i8_ozaki, kernels/igemm/igemm_05_ozaki.cu)
 against the exact product (Python's fractions) and against NumPy's
 float64 matmul on the same data, for each kind of data of the accuracy
 study: the error of each element relative to the sum of its terms'
@@ -69,42 +69,53 @@ def worst(c, ex, scale):
     return most
 
 
-def run(a, b, tmp, kernel, *more):
+def run(a, b, tmp, kernel, *more, mode="ozaki"):
     pa, pb, pc = (os.path.join(tmp, n) for n in ("a.npy", "b.npy", "c.npy"))
     np.save(pa, a)
     np.save(pb, b)
-    p = subprocess.run([GEMMCLI, "mul", pa, pb, "-o", pc, "--compute", "ozaki", "--kernel",
+    p = subprocess.run([GEMMCLI, "mul", pa, pb, "-o", pc, "--compute", mode, "--kernel",
                         kernel, "-q", *more], capture_output=True, timeout=120)
     return (np.load(pc) if p.returncode == 0 else None), p
 
 
 def gpu_cases(tmp, rng):
-    """f64_ozaki beyond the study's small products: K in pieces, a stack
+    """i8_ozaki beyond the study's small products: K in pieces, a stack
     with alpha and beta (C0), ragged sides; each against NumPy's float64
     product, within a few float64 roundings of the sum of the terms'
     magnitudes."""
     def close(got, want, scale, what):
         err = float(np.max(np.abs(got - want) / scale)) if got is not None else None
-        check(f"f64_ozaki {what}: within float64's error", err is not None and err < 1e-14, err)
+        check(f"i8_ozaki {what}: within float64's error", err is not None and err < 1e-14, err)
     a = rng.standard_normal((40, 70001))
     b = rng.standard_normal((70001, 30))
-    c, p = run(a, b, tmp, "f64_ozaki")
-    check("f64_ozaki: K = 70001 (two pieces) runs", c is not None, p.stderr[:300])
+    c, p = run(a, b, tmp, "i8_ozaki")
+    check("i8_ozaki: K = 70001 (two pieces) runs", c is not None, p.stderr[:300])
     close(c, a @ b, np.abs(a) @ np.abs(b) + 1e-300, "K = 70001")
     a = rng.standard_normal((3, 129, 300))
     b = rng.standard_normal((300, 77))
     c0 = rng.standard_normal((3, 129, 77))
     pc0 = os.path.join(tmp, "c0.npy")
     np.save(pc0, c0)
-    c, p = run(a, b, tmp, "f64_ozaki", "-c", pc0, "--alpha", "1.5", "--beta", "-0.25")
-    check("f64_ozaki: a stack with alpha and beta runs", c is not None, p.stderr[:300])
+    c, p = run(a, b, tmp, "i8_ozaki", "-c", pc0, "--alpha", "1.5", "--beta", "-0.25")
+    check("i8_ozaki: a stack with alpha and beta runs", c is not None, p.stderr[:300])
     close(c, 1.5 * (a @ b) - 0.25 * c0, 1.5 * (np.abs(a) @ np.abs(b)) + 0.25 * np.abs(c0),
           "a stack, alpha 1.5, beta -0.25")
+    a32, b32 = a.astype(np.float32), b.astype(np.float32)
+    c032 = c0.astype(np.float32)
+    np.save(pc0, c032)
+    c, p = run(a32, b32, tmp, "i8_ozaki", "-c", pc0, "--alpha", "1.5", "--beta", "-0.25",
+               mode="ozaki32")
+    check("i8_ozaki ozaki32: a stack with alpha and beta runs", c is not None, p.stderr[:300])
+    if c is not None:
+        want = 1.5 * (a32.astype(np.float64) @ b32) - 0.25 * c032
+        scale = 1.5 * (np.abs(a32.astype(np.float64)) @ np.abs(b32)) + 0.25 * np.abs(c032)
+        err = float(np.max(np.abs(c - want) / scale))
+        check("i8_ozaki ozaki32: a stack, within float32's error", err < 2e-6, err)
     for m, k, n in ((1, 1, 1), (7, 13, 5), (257, 1000, 263)):
         a = rng.standard_normal((m, k))
         b = rng.standard_normal((k, n))
-        c, p = run(a, b, tmp, "f64_ozaki")
-        check(f"f64_ozaki: {m}x{k}x{n} runs", c is not None, p.stderr[:300])
+        c, p = run(a, b, tmp, "i8_ozaki")
+        check(f"i8_ozaki: {m}x{k}x{n} runs", c is not None, p.stderr[:300])
         close(c, a @ b, np.abs(a) @ np.abs(b), f"{m}x{k}x{n}")
 
 
@@ -144,25 +155,63 @@ def test_kernel(kernel, tmp, rng, rows):
               same and close, (np.argwhere(np.isnan(c) != np.isnan(want))[:4]))
 
 
+def test_kernel32(kernel, tmp, rng, rows):
+    """ozaki32 on float32 data: within twice float32 GEMM's error (NumPy's
+    float32 matmul, OpenBLAS's SGEMM) on data of one magnitude a row, and
+    the float32 result's own rounding at least; inf and NaN as a float32
+    GEMM has them."""
+    for kind in ("normal", "uniform", "wide", "cancel", "integers"):
+        a, b = (x.astype(np.float32) for x in data(kind, rng))
+        c, p = run(a, b, tmp, kernel, mode="ozaki32")
+        name = f"{kernel} ozaki32 {kind}"
+        check(f"{name}: runs", c is not None and c.dtype == np.float32, p.stderr[:300])
+        if c is None:
+            continue
+        a64, b64 = a.astype(np.float64), b.astype(np.float64)
+        ex = exact(a64, b64)
+        scale = np.abs(a64) @ np.abs(b64)
+        oz = worst(c.astype(np.float64), ex, scale)
+        fp32 = worst((a @ b).astype(np.float64), ex, scale)
+        rows.append((kernel + "/32", kind, oz, fp32))
+        if kind != "wide":
+            check(f"{name}: within twice float32's error", oz <= 2 * max(fp32, 2 ** -24),
+                  f"ozaki32 {oz:.3g}, float32 {fp32:.3g}")
+    a, b = (x.astype(np.float32) for x in data("normal", rng))
+    a[3, 7] = np.inf
+    a[5, 2] = np.nan
+    b[9, 4] = -np.inf
+    c, p = run(a, b, tmp, kernel, mode="ozaki32")
+    check(f"{kernel} ozaki32 inf/nan: runs", c is not None, p.stderr[:300])
+    if c is not None:
+        with np.errstate(invalid="ignore"):
+            want = a @ b
+        same = np.array_equal(np.isnan(c), np.isnan(want)) and \
+            np.array_equal(c[np.isinf(c)], want[np.isinf(want)])
+        check(f"{kernel} ozaki32 inf/nan: where float32 GEMM has them", same,
+              np.argwhere(np.isnan(c) != np.isnan(want))[:4])
+
+
 def main():
     rng = np.random.default_rng(29)
     kernels = ["cpu"]
     probe = subprocess.run([GEMMCLI, "kernels", "--details"], capture_output=True)
     if b"no CUDA device" not in probe.stderr:
-        kernels.append("f64_ozaki")
+        kernels.append("i8_ozaki")
     elif "--gpu" in sys.argv:
         check("a GPU answers (--gpu)", False, probe.stderr[-200:])
     else:
-        print("f64_ozaki: skipped: no CUDA device on this machine")
+        print("i8_ozaki: its GPU cases not run (no CUDA device on this machine); the host's ran")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for kernel in kernels:
             test_kernel(kernel, tmp, rng, rows)
-        if "f64_ozaki" in kernels:
+            test_kernel32(kernel, tmp, rng, rows)
+        if "i8_ozaki" in kernels:
             gpu_cases(tmp, rng)
-    print(f"ozaki vs float64 ({M}x{K} @ {K}x{N}): largest |error| / sum |terms|")
-    for kernel, kind, oz, fp64 in rows:
-        print(f"  {kernel:9s} {kind:9s} ozaki {oz:9.3g}   float64 {fp64:9.3g}")
+    print(f"ozaki vs float64, ozaki32 (kernel/32) vs float32 ({M}x{K} @ {K}x{N}): "
+          "largest |error| / sum |terms|")
+    for kernel, kind, oz, native in rows:
+        print(f"  {kernel:12s} {kind:9s} ozaki {oz:9.3g}   native {native:9.3g}")
     return check.summary("ozaki")
 
 

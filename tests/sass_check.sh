@@ -6,7 +6,7 @@
 # tensor-core stages (f64_dmma and its smaller tiles, f64_dmma_tiny), HMMA for the mma.sync
 # stages (mma_sync, mma_tiny, mma_thin),
 # HGMMA for every 16-bit stage built on kernels/hgemm/hgemm_hopper.cuh, IDP (dp4a)
-# IMMA and IGMMA for the int8 stages (i8_dp4a, i8_imma, i8_igmma; i8_limbs and f64_ozaki run
+# IMMA and IGMMA for the int8 stages (i8_dp4a, i8_imma, i8_igmma; i8_limbs and i8_ozaki run
 # their products on i8_igmma); the vector
 # transpose's 1-byte path: 16-byte accesses and PRMT),
 # and ptxas reported no register spills for any kernel of the tables
@@ -45,7 +45,7 @@ for obj in build/kernels/*.o build/kernels/*/*.o; do
         *igemm_01_*) want=IDP ;;
         *igemm_02_*) want=IMMA ;;
         *igemm_03_*) want=IGMMA ;;
-        # i8_limbs cuts digits, f64_ozaki residues; their products are
+        # i8_limbs cuts digits, i8_ozaki residues; their products are
         # i8_igmma's IGMMA, above.
         *igemm_04_*|*igemm_05_*) want="" ;;
         *igemm_*) want=IMAD ;;

@@ -1,13 +1,15 @@
-/* f64_ozaki: float64 products from int8 ones on Hopper's integer tensor
- * cores (Ozaki scheme II), for `--compute ozaki`: the method of the host
- * reference (kernels/reference/ozaki_cpu.c, which says why it is exact),
- * its int8 products on `i8_igmma` (kernels/igemm/igemm_03_igmma.cu).
+/* i8_ozaki: float64 products from int8 ones on Hopper's integer tensor
+ * cores (Ozaki scheme II), for `--compute ozaki`, and float32 ones for
+ * `--compute ozaki32`: the method of the host reference
+ * (kernels/reference/ozaki_cpu.c, which says why it is exact), its int8
+ * products on `i8_igmma` (kernels/igemm/igemm_03_igmma.cu).
  *
  * Each row i of A is scaled by 2^s_i so that its largest finite magnitude
- * lies just under 2^54 and rounded to integers, A'; each column j of B by
+ * lies just under 2^beta (54 bits for ozaki, 28 for ozaki32: float's 24
+ * and four more) and rounded to integers, A'; each column j of B by
  * 2^t_j, B'.  C' = A' B' is an integer below P/2 in magnitude, P the
- * product of L pairwise coprime moduli p <= 256 (L = 16 for K = 8192),
- * and is known from its residues modulo each p:
+ * product of L pairwise coprime moduli p <= 256 (L = 16 for K = 8192, 9
+ * for ozaki32), and is known from its residues modulo each p:
  *
  *   1. two passes find s_i and t_j (and which rows and columns hold an
  *      infinity or a NaN);
@@ -22,19 +24,21 @@
  *   4. a pass over C: Garner's algorithm turns the L residues into mixed
  *      radix digits, which sum, most significant first, in double-double
  *      (106 bits; C' needs its top 53 only) to C' 2^-(s_i + t_j), rounded
- *      once to double, then alpha C + beta C0.  Rows and columns with an
+ *      once to double, then alpha C + beta C0 (rounded once to float for
+ *      ozaki32).  Rows and columns with an
  *      infinity or a NaN are summed as float64 GEMM sums them.
  *
- * Work at N^3: L int8 products (16 at 8192^3) against DGEMM's one; the
- * passes read A and B once each and C' L times.
+ * Work at N^3: L int8 products (16 at 8192^3, 9 for ozaki32) against
+ * DGEMM's (SGEMM's) one; the passes read A and B once each and C' L
+ * times.
  *
  * gemmcli's own; the method is Ozaki, Uchino and Imamura's scheme II (the
  * Chinese remainder theorem over int8 products), Garner's algorithm for
  * the mixed radix form, Dekker's and Knuth's exact products and sums for
  * the double-double Horner.
  *
- * Run and checked by (a.npy and b.npy float64):
- *   gemmcli mul a.npy b.npy -o c.npy --compute ozaki --kernel f64_ozaki --verify */
+ * Run and checked by (a.npy and b.npy float64; float32 with ozaki32):
+ *   gemmcli mul a.npy b.npy -o c.npy --compute ozaki --kernel i8_ozaki --verify */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -58,7 +62,8 @@ __constant__ int oz_moduli[] = OZ_MODULI;
 
 enum {
     OZ_MOST = (int)(sizeof oz_moduli_host / sizeof oz_moduli_host[0]),
-    OZ_BETA = 54,          /* bits a row's largest value keeps */
+    OZ_BETA = 54,          /* bits a row's largest value keeps (ozaki) */
+    OZ_BETA32 = 28,        /* and for ozaki32 */
     OZ_PIECE = 65536,      /* K a product at most: 128 * 128 * 65536 = 2^30 */
     OZ_ALIGN = 256,
     OZ_THREADS = 256,
@@ -95,10 +100,10 @@ struct oz_plan {
 
 static size_t oz_up(size_t bytes) { return (bytes + OZ_ALIGN - 1) / OZ_ALIGN * OZ_ALIGN; }
 
-static struct oz_plan oz_plan_of(long long m, long long n, long long k)
+static struct oz_plan oz_plan_of(long long m, long long n, long long k, int fp32)
 {
     struct oz_plan z;
-    z.beta = OZ_BETA;
+    z.beta = fp32 ? OZ_BETA32 : OZ_BETA;
     z.nmod = oz_count(k, &z.beta);
     z.pieces = (k + OZ_PIECE - 1) / OZ_PIECE;
     z.piece_k = (k + z.pieces - 1) / z.pieces;
@@ -127,8 +132,9 @@ static __device__ __forceinline__ int oz_shift(double most, int beta)
 }
 
 /* A block a row of A: its shift and whether it is all finite. */
+template <typename T>
 static __global__ void __launch_bounds__(OZ_THREADS)
-oz_rows(const double *a, int m, int k, int beta, int *s, char *ok)
+oz_rows(const T *a, int m, int k, int beta, int *s, char *ok)
 {
     __shared__ double most[OZ_THREADS];
     __shared__ int bad[OZ_THREADS];
@@ -136,7 +142,7 @@ oz_rows(const double *a, int m, int k, int beta, int *s, char *ok)
         double best = 0;
         int nonfinite = 0;
         for (int q = threadIdx.x; q < k; q += blockDim.x) {
-            double v = fabs(a[(long long)i * k + q]);
+            double v = fabs((double)a[(long long)i * k + q]);
             if (isfinite(v))
                 best = fmax(best, v);
             else
@@ -164,8 +170,9 @@ oz_rows(const double *a, int m, int k, int beta, int *s, char *ok)
  * row), a block row a range of K (y); the largest finite magnitude and
  * whether any value is not finite go to `most` and `bad` (zeroed first)
  * by atomics: a positive double's bits order as its value. */
+template <typename T>
 static __global__ void __launch_bounds__(OZ_THREADS)
-oz_cols(const double *b, int n, int k, int rows_each, unsigned long long *most, int *bad)
+oz_cols(const T *b, int n, int k, int rows_each, unsigned long long *most, int *bad)
 {
     int j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= n)
@@ -174,7 +181,7 @@ oz_cols(const double *b, int n, int k, int rows_each, unsigned long long *most, 
     double best = 0;
     int nonfinite = 0;
     for (int q = q0; q < q1; q++) {
-        double v = fabs(b[(long long)q * n + j]);
+        double v = fabs((double)b[(long long)q * n + j]);
         if (isfinite(v))
             best = fmax(best, v);
         else
@@ -217,15 +224,16 @@ static __device__ __forceinline__ double oz_scaled(double v, int shift)
 
 /* A's residues: modulus l, piece g, row i at ((l pieces + g) m + i) kp,
  * zeros past the piece.  A block a row (x), its threads along it (y). */
+template <typename T>
 static __global__ void __launch_bounds__(OZ_THREADS)
-oz_split_a(const double *a, int m, int k, const int *s, int nmod, long long pieces,
+oz_split_a(const T *a, int m, int k, const int *s, int nmod, long long pieces,
            long long piece_k, long long kp, int8_t *out)
 {
     for (long long i = blockIdx.x; i < m; i += gridDim.x)
         for (long long col = blockIdx.y * (long long)blockDim.x + threadIdx.x; col < pieces * kp;
              col += (long long)gridDim.y * blockDim.x) {
             long long g = col / kp, kk = col % kp, q = g * piece_k + kk;
-            double x = kk < piece_k && q < k ? oz_scaled(a[i * k + q], s[i]) : 0.0;
+            double x = kk < piece_k && q < k ? oz_scaled((double)a[i * k + q], s[i]) : 0.0;
             for (int l = 0; l < nmod; l++)
                 out[((l * pieces + g) * m + i) * kp + kk] = (int8_t)oz_residue(x, oz_moduli[l]);
         }
@@ -238,8 +246,9 @@ oz_split_a(const double *a, int m, int k, const int *s, int nmod, long long piec
  * residues written along the tile's columns, 32 bytes a warp. */
 enum { OZ_TILE = 32, OZ_TILE_ROWS = 8 };
 
+template <typename T>
 static __global__ void __launch_bounds__(OZ_TILE * OZ_TILE_ROWS)
-oz_split_b(const double *b, int n, int k, const int *t, int nmod, long long pieces,
+oz_split_b(const T *b, int n, int k, const int *t, int nmod, long long pieces,
            long long piece_k, long long kp, int8_t *out)
 {
     __shared__ double xs[OZ_TILE][OZ_TILE + 1];
@@ -251,7 +260,7 @@ oz_split_b(const double *b, int n, int k, const int *t, int nmod, long long piec
         long long g = row / kp, kk = row % kp, q = g * piece_k + kk;
         double x = 0.0;
         if (row < rows && j < n && kk < piece_k && q < k)
-            x = oz_scaled(b[q * n + j], t[j]);
+            x = oz_scaled((double)b[q * n + j], t[j]);
         xs[r][threadIdx.x] = x;
     }
     __syncthreads();
@@ -293,10 +302,11 @@ static __device__ __forceinline__ void oz_dd_mul_add(double &hi, double &lo, dou
 /* The digits turned into C: Garner's mixed radix form, the double-double
  * Horner, the scales, alpha and beta; a row or column with an infinity or
  * a NaN summed in doubles as float64 GEMM sums it. */
+template <typename T>
 static __global__ void __launch_bounds__(OZ_THREADS)
 oz_garner(const int8_t *digits, int nmod, int m, int n, int k, const int *s, const int *t,
-          const char *ok_a, const char *ok_b, struct oz_weights w, const double *a, const double *b,
-          double alpha, double beta, double *c)
+          const char *ok_a, const char *ok_b, struct oz_weights w, const T *a, const T *b,
+          double alpha, double beta, T *c)
 {
     long long mn = (long long)m * n;
     for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < mn;
@@ -319,11 +329,13 @@ oz_garner(const int8_t *digits, int nmod, int m, int n, int k, const int *s, con
             int shift = -(s[i] + t[j]);
             x = scalbn(hi, shift) + scalbn(lo, shift);
         } else {
-            x = 0;
+            /* (as the float GEMM of T sums it) */
+            T sum = 0;
             for (int q = 0; q < k; q++)
-                x += a[(long long)i * k + q] * b[(long long)q * n + j];
+                sum += a[(long long)i * k + q] * b[(long long)q * n + j];
+            x = (double)sum;
         }
-        c[e] = beta == 0 ? alpha * x : alpha * x + beta * c[e];
+        c[e] = (T)(beta == 0 ? alpha * x : alpha * x + beta * (double)c[e]);
     }
 }
 
@@ -357,10 +369,11 @@ static dim3 oz_grid(long long rows, long long per_row)
 }
 
 /* One product (the dispatcher walks the stack). */
-static cudaError_t oz_product(const struct ozgemm_problem *p, const double *a, const double *b,
-                              double *c, const struct launch_env *env)
+template <typename T>
+static cudaError_t oz_product(const struct ozgemm_problem *p, const T *a, const T *b, T *c,
+                              const struct launch_env *env)
 {
-    struct oz_plan z = oz_plan_of(p->m, p->n, p->k);
+    struct oz_plan z = oz_plan_of(p->m, p->n, p->k, p->fp32);
     struct oz_weights w;
     for (int l = 0; l < z.nmod; l++) {
         int prod = 1;
@@ -430,8 +443,13 @@ extern "C" cudaError_t ozgemm_ozaki_launch(const struct ozgemm_problem *p,
     if (p->m == 0 || p->n == 0)
         return cudaSuccess;
     for (int z = 0; z < p->batch; z++) {
-        cudaError_t err = oz_product(p, p->a + z * p->stride_a, p->b + z * p->stride_b,
-                                     p->c + z * p->stride_c, env);
+        cudaError_t err =
+            p->fp32 ? oz_product(p, (const float *)p->a + z * p->stride_a,
+                                 (const float *)p->b + z * p->stride_b,
+                                 (float *)p->c + z * p->stride_c, env)
+                    : oz_product(p, (const double *)p->a + z * p->stride_a,
+                                 (const double *)p->b + z * p->stride_b,
+                                 (double *)p->c + z * p->stride_c, env);
         if (err != cudaSuccess)
             return err;
     }
@@ -440,13 +458,13 @@ extern "C" cudaError_t ozgemm_ozaki_launch(const struct ozgemm_problem *p,
 
 extern "C" cudaError_t ozgemm_ozaki_attr(struct kernel_attr *out)
 {
-    return kernel_attr_of(oz_garner, OZ_THREADS, 0, out);
+    return kernel_attr_of(oz_garner<double>, OZ_THREADS, 0, out);
 }
 
 /* One residue product, as the int8 stage sees it. */
 static struct gemm_problem oz_piece(const struct gemm_problem *p)
 {
-    struct oz_plan z = oz_plan_of(p->m, p->n, p->k);
+    struct oz_plan z = oz_plan_of(p->m, p->n, p->k, p->sig == GEMM_OZAKI32);
     struct gemm_problem q = *p;
     q.sig = GEMM_I8;
     q.k = z.kp;
@@ -472,6 +490,6 @@ extern "C" int ozgemm_ozaki_check(const struct gemm_problem *p, char *why, size_
 
 extern "C" size_t ozgemm_ozaki_workspace(const struct gemm_problem *p)
 {
-    struct oz_plan z = oz_plan_of(p->m, p->n, p->k);
+    struct oz_plan z = oz_plan_of(p->m, p->n, p->k, p->sig == GEMM_OZAKI32);
     return z.total;
 }

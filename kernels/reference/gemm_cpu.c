@@ -147,14 +147,19 @@ void gemm_cpu(const struct gemm_problem *p, int threads)
 {
     if (p->m < 1 || p->n < 1 || p->batch < 1)
         return;
-    if (p->sig == GEMM_OZAKI) {
+    if (p->sig == GEMM_OZAKI || p->sig == GEMM_OZAKI32) {
         /* (its own file; out of host memory, C is left NaN, which --verify
          * and every check see) */
         if (ozaki_cpu(p, threads) != 0)
             for (int64_t z = 0; z < p->batch; z++)
                 for (int64_t i = 0; i < p->m; i++)
-                    for (int64_t j = 0; j < p->n; j++)
-                        ((double *)p->c)[z * p->stride_c + i * p->ldc + j] = NAN;
+                    for (int64_t j = 0; j < p->n; j++) {
+                        int64_t e = z * p->stride_c + i * p->ldc + j;
+                        if (p->sig == GEMM_OZAKI32)
+                            ((float *)p->c)[e] = NAN;
+                        else
+                            ((double *)p->c)[e] = NAN;
+                    }
         return;
     }
     parallel_for(threads, (size_t)(p->batch * p->m), 1, cpu_slice, (void *)p);

@@ -15,6 +15,10 @@
  * double (64 bits of mantissa) to C' in (-P/2, P/2); C = C' 2^-(s_i + t_j),
  * rounded once to double.
  *
+ * ozaki32, for float operands, keeps beta = 28 bits (float's 24 and four
+ * more), which takes fewer moduli (9 at K = 8192 against 16), and rounds
+ * C once to float.
+ *
  * What is lost is the rounding of A and B to beta bits under each row's
  * and column's largest value: beta is 54 here, so a row of values of one
  * magnitude keeps every bit of a double, while a value 2^20 under its
@@ -45,7 +49,8 @@ static const int oz_moduli[] = { 256, 255, 253, 251, 247, 241, 239, 233, 229, 22
                                  223, 217, 211, 199, 197, 193, 191, 181, 179, 173 };
 enum {
     OZ_MOST = (int)(sizeof oz_moduli / sizeof oz_moduli[0]),
-    OZ_BETA = 54,           /* bits a row's largest value keeps */
+    OZ_BETA = 54,           /* bits a row's largest value keeps (ozaki) */
+    OZ_BETA32 = 28,         /* and for ozaki32: float's 24 and 4 more */
     OZ_CHUNK_K = 65536,     /* K a piece: 128 * 128 * 65536 = 2^30 < 2^31 */
 };
 
@@ -116,10 +121,9 @@ static int oz_finite(const double *x, int64_t n, int64_t stride)
 /* One product of the stack: A m x k (rows lda apart), B k x n (ldb), C m x n
  * (ldc), C = alpha A B (+ beta C). */
 static int oz_product(const struct gemm_problem *p, const double *a, const double *b, double *c,
-                      int threads)
+                      int beta_bits, int threads)
 {
     int64_t m = p->m, n = p->n, k = p->k;
-    int beta_bits = OZ_BETA;
     int nmod = oz_count(k, &beta_bits);
     int *s = malloc((size_t)m * sizeof *s), *t = malloc((size_t)n * sizeof *t);
     char *row_ok = malloc((size_t)m), *col_ok = malloc((size_t)n);
@@ -231,14 +235,55 @@ static int oz_product(const struct gemm_problem *p, const double *a, const doubl
     return ok ? 0 : -1;
 }
 
-/* (kernels/reference/gemm_cpu.c calls it for GEMM_OZAKI) */
+/* ozaki32: one float product through doubles (the float operands are
+ * doubles exactly; C rounded once to float after alpha and beta). */
+static int oz_product32(const struct gemm_problem *p, const float *a, const float *b, float *c,
+                        int threads)
+{
+    int64_t m = p->m, n = p->n, k = p->k;
+    double *da = malloc((size_t)(m * k + 1) * sizeof *da);
+    double *db = malloc((size_t)(k * n + 1) * sizeof *db);
+    double *dc = malloc((size_t)(m * n + 1) * sizeof *dc);
+    int rc = -1;
+    if (da && db && dc) {
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t q = 0; q < k; q++)
+                da[i * k + q] = a[i * p->lda + q];
+        for (int64_t q = 0; q < k; q++)
+            for (int64_t j = 0; j < n; j++)
+                db[q * n + j] = b[q * p->ldb + j];
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++)
+                dc[i * n + j] = p->beta == 0 ? 0 : c[i * p->ldc + j];
+        struct gemm_problem q = *p;
+        q.lda = k;
+        q.ldb = n;
+        q.ldc = n;
+        rc = oz_product(&q, da, db, dc, OZ_BETA32, threads);
+        for (int64_t i = 0; i < m && rc == 0; i++)
+            for (int64_t j = 0; j < n; j++)
+                c[i * p->ldc + j] = (float)dc[i * n + j];
+    }
+    free(da);
+    free(db);
+    free(dc);
+    return rc;
+}
+
+/* (kernels/reference/gemm_cpu.c calls it for GEMM_OZAKI and GEMM_OZAKI32) */
 int ozaki_cpu(const struct gemm_problem *p, int threads)
 {
     for (int64_t z = 0; z < p->batch; z++) {
-        const double *a = (const double *)p->a + z * p->stride_a;
-        const double *b = (const double *)p->b + z * p->stride_b;
-        double *c = (double *)p->c + z * p->stride_c;
-        if (oz_product(p, a, b, c, threads))
+        int rc;
+        if (p->sig == GEMM_OZAKI32)
+            rc = oz_product32(p, (const float *)p->a + z * p->stride_a,
+                              (const float *)p->b + z * p->stride_b,
+                              (float *)p->c + z * p->stride_c, threads);
+        else
+            rc = oz_product(p, (const double *)p->a + z * p->stride_a,
+                            (const double *)p->b + z * p->stride_b,
+                            (double *)p->c + z * p->stride_c, OZ_BETA, threads);
+        if (rc)
             return -1;
     }
     return 0;

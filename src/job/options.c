@@ -50,7 +50,7 @@ static const struct opt_def opt_defs[] = {
     { "alpha", 0, OPT_ALPHA, "X", OPTS_MUL, "scale of A*B (default 1): a finite number for a float result; for an integer one an integer in its dtype's range, exact (bool: 0 or 1)" },
     { "beta", 0, OPT_BETA, "X", OPTS_MUL, "scale of C0 (default 0), the same values as --alpha" },
     { "kernel", 'k', OPT_KERNEL, "NAME", OPTS_RUN, "kernel to run (default auto; see 'gemmcli kernels')" },
-    { "compute", 0, OPT_COMPUTE, "MODE", OPTS_COMPUTE, "arithmetic: auto (the result dtype's own), fp32, fp64, exact (integers), f16, bf16, tf32 (lossy), tf32x3 (float on tensor cores, FP32-class), ozaki (FP64 from int8 products, Ozaki scheme II; --kernel cpu only)" },
+    { "compute", 0, OPT_COMPUTE, "MODE", OPTS_COMPUTE, "arithmetic: auto (the result dtype's own), fp32, fp64, exact (integers), f16, bf16, tf32 (lossy), tf32x3 (float on tensor cores, FP32-class), ozaki (FP64 from int8 products, Ozaki scheme II), ozaki32 (FP32-class from fewer of them)" },
     { "tune", 0, OPT_TUNE, NULL, OPTS_MUL, "with --kernel auto: on a miss in the tune cache, time auto's candidates on this product, cache the fastest and run it" },
     { "no-calibrate", 0, OPT_NO_CALIBRATE, NULL, OPTS_MUL | OPTS_BENCH, "with --kernel auto: do not measure this GPU's kernel rates when none are kept for it; auto plans with the table's rates scaled to this GPU" },
     { "calibrate", 0, OPT_CALIBRATE, NULL, OPTS_TUNE, "measure this GPU's kernel rates for auto now (a few seconds), keep them beside the tune cache and print them" },

@@ -10,7 +10,8 @@
 #include "core/error.h"
 
 const char *const matmul_compute_names[COMPUTE_COUNT] = { "auto", "fp32", "fp64", "exact", "f16",
-                                                          "bf16", "tf32", "tf32x3", "ozaki" };
+                                                          "bf16", "tf32", "tf32x3", "ozaki",
+                                                          "ozaki32" };
 
 int matmul_compute_parse(const char *s)
 {
@@ -146,6 +147,10 @@ static int choose_sigs(struct matmul_plan *p, enum gc_dtype a, enum gc_dtype b, 
     case COMPUTE_OZAKI:
         /* FP64 from int8 products: asked for (kernels/reference/ozaki_cpu.c). */
         p->sigs[p->n_sigs++] = GEMM_OZAKI;
+        break;
+    case COMPUTE_OZAKI32:
+        /* FP32-class from fewer int8 products, on float operands: asked for. */
+        p->sigs[p->n_sigs++] = GEMM_OZAKI32;
         break;
     }
     return 0;

@@ -1,7 +1,6 @@
 #!/usr/bin/env python3
 """--compute ozaki's rate on the int8 tensor cores (i8_ozaki) beside
-cuBLAS DGEMM and gemmcli's own FP64 (auto: f64_dmma), and ozaki32's beside
-cuBLAS SGEMM and tf32x3, in the same run, on N(0, 1) float64 and float32
+cuBLAS DGEMM, and ozaki32's beside cuBLAS SGEMM and tf32x3, in the same run, on N(0, 1) float64 and float32
 operands at N^3 and 2N^3: each `gemmcli mul --repeat 5`'s
 kernel median, TFLOP/s counting a multiply-add as 2; at N^3 also each
 one's error against the double-double reference (--verify: relative
@@ -46,7 +45,7 @@ def run(d, size, compute, kernel, verify, dtype):
 with tempfile.TemporaryDirectory() as d:
     for size in (n, 2 * n):
         for dtype, peer, modes in ((np.float64, "DGEMM",
-                                    (("fp64", "cublas"), ("fp64", "auto"), ("ozaki", "i8_ozaki"))),
+                                    (("fp64", "cublas"), ("ozaki", "i8_ozaki"))),
                                    (np.float32, "SGEMM",
                                     (("fp32", "cublas"), ("tf32x3", "auto"),
                                      ("ozaki32", "i8_ozaki")))):

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """--compute ozaki's rate on the int8 tensor cores (i8_ozaki) beside
-cuBLAS DGEMM, and ozaki32's beside cuBLAS SGEMM and tf32x3, in the same run, on N(0, 1) float64 and float32
-operands at N^3 and 2N^3: each `gemmcli mul --repeat 5`'s
-kernel median, TFLOP/s counting a multiply-add as 2; at N^3 also each
-one's error against the double-double reference (--verify: relative
-Frobenius / largest relative).  A benchmark: it prints a table and fails
-only if a run does.
+cuBLAS DGEMM, and ozaki32's beside cuBLAS SGEMM and tf32x3, in the same
+run, on N(0, 1) float64 and float32 operands at N^3 and 2N^3: each
+`gemmcli mul --repeat 5`'s kernel median, TFLOP/s counting a multiply-add
+as 2; at N^3 also each one's error against its reference (--verify:
+relative Frobenius / largest relative).  A benchmark: it prints a table
+and fails only if a run does.
 
     ozaki_rate.py [path/to/gemmcli] [N]
 """

@@ -759,7 +759,8 @@ static void test_mul_case(struct ctx *x, const struct options *o, const struct m
             if (kern->flags & KERNEL_HOST) {
                 /* (ozaki on the host: some 20 int8 products and the residues'
                  * reconstruction each, so smaller ones only) */
-                if (flop > (sig == GEMM_OZAKI ? OZAKI_HOST_FLOP_LIMIT : HOST_FLOP_LIMIT))
+                if (flop > (sig == GEMM_OZAKI || sig == GEMM_OZAKI32 ? OZAKI_HOST_FLOP_LIMIT
+                                                                  : HOST_FLOP_LIMIT))
                     continue;
                 size_t es_in = gc_dtypes[si->in].size;
                 if (!ha) {

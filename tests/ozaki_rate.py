@@ -4,8 +4,8 @@ cuBLAS DGEMM, and ozaki32's beside cuBLAS SGEMM and tf32x3, in the same
 run, on N(0, 1) float64 and float32 operands at N^3 and 2N^3: each
 `gemmcli mul --repeat 5`'s kernel median, TFLOP/s counting a multiply-add
 as 2; at N^3 the Ozaki modes alone, with their errors and cuBLAS's
-against the reference (--verify: relative Frobenius / largest relative).  A benchmark: it prints a table
-and fails only if a run does.
+against the reference (--verify: relative Frobenius / largest relative).
+A benchmark: it prints a table and fails only if a run does.
 
     ozaki_rate.py [path/to/gemmcli] [N]
 """
@@ -46,7 +46,8 @@ def run(d, size, compute, kernel, verify, dtype):
 
 with tempfile.TemporaryDirectory() as d:
     for size in (n, 2 * n):
-        for dtype, peer, modes in ((np.float64, "DGEMM", (("fp64", "cublas"), ("ozaki", "i8_ozaki"))),
+        for dtype, peer, modes in ((np.float64, "DGEMM",
+                                    (("fp64", "cublas"), ("ozaki", "i8_ozaki"))),
                                    (np.float32, "SGEMM",
                                     (("fp32", "cublas"), ("tf32x3", "auto"),
                                      ("ozaki32", "i8_ozaki")))):

@@ -71,7 +71,9 @@ void *file_map_range(int fd, size_t n, off_t at, struct file_map *m)
     struct statfs fs;
     m->base = NULL;
     m->len = 0;
-    if (!n || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || fstatfs(fd, &fs) != 0)
+    int flags = fcntl(fd, F_GETFL);
+    if (!n || flags == -1 || (flags & O_APPEND) || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+        fstatfs(fd, &fs) != 0)
         return NULL;
     if (fs.f_type != FS_EXT && fs.f_type != FS_XFS && fs.f_type != FS_TMPFS)
         return NULL;
@@ -98,6 +100,13 @@ void file_unmap(struct file_map *m)
 
 int pwrite_parallel(int fd, const void *p, size_t n, off_t at, int threads)
 {
+    /* A descriptor that appends puts every pwrite at the end, whatever
+     * the offset: slices written side by side would land out of order. */
+    int flags = fcntl(fd, F_GETFL);
+    if (flags == -1)
+        return errno;
+    if (flags & O_APPEND)
+        return EINVAL;
     size_t slices = (n + SLICE - 1) / SLICE;
     if (threads <= 0)
         threads = parallel_default_threads();

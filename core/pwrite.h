@@ -25,7 +25,8 @@
 /* n bytes at p to file offset `at` of fd, on up to `threads` threads
  * (<= 0: one per core; at most PWRITE_THREADS_MAX).  The file grows to
  * at + n if shorter.  0, or the errno of the first failure (EIO when a
- * write made no progress). */
+ * write made no progress; EINVAL for a descriptor that appends, whose
+ * writes go to the end whatever the offset). */
 int pwrite_parallel(int fd, const void *p, size_t n, off_t at, int threads);
 
 /* A range of a file mapped for stores. */

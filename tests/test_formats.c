@@ -2953,6 +2953,17 @@ static void test_pwrite_mapped(void)
               "a run past the end grows the file to it");
         close(fd);
     }
+    /* A descriptor that appends puts every write at the end, whatever the
+     * offset: refused (EINVAL), the file untouched, nothing reserved. */
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    CHECK(fd >= 0 && pwrite(fd, "0123456789", 10, 0) == 10, "a file of 10 bytes");
+    close(fd);
+    fd = open(path, O_WRONLY | O_APPEND);
+    CHECK(fd >= 0 && pwrite_parallel(fd, src, n, 10, 8) == EINVAL,
+          "%zu bytes to a descriptor that appends: EINVAL", n);
+    close(fd);
+    struct stat st;
+    CHECK(stat(path, &st) == 0 && st.st_size == 10, "the file keeps its 10 bytes");
     unlink(path);
     free(src);
     free(back);

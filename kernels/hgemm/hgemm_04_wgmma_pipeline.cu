@@ -113,7 +113,7 @@ hgemm_wgmma_pipeline_kernel(const __grid_constant__ CUtensorMap map_a,
     if (threadIdx.x == 0) {
         hopper_tma_prefetch(&map_a);
         hopper_tma_prefetch(&map_b);
-hopper_ring_init<C::stages>(full, empty, C::warps);
+        hopper_ring_init<C::stages>(full, empty, C::warps);
     }
     __syncthreads();
     /* Every slot starts empty: no wait before its first use. */

@@ -104,7 +104,7 @@ hgemm_warp_specialized_kernel(const __grid_constant__ CUtensorMap map_a,
     if (threadIdx.x == 0) {
         hopper_tma_prefetch(&map_a);
         hopper_tma_prefetch(&map_b);
-hopper_ring_init<C::stages>(full, empty, 4 * C::consumers);
+        hopper_ring_init<C::stages>(full, empty, 4 * C::consumers);
     }
     __syncthreads();
 

@@ -134,7 +134,7 @@ hgemm_persistent_kernel(const __grid_constant__ CUtensorMap map_a,
             hopper_tma_prefetch(&map_a);
             hopper_tma_prefetch(&map_b);
         }
-hopper_ring_init<C::stages>(full, empty, 4 * C::consumers);
+        hopper_ring_init<C::stages>(full, empty, 4 * C::consumers);
     }
     __syncthreads();
 

@@ -250,7 +250,7 @@ sgemm_tf32_kernel(const __grid_constant__ CUtensorMap map_a,
             hopper_tma_prefetch(&map_a);
             hopper_tma_prefetch(&map_b);
         }
-hopper_ring_init<TF::stages>(full, empty, 4 * TF::consumers);
+        hopper_ring_init<TF::stages>(full, empty, 4 * TF::consumers);
     }
     __syncthreads();
     const int wg = threadIdx.x / 128;

@@ -212,7 +212,7 @@ static __device__ __forceinline__ void tc32_body(const CUtensorMap *map_a,
             hopper_tma_prefetch(map_a);
             hopper_tma_prefetch(map_b);
         }
-hopper_ring_init<C::stages>(full, empty, 4 * C::consumers);
+        hopper_ring_init<C::stages>(full, empty, 4 * C::consumers);
     }
     __syncthreads();
     int wg = threadIdx.x / 128;

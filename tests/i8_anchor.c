@@ -28,51 +28,54 @@ static int cmp_float(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
-/* The median of REPEAT timed runs after one untimed, in ms; < 0 on failure. */
-static float time_gemm(cublasHandle_t h, int n, int tn, const void *a, const void *b, void *c)
+/* One run: cuBLAS in a layout, or i8_igmma's product alone. */
+struct one_run {
+    cublasHandle_t h;            /* NULL: i8_igmma */
+    int n, tn;
+    const void *a, *b;
+    void *c;
+    int sm_count;
+};
+
+/* Queues one run; 0, or says why not and returns -1. */
+static int queue_run(const struct one_run *r)
 {
-    const int alpha = 1, beta = 0;
-    float ms[REPEAT];
-    cudaEvent_t e0, e1;
-    cudaEventCreate(&e0);
-    cudaEventCreate(&e1);
-    for (int r = -1; r < REPEAT; r++) {
-        cudaEventRecord(e0, 0);
-        cublasStatus_t st = cublasGemmEx(h, tn ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, n, n, n,
-                                         &alpha, b, CUDA_R_8I, n, a, CUDA_R_8I, n, &beta, c,
-                                         CUDA_R_32I, n, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT);
-        cudaEventRecord(e1, 0);
-        if (st != CUBLAS_STATUS_SUCCESS || cudaEventSynchronize(e1) != cudaSuccess) {
-            fprintf(stderr, "i8_anchor: cublasGemmEx %s at %d failed (status %d)\n",
-                    tn ? "TN" : "NN", n, (int)st);
-            return -1;
-        }
-        if (r >= 0)
-            cudaEventElapsedTime(&ms[r], e0, e1);
+    if (r->h) {
+        const int alpha = 1, beta = 0;
+        cublasStatus_t st = cublasGemmEx(r->h, r->tn ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N,
+                                         r->n, r->n, r->n, &alpha, r->b, CUDA_R_8I, r->n, r->a,
+                                         CUDA_R_8I, r->n, &beta, r->c, CUDA_R_32I, r->n,
+                                         CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT);
+        if (st == CUBLAS_STATUS_SUCCESS)
+            return 0;
+        fprintf(stderr, "i8_anchor: cublasGemmEx %s at %d failed (status %d)\n",
+                r->tn ? "TN" : "NN", r->n, (int)st);
+        return -1;
     }
-    cudaEventDestroy(e0);
-    cudaEventDestroy(e1);
-    qsort(ms, REPEAT, sizeof ms[0], cmp_float);
-    return (ms[REPEAT / 2 - 1] + ms[REPEAT / 2]) / 2;
+    /* i8_igmma on the TN operands: A (n rows of n), B^T (n rows of n). */
+    struct i8gemm_problem q = { r->n, r->n, r->n, r->a, NULL, r->c, 1, 0, 0, 0, 0 };
+    struct launch_env env = { 0, NULL, r->sm_count, 90 };
+    cudaError_t err = i8gemm_igmma_launch_kmajor(&q, r->b, &env);
+    if (err == cudaSuccess)
+        return 0;
+    fprintf(stderr, "i8_anchor: i8_igmma at %d failed: %s\n", r->n, cudaGetErrorString(err));
+    return -1;
 }
 
-/* i8_igmma's product alone on the TN operands: A (n rows of n) and B^T
- * (n rows of n), into c; the median as time_gemm's, < 0 on failure. */
-static float time_kernel(int n, const void *a, const void *bt, void *c, int sm_count)
+/* The median of REPEAT timed runs after one untimed, in ms; < 0 on failure. */
+static float time_run(const struct one_run *run)
 {
-    struct i8gemm_problem q = { n, n, n, a, NULL, c, 1, 0, 0, 0, 0 };
-    struct launch_env env = { 0, NULL, sm_count, 90 };
     float ms[REPEAT];
     cudaEvent_t e0, e1;
     cudaEventCreate(&e0);
     cudaEventCreate(&e1);
     for (int r = -1; r < REPEAT; r++) {
         cudaEventRecord(e0, 0);
-        cudaError_t err = i8gemm_igmma_launch_kmajor(&q, bt, &env);
+        int rc = queue_run(run);
         cudaEventRecord(e1, 0);
-        if (err != cudaSuccess || cudaEventSynchronize(e1) != cudaSuccess) {
-            fprintf(stderr, "i8_anchor: i8_igmma at %d failed: %s\n", n,
-                    cudaGetErrorString(err != cudaSuccess ? err : cudaGetLastError()));
+        if (rc || cudaEventSynchronize(e1) != cudaSuccess) {
+            if (!rc)
+                fprintf(stderr, "i8_anchor: %s\n", cudaGetErrorString(cudaGetLastError()));
             return -1;
         }
         if (r >= 0)
@@ -133,7 +136,8 @@ int main(int argc, char **argv)
             int sm_count = 0;
             cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, 0);
             for (int tn = 1; tn >= 0 && !rc; tn--) {
-                float ms = time_gemm(h, n, tn, a, b, c);
+                struct one_run cub = { h, n, tn, a, b, c, sm_count };
+                float ms = time_run(&cub);
                 if (ms < 0)
                     rc = 1;
                 else
@@ -142,7 +146,8 @@ int main(int argc, char **argv)
                 if (!tn || rc)
                     continue;
                 /* The same TN operands on i8_igmma's product alone. */
-                float kms = time_kernel(n, a, b, c2, sm_count);
+                struct one_run own = { NULL, n, 1, a, b, c2, sm_count };
+                float kms = time_run(&own);
                 if (kms < 0) {
                     rc = 1;
                     continue;

@@ -45,51 +45,27 @@
 
 #include "kernels/common.cuh"
 #include "kernels/gemm.h"
+#include "kernels/ozaki.h"
 
 extern "C" cudaError_t i8gemm_igmma_launch_kmajor(const struct i8gemm_problem *p,
                                                   const int8_t *bt,
                                                   const struct launch_env *env);
 extern "C" int i8gemm_igmma_check(const struct gemm_problem *p, char *why, size_t n);
 
-/* The host reference's moduli, largest first (pairwise coprime: 256 =
- * 2^8, 255 = 3 5 17, 253 = 11 23, 247 = 13 19, 217 = 7 31, the rest
- * primes). */
-#define OZ_MODULI                                                                                  \
-    { 256, 255, 253, 251, 247, 241, 239, 233, 229, 227, 223, 217, 211, 199, 197, 193, 191, 181,    \
-      179, 173 }
-static const int oz_moduli_host[] = OZ_MODULI;
-__constant__ int oz_moduli[] = OZ_MODULI;
+/* The host reference's moduli and rules (kernels/ozaki.h), the moduli
+ * also in constant memory for the passes. */
+__constant__ int oz_moduli[OZAKI_MOST] = OZAKI_MODULI;
 
 enum {
-    OZ_MOST = (int)(sizeof oz_moduli_host / sizeof oz_moduli_host[0]),
-    OZ_BETA = 54,          /* bits a row's largest value keeps (ozaki) */
-    OZ_BETA32 = 28,        /* and for ozaki32 */
-    OZ_PIECE = 65536,      /* K a product at most: 128 * 128 * 65536 = 2^30 */
+    OZ_MOST = OZAKI_MOST,
     OZ_ALIGN = 256,
     OZ_THREADS = 256,
 };
 
-/* Garner's weights, (p_0 ... p_(l-1))^-1 modulo p_l, as a kernel's
- * argument. */
+/* Garner's weights as a kernel's argument. */
 struct oz_weights {
     int w[OZ_MOST];
 };
-
-/* The moduli a product of K needs for beta bits a side (the host
- * reference's rule): the fewest whose product exceeds 2 K 2^(2 beta). */
-static int oz_count(long long k, int *beta)
-{
-    double need_k = log2((double)(k > 0 ? k : 1)) + 2;
-    for (;;) {
-        double bits = 0;
-        for (int n = 0; n < OZ_MOST; n++) {
-            bits += log2((double)oz_moduli_host[n]);
-            if (bits > 2.0 * *beta + need_k)
-                return n + 1;
-        }
-        (*beta)--;
-    }
-}
 
 /* The product's layout in the workspace. */
 struct oz_plan {
@@ -103,9 +79,9 @@ static size_t oz_up(size_t bytes) { return (bytes + OZ_ALIGN - 1) / OZ_ALIGN * O
 static struct oz_plan oz_plan_of(long long m, long long n, long long k, int fp32)
 {
     struct oz_plan z;
-    z.beta = fp32 ? OZ_BETA32 : OZ_BETA;
-    z.nmod = oz_count(k, &z.beta);
-    z.pieces = (k + OZ_PIECE - 1) / OZ_PIECE;
+    z.beta = fp32 ? OZAKI_BETA32 : OZAKI_BETA;
+    z.nmod = ozaki_count(k, &z.beta);
+    z.pieces = (k + OZAKI_PIECE - 1) / OZAKI_PIECE;
     z.piece_k = (k + z.pieces - 1) / z.pieces;
     z.kp = (z.piece_k + 15) / 16 * 16;
     /* s and t; B's columns' largest magnitudes and non-finite counts;
@@ -339,20 +315,6 @@ oz_garner(const int8_t *digits, int nmod, int m, int n, int k, const int *s, con
     }
 }
 
-/* The inverse of a modulo p (a and p coprime). */
-static int oz_inverse(int a, int p)
-{
-    int r0 = p, r1 = ((a % p) + p) % p, t0 = 0, t1 = 1;
-    while (r1) {
-        int q = r0 / r1, r = r0 - q * r1, t = t0 - q * t1;
-        r0 = r1;
-        r1 = r;
-        t0 = t1;
-        t1 = t;
-    }
-    return ((t0 % p) + p) % p;
-}
-
 static unsigned oz_blocks(long long work)
 {
     long long b = (work + OZ_THREADS - 1) / OZ_THREADS;
@@ -375,12 +337,7 @@ static cudaError_t oz_product(const struct ozgemm_problem *p, const T *a, const 
 {
     struct oz_plan z = oz_plan_of(p->m, p->n, p->k, p->fp32);
     struct oz_weights w;
-    for (int l = 0; l < z.nmod; l++) {
-        int prod = 1;
-        for (int q = 0; q < l; q++)
-            prod = prod * oz_moduli_host[q] % oz_moduli_host[l];
-        w.w[l] = oz_inverse(prod, oz_moduli_host[l]);
-    }
+    ozaki_weights(z.nmod, w.w);
     char *ws = NULL;
     cudaError_t err = cudaMallocAsync((void **)&ws, z.total, env->stream);
     if (err != cudaSuccess)
@@ -423,7 +380,7 @@ static cudaError_t oz_product(const struct ozgemm_problem *p, const T *a, const 
             if ((err = i8gemm_igmma_launch_kmajor(&q, bt, env)) != cudaSuccess)
                 break;
             oz_fold<<<oz_blocks(mn), OZ_THREADS, 0, env->stream>>>(
-                sums, mn, oz_moduli_host[l], g == 0, digits + l * mn);
+                sums, mn, ozaki_modulus(l), g == 0, digits + l * mn);
             err = launch_result();
         }
     if (err == cudaSuccess) {

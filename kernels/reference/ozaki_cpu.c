@@ -39,19 +39,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/ozaki.h"
 #include "kernels/registry.h"
 
 void gemm_cpu(const struct gemm_problem *p, int threads);
 
-/* Pairwise coprime moduli of at most 256 (256 = 2^8, 255 = 3 5 17, 253 =
- * 11 23, 247 = 13 19, 217 = 7 31, the rest primes), largest first. */
-static const int oz_moduli[] = { 256, 255, 253, 251, 247, 241, 239, 233, 229, 227,
-                                 223, 217, 211, 199, 197, 193, 191, 181, 179, 173 };
+static const int oz_moduli[] = OZAKI_MODULI;
 enum {
-    OZ_MOST = (int)(sizeof oz_moduli / sizeof oz_moduli[0]),
-    OZ_BETA = 54,           /* bits a row's largest value keeps (ozaki) */
-    OZ_BETA32 = 28,         /* and for ozaki32: float's 24 and 4 more */
-    OZ_CHUNK_K = 65536,     /* K a piece: 128 * 128 * 65536 = 2^30 < 2^31 */
+    OZ_MOST = OZAKI_MOST,
+    OZ_BETA = OZAKI_BETA,
+    OZ_BETA32 = OZAKI_BETA32,
+    OZ_CHUNK_K = OZAKI_PIECE,
 };
 
 /* x modulo p in [-p/2, p/2) (p even) or [-(p-1)/2, (p-1)/2] (p odd). */
@@ -61,36 +59,6 @@ static int64_t oz_sym(int64_t x, int64_t p)
     if (r < 0)
         r += p;
     return r >= (p + 1) / 2 ? r - p : r;
-}
-
-/* The inverse of a modulo p (a and p coprime). */
-static int64_t oz_inverse(int64_t a, int64_t p)
-{
-    int64_t r0 = p, r1 = ((a % p) + p) % p, t0 = 0, t1 = 1;
-    while (r1) {
-        int64_t q = r0 / r1, r = r0 - q * r1, t = t0 - q * t1;
-        r0 = r1;
-        r1 = r;
-        t0 = t1;
-        t1 = t;
-    }
-    return ((t0 % p) + p) % p;
-}
-
-/* The moduli a product of K needs for beta bits a side: the fewest whose
- * product exceeds 2 K 2^(2 beta), or all of them (then *beta is cut). */
-static int oz_count(int64_t k, int *beta)
-{
-    double need_k = log2((double)(k > 0 ? k : 1)) + 2;
-    for (;;) {
-        double bits = 0;
-        for (int n = 0; n < OZ_MOST; n++) {
-            bits += log2((double)oz_moduli[n]);
-            if (bits > 2.0 * *beta + need_k)
-                return n + 1;
-        }
-        (*beta)--;
-    }
 }
 
 /* The power of two that brings the largest finite magnitude of n values
@@ -124,7 +92,7 @@ static int oz_product(const struct gemm_problem *p, const double *a, const doubl
                       int beta_bits, int threads)
 {
     int64_t m = p->m, n = p->n, k = p->k;
-    int nmod = oz_count(k, &beta_bits);
+    int nmod = ozaki_count(k, &beta_bits);
     int *s = malloc((size_t)m * sizeof *s), *t = malloc((size_t)n * sizeof *t);
     char *row_ok = malloc((size_t)m), *col_ok = malloc((size_t)n);
     int64_t *ai = malloc((size_t)(m * k + 1) * sizeof *ai);
@@ -185,13 +153,8 @@ static int oz_product(const struct gemm_problem *p, const double *a, const doubl
         }
         /* Garner: digits v_l in [-p_l/2, p_l/2) with C' = v_0 + p_0 (v_1 +
          * p_1 (v_2 + ...)); w[l] = (p_0 ... p_(l-1))^-1 modulo p_l. */
-        int64_t w[OZ_MOST];
-        for (int l = 0; l < nmod; l++) {
-            int64_t prod = 1;
-            for (int q = 0; q < l; q++)
-                prod = prod * oz_moduli[q] % oz_moduli[l];
-            w[l] = oz_inverse(prod, oz_moduli[l]);
-        }
+        int w[OZ_MOST];
+        ozaki_weights(nmod, w);
         for (int64_t i = 0; i < m; i++)
             for (int64_t j = 0; j < n; j++) {
                 double *out = c + i * p->ldc + j;

@@ -77,10 +77,11 @@ lane_kernels() {
         --kernel mma_sync_128x128 --shape 1x1x1x1 --shape 3x129x263x77 --shape 2x130x63x131
     step k racecheck-odd 60 $RACECHECK $B/gpu_kernels --type f16 --kernel mma_sync \
         --kernel mma_sync_128x128 --shape 3x129x263x77
-    # Tiles beyond device memory, through the CLI; here to even out the
-    # lanes.
+    # Tiles beyond device memory, through the CLI, and the float
+    # arithmetics' errors (no timing read); here to even out the lanes.
     step k calibrate 60 ./gemmcli tune --calibrate
     step k tiled 150 python3 tests/tiled_gpu.py ./gemmcli
+    step k accuracy 120 python3 tests/accuracy.py ./gemmcli --sizes 1024 --json "$LOGS/accuracy.json"
 }
 
 # mul as MPI ranks, each on a GPU (sharing the GPUs there are), and the
@@ -112,7 +113,7 @@ lane_cli() {
 
 # Timed, alone: one size a type against cuBLAS, auto on random shapes,
 # the exact int64 kernel, the int8 tensor cores' integer products beside
-# cuBLAS's int8, and the float arithmetics' errors.
+# cuBLAS's int8, and the Ozaki modes beside cuBLAS.
 lane_timed_quick() {
     step t calibrate 60 ./gemmcli tune --calibrate
     step t bench 150 ./gemmcli bench --op mul --sizes 4096,4097 --dtype f32,f16,bf16,f64,tf32,tf32x3 \
@@ -126,7 +127,6 @@ lane_timed_quick() {
     step t i64-rate 60 python3 tests/i64_rate.py ./gemmcli
     step t int-rate 120 python3 tests/int_rate.py ./gemmcli
     step t ozaki-rate 90 python3 tests/ozaki_rate.py ./gemmcli
-    step t accuracy 120 python3 tests/accuracy.py ./gemmcli --sizes 1024 --json "$LOGS/accuracy.json"
 }
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$LOGS/device.txt" 2>&1
@@ -188,7 +188,9 @@ for f in "$LOGS"/t/sweep.log "$LOGS"/t/sweep-200.log; do
 done
 [ -f "$LOGS/t/i64-rate.log" ] && tail -n 1 "$LOGS/t/i64-rate.log"
 [ -f "$LOGS/t/transpose-rate.log" ] && cat "$LOGS/t/transpose-rate.log"
-[ -f "$LOGS/t/accuracy.log" ] && grep -v '^accuracy:' "$LOGS/t/accuracy.log"
+for f in "$LOGS"/k/accuracy.log "$LOGS"/t/accuracy.log; do
+    [ -f "$f" ] && grep -v '^accuracy:' "$f"
+done
 [ -f "$LOGS/t/ozaki-rate.log" ] && cat "$LOGS/t/ozaki-rate.log"
 echo
 echo "check-gpu ($part) on $(cat "$LOGS/device.txt"), $(date -u +%Y-%m-%d), $(($(date +%s) - begin)) s"

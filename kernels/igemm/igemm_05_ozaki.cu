@@ -265,6 +265,18 @@ oz_fold(const int32_t *sums, long long mn, int p, int first, int8_t *digit)
     }
 }
 
+/* x modulo p in [0, p), for |x| < 2^24 (exact as a float): the quotient
+ * from the reciprocal (one MUFU.RCP), off by one at most, then corrected;
+ * a fraction of an integer remainder's cost (exhaustively checked for
+ * every modulus over -400..65836, the range Garner's steps reach). */
+static __device__ __forceinline__ int oz_mod(int x, int p)
+{
+    int q = __float2int_rd(__int2float_rn(x) * __frcp_rn(__int2float_rn(p)));
+    int r = x - q * p;
+    r += r < 0 ? p : 0;
+    return r >= p ? r - p : r;
+}
+
 /* Double-double x p + v: Dekker's product by fma, Knuth's sum. */
 static __device__ __forceinline__ void oz_dd_mul_add(double &hi, double &lo, double p, double v)
 {
@@ -294,9 +306,8 @@ oz_garner(const int8_t *digits, int nmod, int m, int n, int k, const int *s, con
             for (int l = 0; l < nmod; l++) {
                 int p = oz_moduli[l], acc = 0;
                 for (int q = l - 1; q >= 0; q--)
-                    acc = (v[q] + oz_moduli[q] * acc) % p;
-                int r = (digits[l * mn + e] - acc) % p * w.w[l] % p;
-                r += r < 0 ? p : 0;
+                    acc = oz_mod(v[q] + oz_moduli[q] * acc, p);
+                int r = oz_mod(oz_mod(digits[l * mn + e] - acc, p) * w.w[l], p);
                 v[l] = r >= (p + 1) / 2 ? r - p : r;
             }
             double hi = v[nmod - 1], lo = 0;

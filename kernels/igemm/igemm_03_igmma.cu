@@ -57,6 +57,11 @@ struct igm_args {
     int tiles_m, tiles_n;
     int a_batched, b_batched;
     int c_vec;                 /* C may be written as int2 */
+    /* The modular epilogue's (kernel<true>): C's sums modulo mod_p, as int8
+     * in [-p/2, p/2), to `digits` (rows n apart), added to the digits there
+     * when `fold` (K in pieces); C itself is not written. */
+    int8_t *digits;
+    int mod_p, fold;
 };
 
 /* ---- B^T ---- */
@@ -174,6 +179,39 @@ static __device__ __forceinline__ void igm_store(const int32_t (&d)[128], int ti
     }
 }
 
+/* x modulo p in [-p/2, p/2) (even p) or [-(p-1)/2, (p-1)/2] (odd), x an
+ * int32 (exact in a double; the quotient from 1/p corrected by one). */
+static __device__ __forceinline__ int igm_sym_mod(int x, int p, double inv_p)
+{
+    int q = (int)floor((double)x * inv_p);
+    int r = x - q * p;
+    r += r < 0 ? p : 0;
+    r -= r >= p ? p : 0;
+    return r >= (p + 1) / 2 ? r - p : r;
+}
+
+/* The modular epilogue: thread `tid`'s accumulators modulo p, as int8
+ * digits at `dg` (rows ldd apart), folded into the digits there when
+ * `fold`; rows below `rows`, columns below `cols`. */
+static __device__ __forceinline__ void igm_store_mod(const int32_t (&d)[128], int tid,
+                                                     int8_t *dg, int ldd, int rows, int cols,
+                                                     int p, int fold)
+{
+    double inv_p = 1.0 / p;
+#pragma unroll
+    for (int i = 0; i < 128; i++) {
+        int row = hopper_acc_row(i, tid), col = hopper_acc_col(i, tid);
+        if (row >= rows || col >= cols)
+            continue;
+        int8_t *q = dg + (size_t)row * ldd + col;
+        int r = igm_sym_mod(d[i], p, inv_p);
+        if (fold)
+            r = igm_sym_mod(r + *q, p, inv_p);
+        *q = (int8_t)r;
+    }
+}
+
+template <bool MOD>
 static __global__ void __launch_bounds__(igm_cfg::threads, 1)
 i8gemm_igmma_kernel(const __grid_constant__ CUtensorMap map_a,
                     const __grid_constant__ CUtensorMap map_b, const struct igm_args args)
@@ -240,10 +278,17 @@ i8gemm_igmma_kernel(const __grid_constant__ CUtensorMap map_a,
         }
         hopper_wgmma_wait<0>();
         igm_fence_regs(acc);
-        int32_t *c = args.c + (long long)product * args.stride_c +
-                     (size_t)(bm0 + rows0) * args.n + bn0;
-        igm_store(acc, threadIdx.x % 128, c, args.n, args.m - bm0 - rows0, args.n - bn0,
-                  args.accumulate, args.c_vec);
+        if constexpr (MOD) {
+            int8_t *dg = args.digits + (long long)product * args.stride_c +
+                         (size_t)(bm0 + rows0) * args.n + bn0;
+            igm_store_mod(acc, threadIdx.x % 128, dg, args.n, args.m - bm0 - rows0,
+                          args.n - bn0, args.mod_p, args.fold);
+        } else {
+            int32_t *c = args.c + (long long)product * args.stride_c +
+                         (size_t)(bm0 + rows0) * args.n + bn0;
+            igm_store(acc, threadIdx.x % 128, c, args.n, args.m - bm0 - rows0, args.n - bn0,
+                      args.accumulate, args.c_vec);
+        }
     }
 }
 
@@ -294,9 +339,15 @@ static cudaError_t igm_prepare(const struct i8gemm_problem *p, int batch, bool a
     return cudaSuccess;
 }
 
+/* The modular epilogue's output (i8gemm_igmma_launch_mod); NULL: C. */
+struct igm_mod {
+    int8_t *digits;
+    int p, fold;
+};
+
 static cudaError_t igm_run(const struct i8gemm_problem *p, int batch, bool a_b, bool b_b,
                            const int8_t *a, long long lda, long long stride_a, const int8_t *bt,
-                           cudaStream_t stream)
+                           cudaStream_t stream, const struct igm_mod *mod = NULL)
 {
     typedef igm_cfg C;
     long long kp = igm_pitch(p->k);
@@ -308,8 +359,8 @@ static cudaError_t igm_run(const struct i8gemm_problem *p, int batch, bool a_b, 
         err = hopper_tensor_map(&map_b, u8, bt, p->n, p->k, kp, b_b ? batch : 1,
                                 (long long)p->n * kp, C::bn, C::bk, 1);
     if (err == cudaSuccess)
-        err = cudaFuncSetAttribute(i8gemm_igmma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   (int)C::smem);
+        err = cudaFuncSetAttribute(mod ? i8gemm_igmma_kernel<true> : i8gemm_igmma_kernel<false>,
+                                   cudaFuncAttributeMaxDynamicSharedMemorySize, (int)C::smem);
     if (err != cudaSuccess)
         return err;
     struct igm_args args;
@@ -324,11 +375,17 @@ static cudaError_t igm_run(const struct i8gemm_problem *p, int batch, bool a_b, 
     args.a_batched = a_b;
     args.b_batched = b_b;
     args.c_vec = p->n % 2 == 0 && args.stride_c % 2 == 0 && (uintptr_t)p->c % 8 == 0;
+    args.digits = mod ? mod->digits : NULL;
+    args.mod_p = mod ? mod->p : 0;
+    args.fold = mod ? mod->fold : 0;
     for (int b0 = 0; b0 < batch; b0 += HOPPER_MAX_GRID_Y) {
         args.batch0 = b0;
         dim3 grid((unsigned)(args.tiles_m * args.tiles_n),
                   (unsigned)(batch - b0 < HOPPER_MAX_GRID_Y ? batch - b0 : HOPPER_MAX_GRID_Y));
-        i8gemm_igmma_kernel<<<grid, C::threads, C::smem, stream>>>(map_a, map_b, args);
+        if (mod)
+            i8gemm_igmma_kernel<true><<<grid, C::threads, C::smem, stream>>>(map_a, map_b, args);
+        else
+            i8gemm_igmma_kernel<false><<<grid, C::threads, C::smem, stream>>>(map_a, map_b, args);
         if ((err = launch_result()) != cudaSuccess)
             return err;
     }
@@ -381,12 +438,15 @@ extern "C" cudaError_t i8gemm_igmma_launch(const struct i8gemm_problem *p,
  * given k-major already, `bt` n rows of K rounded up to 16 bytes (products
  * n such rows apart where B is a stack), and A's rows, base and stack
  * stride 16-byte multiples (else cudaErrorInvalidValue); p->b is not
- * read. */
-extern "C" cudaError_t i8gemm_igmma_launch_kmajor(const struct i8gemm_problem *p,
-                                                  const int8_t *bt,
-                                                  const struct launch_env *env)
+ * read.  i8gemm_igmma_launch_mod writes, in place of C, its sums modulo p
+ * as int8 digits in [-p/2, p/2) at `digits` (rows n apart; C's stride
+ * between products), added to the digits there modulo p when `fold`:
+ * the Ozaki stage's residues (kernels/igemm/igemm_05_ozaki.cu), with no
+ * int32 C to write and read back. */
+static cudaError_t igm_kmajor(const struct i8gemm_problem *p, const int8_t *bt,
+                              const struct launch_env *env, const struct igm_mod *mod)
 {
-    if (p->m < 0 || p->n < 0 || p->k < 1)
+    if (p->m < 0 || p->n < 0 || p->k < 1 || (mod && (mod->p < 2 || mod->p > 256)))
         return cudaErrorInvalidValue;
     if (p->m == 0 || p->n == 0)
         return cudaSuccess;
@@ -397,12 +457,27 @@ extern "C" cudaError_t i8gemm_igmma_launch_kmajor(const struct i8gemm_problem *p
     bool a_b = batch > 1 && p->stride_a != 0, b_b = batch > 1 && p->stride_b != 0;
     if (igm_copy_a(p, a_b) || (uintptr_t)bt % 16)
         return cudaErrorInvalidValue;
-    return igm_run(p, batch, a_b, b_b, p->a, p->k, a_b ? p->stride_a : 0, bt, env->stream);
+    return igm_run(p, batch, a_b, b_b, p->a, p->k, a_b ? p->stride_a : 0, bt, env->stream, mod);
+}
+
+extern "C" cudaError_t i8gemm_igmma_launch_kmajor(const struct i8gemm_problem *p,
+                                                  const int8_t *bt,
+                                                  const struct launch_env *env)
+{
+    return igm_kmajor(p, bt, env, NULL);
+}
+
+extern "C" cudaError_t i8gemm_igmma_launch_mod(const struct i8gemm_problem *p, const int8_t *bt,
+                                               int8_t *digits, int mod_p, int fold,
+                                               const struct launch_env *env)
+{
+    struct igm_mod mod = { digits, mod_p, fold };
+    return igm_kmajor(p, bt, env, &mod);
 }
 
 extern "C" cudaError_t i8gemm_igmma_attr(struct kernel_attr *out)
 {
-    return kernel_attr_of(i8gemm_igmma_kernel, igm_cfg::threads, igm_cfg::smem, out);
+    return kernel_attr_of(i8gemm_igmma_kernel<false>, igm_cfg::threads, igm_cfg::smem, out);
 }
 
 extern "C" int i8gemm_igmma_check(const struct gemm_problem *p, char *why, size_t n)

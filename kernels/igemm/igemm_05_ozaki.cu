@@ -19,8 +19,9 @@
  *      65536 in pieces, each an int8 product whose int32 sums cannot leave
  *      int32: 128 x 128 x 65536 = 2^30);
  *   3. for each p and piece, an int8 product on `i8_igmma`, which takes B
- *      k-major as it is (no pass of its own over it), then a pass that
- *      folds it into C' modulo p, kept as int8;
+ *      k-major as it is (no pass of its own over it) and writes its sums
+ *      modulo p as int8 digits (folded into the last piece's), where an
+ *      int32 C would be written and read back;
  *   4. a pass over C: Garner's algorithm turns the L residues into mixed
  *      radix digits, which sum, most significant first, in double-double
  *      (106 bits; C' needs its top 53 only) to C' 2^-(s_i + t_j), rounded
@@ -29,8 +30,8 @@
  *      infinity or a NaN are summed as float64 GEMM sums them.
  *
  * Work at N^3: L int8 products (16 at 8192^3, 9 for ozaki32) against
- * DGEMM's (SGEMM's) one; the passes read A and B once each and C' L
- * times.
+ * DGEMM's (SGEMM's) one; the passes read A and B once each, and Garner's
+ * reads the L digits of each element of C once.
  *
  * gemmcli's own; the method is Ozaki, Uchino and Imamura's scheme II (the
  * Chinese remainder theorem over int8 products), Garner's algorithm for
@@ -47,9 +48,9 @@
 #include "kernels/gemm.h"
 #include "kernels/ozaki.h"
 
-extern "C" cudaError_t i8gemm_igmma_launch_kmajor(const struct i8gemm_problem *p,
-                                                  const int8_t *bt,
-                                                  const struct launch_env *env);
+extern "C" cudaError_t i8gemm_igmma_launch_mod(const struct i8gemm_problem *p, const int8_t *bt,
+                                               int8_t *digits, int mod_p, int fold,
+                                               const struct launch_env *env);
 extern "C" int i8gemm_igmma_check(const struct gemm_problem *p, char *why, size_t n);
 
 /* The host reference's moduli and rules (kernels/ozaki.h), the moduli
@@ -71,7 +72,7 @@ struct oz_weights {
 struct oz_plan {
     int nmod, beta;
     long long pieces, piece_k, kp;  /* K in pieces of piece_k, each padded to kp */
-    size_t shifts, res_a, res_b, sums, digits, total;
+    size_t shifts, res_a, res_b, digits, total;
 };
 
 static size_t oz_up(size_t bytes) { return (bytes + OZ_ALIGN - 1) / OZ_ALIGN * OZ_ALIGN; }
@@ -90,9 +91,8 @@ static struct oz_plan oz_plan_of(long long m, long long n, long long k, int fp32
                      (size_t)(m + n) * (sizeof(int) + 1));
     z.res_a = oz_up((size_t)z.nmod * z.pieces * m * z.kp);
     z.res_b = oz_up((size_t)z.nmod * z.pieces * z.kp * n);
-    z.sums = oz_up((size_t)m * n * sizeof(int32_t));
     z.digits = oz_up((size_t)z.nmod * m * n);
-    z.total = z.shifts + z.res_a + z.res_b + z.sums + z.digits;
+    z.total = z.shifts + z.res_a + z.res_b + z.digits;
     return z;
 }
 
@@ -251,20 +251,6 @@ oz_split_b(const T *b, int n, int k, const int *t, int nmod, long long pieces,
         }
 }
 
-/* C' modulo p: a piece's int32 sums folded into the residues so far
- * (none for the first piece). */
-static __global__ void __launch_bounds__(OZ_THREADS)
-oz_fold(const int32_t *sums, long long mn, int p, int first, int8_t *digit)
-{
-    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < mn;
-         e += (long long)gridDim.x * blockDim.x) {
-        int r = sums[e] % p + (first ? 0 : digit[e]);
-        r %= p;
-        r += r < 0 ? p : 0;
-        digit[e] = (int8_t)(r >= (p + 1) / 2 ? r - p : r);
-    }
-}
-
 /* x modulo p in [0, p), for |x| < 2^24 (exact as a float): the quotient
  * from the reciprocal (one MUFU.RCP), off by one at most, then corrected;
  * a fraction of an integer remainder's cost (exhaustively checked for
@@ -357,8 +343,7 @@ static cudaError_t oz_product(const struct ozgemm_problem *p, const T *a, const 
     int *bad = (int *)(most + p->n), *s = bad + p->n, *t = s + p->m;
     char *ok_a = (char *)(t + p->n), *ok_b = ok_a + p->m;
     int8_t *res_a = (int8_t *)(ws + z.shifts), *res_b = (int8_t *)(ws + z.shifts + z.res_a);
-    int32_t *sums = (int32_t *)(ws + z.shifts + z.res_a + z.res_b);
-    int8_t *digits = (int8_t *)(ws + z.shifts + z.res_a + z.res_b + z.sums);
+    int8_t *digits = (int8_t *)(ws + z.shifts + z.res_a + z.res_b);
     long long mn = (long long)p->m * p->n;
     /* (B's columns: K in ranges enough to give the GPU some 4096 blocks) */
     long long col_blocks = (p->n + OZ_THREADS - 1) / OZ_THREADS;
@@ -384,15 +369,12 @@ static cudaError_t oz_product(const struct ozgemm_problem *p, const T *a, const 
     }
     for (int l = 0; l < z.nmod && err == cudaSuccess; l++)
         for (long long g = 0; g < z.pieces && err == cudaSuccess; g++) {
+            /* (C' modulo p straight from the product's accumulators) */
             struct i8gemm_problem q = { p->m, p->n, (int)z.kp,
-                                        res_a + (l * z.pieces + g) * p->m * z.kp, NULL,
-                                        sums, 1, 0, 0, mn, 0 };
+                                        res_a + (l * z.pieces + g) * p->m * z.kp, NULL, NULL,
+                                        1, 0, 0, mn, 0 };
             const int8_t *bt = res_b + (l * z.pieces + g) * z.kp * p->n;
-            if ((err = i8gemm_igmma_launch_kmajor(&q, bt, env)) != cudaSuccess)
-                break;
-            oz_fold<<<oz_blocks(mn), OZ_THREADS, 0, env->stream>>>(
-                sums, mn, ozaki_modulus(l), g == 0, digits + l * mn);
-            err = launch_result();
+            err = i8gemm_igmma_launch_mod(&q, bt, digits + l * mn, ozaki_modulus(l), g > 0, env);
         }
     if (err == cudaSuccess) {
         oz_garner<<<oz_blocks(mn), OZ_THREADS, 0, env->stream>>>(

@@ -401,26 +401,38 @@ static size_t igm_workspace(long long m, long long n, long long k, long long bat
     return (size_t)(nb * n * kp + (copy_a ? nb * m * kp : 0));
 }
 
+/* What every entry checks first: negative sides or K = 0 are invalid
+ * (an empty C is not, whatever K), tiles past the grid's count too many;
+ * then the stack's facts.  *empty: M or N is 0, nothing to compute. */
+static cudaError_t igm_shape(const struct i8gemm_problem *p, bool *empty, int *batch, bool *a_b,
+                             bool *b_b)
+{
+    *empty = p->m == 0 || p->n == 0;
+    if (p->m < 0 || p->n < 0 || p->k < 0 || (!*empty && p->k == 0))
+        return cudaErrorInvalidValue;
+    if (!*empty && ((long long)p->m + igm_cfg::bm - 1) / igm_cfg::bm *
+                           (((long long)p->n + igm_cfg::bn - 1) / igm_cfg::bn) > 0x7fffffff)
+        return cudaErrorInvalidConfiguration;
+    *batch = p->batch > 1 ? p->batch : 1;
+    *a_b = *batch > 1 && p->stride_a != 0;
+    *b_b = *batch > 1 && p->stride_b != 0;
+    return cudaSuccess;
+}
+
 extern "C" cudaError_t i8gemm_igmma_launch(const struct i8gemm_problem *p,
                                            const struct launch_env *env)
 {
-    if (p->m < 0 || p->n < 0 || p->k < 0)
-        return cudaErrorInvalidValue;
-    if (p->m == 0 || p->n == 0)
-        return cudaSuccess;
-    if (p->k == 0)
-        return cudaErrorInvalidValue;
-    if (((long long)p->m + igm_cfg::bm - 1) / igm_cfg::bm *
-            (((long long)p->n + igm_cfg::bn - 1) / igm_cfg::bn) > 0x7fffffff)
-        return cudaErrorInvalidConfiguration;
-    int batch = p->batch > 1 ? p->batch : 1;
-    bool a_b = batch > 1 && p->stride_a != 0, b_b = batch > 1 && p->stride_b != 0;
+    bool empty, a_b, b_b;
+    int batch;
+    cudaError_t err = igm_shape(p, &empty, &batch, &a_b, &b_b);
+    if (err != cudaSuccess || empty)
+        return err;
     bool copy_a = igm_copy_a(p, a_b);
     long long kp = igm_pitch(p->k);
     size_t bt_bytes = (size_t)(b_b ? batch : 1) * (size_t)p->n * (size_t)kp;
     size_t bytes = igm_workspace(p->m, p->n, p->k, a_b || b_b ? batch : 1, copy_a);
     int8_t *ws = NULL;
-    cudaError_t err = cudaMallocAsync((void **)&ws, bytes, env->stream);
+    err = cudaMallocAsync((void **)&ws, bytes, env->stream);
     if (err != cudaSuccess)
         return err;
     int8_t *at = copy_a ? ws + bt_bytes : NULL;
@@ -446,15 +458,13 @@ extern "C" cudaError_t i8gemm_igmma_launch(const struct i8gemm_problem *p,
 static cudaError_t igm_kmajor(const struct i8gemm_problem *p, const int8_t *bt,
                               const struct launch_env *env, const struct igm_mod *mod)
 {
-    if (p->m < 0 || p->n < 0 || p->k < 1 || (mod && (mod->p < 2 || mod->p > 256)))
+    if (p->k < 1 || (mod && (mod->p < 2 || mod->p > 256)))
         return cudaErrorInvalidValue;
-    if (p->m == 0 || p->n == 0)
-        return cudaSuccess;
-    if (((long long)p->m + igm_cfg::bm - 1) / igm_cfg::bm *
-            (((long long)p->n + igm_cfg::bn - 1) / igm_cfg::bn) > 0x7fffffff)
-        return cudaErrorInvalidConfiguration;
-    int batch = p->batch > 1 ? p->batch : 1;
-    bool a_b = batch > 1 && p->stride_a != 0, b_b = batch > 1 && p->stride_b != 0;
+    bool empty, a_b, b_b;
+    int batch;
+    cudaError_t err = igm_shape(p, &empty, &batch, &a_b, &b_b);
+    if (err != cudaSuccess || empty)
+        return err;
     if (igm_copy_a(p, a_b) || (uintptr_t)bt % 16)
         return cudaErrorInvalidValue;
     return igm_run(p, batch, a_b, b_b, p->a, p->k, a_b ? p->stride_a : 0, bt, env->stream, mod);

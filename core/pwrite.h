@@ -14,9 +14,10 @@
 /* A buffered write holds the file's inode lock for its copy in ext4, XFS
  * and tmpfs: past a few writers, more only queue there.  Copies into a
  * mapping take no such lock, but past a few they too slowed by half or
- * more, unevenly, on a 32-core host (tests/write_floor.c: 4 GiB mapped on
- * 4 threads 7-8.5 GB/s, on 16 or 32 threads 1.9-11.8 GB/s, through pwrite
- * on 4 threads 3.7-4.6 GB/s). */
+ * more, unevenly, on a 32-core host (tests/write_floor.c, the two-H200
+ * host's ext4 disk, 2026-11-28: 4 GiB mapped on 4 threads 7.1-8.5 GB/s,
+ * on 16 or 32 threads 1.9-11.8 GB/s, through pwrite on 4 threads 3.7-4.6
+ * GB/s). */
 #define PWRITE_THREADS_MAX 4
 
 /* From this many bytes the range is mapped, where it can be. */

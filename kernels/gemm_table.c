@@ -321,7 +321,7 @@
       "gemmcli's own, byte limbs on the int8 tensor cores (after Ozaki scheme II)")                 \
     X("i8_ozaki", ozgemm, ozaki, OZAKI | OZAKI32, KERNEL_ARCH_EXACT, 90,                           \
       GEO(128, 256, 1, 128, WAVES, 0, 0), WS, CHECK, "kernels/igemm/igemm_05_ozaki.cu",             \
-      "float64 (or float32) from int8 products: residues modulo 16 (9) moduli on i8_igmma, Garner",  \
+      "float64 (or float32) from int8 products: residues modulo 16 (9) moduli on i8_igmma, CRT sum", \
       "Ozaki, Uchino and Imamura, Ozaki scheme II (the Chinese remainder theorem over int8 products)")
 
 

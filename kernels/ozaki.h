@@ -2,7 +2,10 @@
  * (kernels/reference/ozaki_cpu.c) and the tensor-core stage
  * (kernels/igemm/igemm_05_ozaki.cu) must agree on: the moduli, the bits a
  * row's largest value keeps, how many moduli a product of K takes, K a
- * piece, and Garner's weights.  Host code, for C and CUDA alike. */
+ * piece; Garner's weights (the host reference's way back from residues)
+ * and the Chinese remainder sum's constants (the stage's).  For C and
+ * CUDA alike; ozaki_crt_add and ozaki_crt_value run on either side
+ * (tests/test_ozaki.c holds them to exact integers on the host). */
 #ifndef GC_OZAKI_H
 #define GC_OZAKI_H
 
@@ -69,6 +72,154 @@ static inline void ozaki_weights(int nmod, int *w)
             prod = prod * ozaki_modulus(q) % ozaki_modulus(l);
         w[l] = ozaki_inverse(prod, ozaki_modulus(l));
     }
+}
+
+/* ---- the Chinese remainder sum ----
+ *
+ * C' (|C'| < P/4, P the moduli's product) from its residues d_l:
+ * C' = S - k P with S = sum of y_l M_l, M_l = P / p_l, y_l = d_l (M_l^-1
+ * modulo p_l) modulo p_l in [-p_l/2, p_l/2], and k the integer nearest
+ * S / P.  Every M_l and P is cut into `parts` doubles on common grids
+ * 2^(top - 40 j) (j = 1 .. parts; the first part of P keeps 48 bits, each
+ * other part 40), so that each part's sum over up to 20 moduli of y_l
+ * (8 bits) times M_l's part stays an integer on its grid under 2^53:
+ * exact.  k from the first parts alone (what the others add is under
+ * 2^-30 of P), then the parts of S - k P (ozaki_crt_value).  O(L) a value
+ * where Garner's mixed radix digits take O(L^2). */
+
+enum {
+    OZAKI_PARTS = 4,       /* 20 moduli: M_l under 2^150, four parts of 40 bits */
+    OZAKI_PART_BITS = 40,
+};
+
+struct ozaki_crt {
+    int nmod, parts;
+    int mod[OZAKI_MOST];                  /* p_l */
+    int inv[OZAKI_MOST];                  /* M_l^-1 modulo p_l */
+    float rcp[OZAKI_MOST];                /* 1 / p_l, rounded */
+    double m[OZAKI_MOST][OZAKI_PARTS];    /* M_l's parts */
+    double p[OZAKI_PARTS];                /* P's parts */
+    double grid[OZAKI_PARTS], ungrid[OZAKI_PARTS];   /* each part's unit, 2^lo, and 2^-lo */
+    double inv_p;                         /* 1 / P, rounded */
+};
+
+#ifdef __CUDACC__
+#define OZAKI_HD static __host__ __device__ __forceinline__
+#else
+#define OZAKI_HD static inline
+#endif
+
+/* Bits [lo, hi) of the little-endian integer x (words of 32 bits), lo >=
+ * 0, hi - lo <= 52, as a double times 2^lo. */
+static inline double ozaki_bits(const uint32_t *x, int words, int lo, int hi)
+{
+    uint64_t v = 0;
+    for (int b = hi - 1; b >= lo; b--)
+        v = v << 1 | (b / 32 < words ? x[b / 32] >> (b % 32) & 1 : 0);
+    return ldexp((double)v, lo);
+}
+
+/* The constants of the sum over the first nmod moduli. */
+static inline void ozaki_crt_of(int nmod, struct ozaki_crt *c)
+{
+    enum { WORDS = 6 };                   /* 192 bits: P under 2^158 */
+    uint32_t big[OZAKI_MOST + 1][WORDS];  /* M_0 .. M_(nmod-1), then P */
+    int top = 0;
+    c->nmod = nmod;
+    for (int l = 0; l <= nmod; l++) {
+        uint32_t *x = big[l];
+        for (int w = 0; w < WORDS; w++)
+            x[w] = w == 0;
+        for (int q = 0; q < nmod; q++) {
+            if (q == l)
+                continue;
+            uint64_t carry = 0;
+            for (int w = 0; w < WORDS; w++) {
+                uint64_t t = (uint64_t)x[w] * (uint64_t)ozaki_modulus(q) + carry;
+                x[w] = (uint32_t)t;
+                carry = t >> 32;
+            }
+        }
+        if (l < nmod) {
+            int pl = ozaki_modulus(l), r = 1;
+            for (int q = 0; q < nmod; q++)
+                if (q != l)
+                    r = r * ozaki_modulus(q) % pl;
+            c->mod[l] = pl;
+            c->inv[l] = ozaki_inverse(r, pl);
+            c->rcp[l] = 1.0f / (float)pl;
+            for (int b = 32 * WORDS - 1; b >= 0; b--)
+                if (x[b / 32] >> (b % 32) & 1) {
+                    top = b + 1 > top ? b + 1 : top;
+                    break;
+                }
+        }
+    }
+    c->parts = (top + OZAKI_PART_BITS - 1) / OZAKI_PART_BITS;
+    for (int j = 0; j < OZAKI_PARTS; j++) {
+        int hi = top - OZAKI_PART_BITS * j, lo = hi - OZAKI_PART_BITS;
+        lo = lo > 0 ? lo : 0;
+        c->grid[j] = ldexp(1.0, lo);
+        c->ungrid[j] = ldexp(1.0, -lo);
+        for (int l = 0; l <= nmod; l++) {
+            /* (P's first part: its bits above M_l's top as well) */
+            int h = l == nmod && j == 0 ? hi + 12 : hi;
+            double v = j < c->parts && h > lo ? ozaki_bits(big[l], WORDS, lo, h) : 0.0;
+            if (l < nmod)
+                c->m[l][j] = v;
+            else
+                c->p[j] = v;
+        }
+    }
+    double whole = 0;
+    for (int j = c->parts - 1; j >= 0; j--)
+        whole += c->p[j];
+    c->inv_p = 1.0 / whole;
+    for (int l = nmod; l < OZAKI_MOST; l++) {
+        c->mod[l] = 1;
+        c->inv[l] = 0;
+        c->rcp[l] = 0;
+        for (int j = 0; j < OZAKI_PARTS; j++)
+            c->m[l][j] = 0;
+    }
+}
+
+/* Residue d (any int8 representative of C' modulo p_l) added to the sums
+ * s[parts]. */
+OZAKI_HD void ozaki_crt_add(const struct ozaki_crt *c, int l, int d, double *s)
+{
+    int p = c->mod[l];
+    int x = d * c->inv[l];                            /* |x| < 2^15 */
+    int q = (int)floorf((float)x * c->rcp[l]);        /* off by one at most */
+    int y = x - q * p;
+    y += y < 0 ? p : 0;
+    y -= y >= p ? p : 0;
+    y -= y > p / 2 ? p : 0;
+    for (int j = 0; j < OZAKI_PARTS; j++)
+        if (j < c->parts)
+            s[j] = fma((double)y, c->m[l][j], s[j]);
+}
+
+/* C' from the sums of every residue.  Each part's S - k P is exact; what
+ * of each lies above the next part's unit is carried up into it (exactly:
+ * every sum an integer on its grid under 2^53), so that each part is at
+ * most half the unit of the part above and the parts' sum, smallest
+ * first, is within an ulp of C' (exactly C' where C' fits a double). */
+OZAKI_HD double ozaki_crt_value(const struct ozaki_crt *c, const double *s)
+{
+    double k = rint(s[0] * c->inv_p), t[OZAKI_PARTS], low = 0;
+    for (int j = 0; j < OZAKI_PARTS; j++)
+        t[j] = j < c->parts ? fma(-k, c->p[j], s[j]) : 0.0;
+    for (int j = OZAKI_PARTS - 1; j > 0; j--)
+        if (j < c->parts) {
+            double carry = rint(t[j] * c->ungrid[j - 1]) * c->grid[j - 1];
+            t[j - 1] += carry;
+            t[j] -= carry;
+        }
+    for (int j = OZAKI_PARTS - 1; j > 0; j--)
+        if (j < c->parts)
+            low += t[j];
+    return t[0] + low;
 }
 
 #endif

@@ -230,7 +230,7 @@ def mul_by_name(d, tol, idx, kern, t, shape, a, b, c0, alpha, beta, ref):
         np.save(p("a.npy"), a)
         np.save(p("b.npy"), b)
         ins = [p("a.npy"), p("b.npy"), "-o", p("c.npy")]
-    mode = ["--compute", t] if t in ("tf32", "tf32x3") else []
+    mode = ["--compute", t] if t in ("tf32", "tf32x3", "ozaki", "ozaki32") else []
     r = run("mul", *ins, "-c", p("c0.npy"), "--alpha", alpha, "--beta", beta,
             "--kernel", kern, "--verify", "--json", "--repeat", "2", *mode)
     label = f"mul {kern} {t} {m}x{n}x{k}"
@@ -299,12 +299,13 @@ def main():
     tra = [k["name"] for k in kernels if k["operation"] == "transpose"]
     # The data each kernel signature computes in its own precision.
     # bfloat16 (no NumPy dtype): float32 data rounded to it, read raw.
-    # tf32 and tf32x3: float32 data, asked for with --compute.
+    # tf32, tf32x3, ozaki32 (float32 data) and ozaki (float64), asked for
+    # with --compute.
     data = {"f32": np.float32, "f16": np.float16, "bf16": np.float32, "f64": np.float64,
             "i64": np.int32, "tf32": np.float32, "tf32x3": np.float32, "i8": np.int8,
-            "i16": np.int16, "i32": np.int32}
+            "i16": np.int16, "i32": np.int32, "ozaki": np.float64, "ozaki32": np.float32}
     tol = {"f32": 1e-5, "f16": 2e-3, "bf16": 1e-2, "f64": 1e-13, "i64": 0, "tf32": 2e-3,
-           "tf32x3": 1e-5, "i8": 0, "i16": 0, "i32": 0}
+           "tf32x3": 1e-5, "i8": 0, "i16": 0, "i32": 0, "ozaki": 1e-13, "ozaki32": 1e-5}
     with tempfile.TemporaryDirectory() as d:
         p = lambda n: os.path.join(d, n)
         # Rows of 16 bytes in the last shape (K, N multiples of 8): the

@@ -86,8 +86,11 @@ def gpu_cases(tmp, rng):
     def close(got, want, scale, what):
         err = float(np.max(np.abs(got - want) / scale)) if got is not None else None
         check(f"i8_ozaki {what}: within float64's error", err is not None and err < 1e-14, err)
-    a = rng.standard_normal((40, 70001))
-    b = rng.standard_normal((70001, 30))
+    # (150 x 264: whole warps' rows and a whole 256 columns, the product's
+    # digits staged and stored a row at a time, beside the edge's digits
+    # stored one by one, each folding two pieces)
+    a = rng.standard_normal((150, 70001))
+    b = rng.standard_normal((70001, 264))
     c, p = run(a, b, tmp, "i8_ozaki")
     check("i8_ozaki: K = 70001 (two pieces) runs", c is not None, p.stderr[:300])
     close(c, a @ b, np.abs(a) @ np.abs(b) + 1e-300, "K = 70001")
@@ -111,7 +114,7 @@ def gpu_cases(tmp, rng):
         scale = 1.5 * (np.abs(a32.astype(np.float64)) @ np.abs(b32)) + 0.25 * np.abs(c032)
         err = float(np.max(np.abs(c - want) / scale))
         check("i8_ozaki ozaki32: a stack, within float32's error", err < 2e-6, err)
-    for m, k, n in ((1, 1, 1), (7, 13, 5), (257, 1000, 263)):
+    for m, k, n in ((1, 1, 1), (7, 13, 5), (257, 1000, 263), (300, 500, 520)):
         a = rng.standard_normal((m, k))
         b = rng.standard_normal((k, n))
         c, p = run(a, b, tmp, "i8_ozaki")

@@ -41,6 +41,7 @@ suite rates           $B/test_rates
 suite verify          $B/test_verify
 suite model-host      $B/test_model
 suite replay          $B/test_replay
+suite ozaki-crt       $B/test_ozaki
 suite cli             python3 tests/cli_test.py ./gemmcli
 suite cli-asan        python3 tests/cli_test.py $B/gemmcli_san
 suite interop         python3 tests/interop.py ./gemmcli

@@ -38,6 +38,11 @@ $(B)/test_tiled: tests/check.h tests/test_tiled.c src/plan/tiled.c src/plan/tile
 	@mkdir -p $(B)
 	$(CC) $(HOST_CFLAGS) $(SAN) -o $@ tests/test_tiled.c src/plan/tiled.c src/plan/whole.c src/scale/dist_plan.c core/error.c -lm
 
+# The Ozaki stage's Chinese remainder sum (kernels/ozaki.h), host C alone.
+$(B)/test_ozaki: tests/check.h tests/test_ozaki.c kernels/ozaki.h
+	@mkdir -p $(B)
+	$(CC) $(HOST_CFLAGS) $(SAN) -o $@ tests/test_ozaki.c -lm
+
 # The product plan from made-up device facts: host C and the kernel tables
 # (their launchers linked, never called).
 $(B)/test_plan: tests/check.h tests/test_plan.c gemmcli
@@ -96,7 +101,7 @@ $(B)/i8_anchor: tests/i8_anchor.c $(CU_OBJ)
 
 test: $(B)/test_formats $(B)/test_formats_san $(B)/test_plot $(B)/test_tune_cache \
       $(B)/test_tune_cache_san $(B)/test_tiled $(B)/test_plan $(B)/test_rates $(B)/test_verify \
-      $(B)/test_model $(B)/test_replay $(B)/gemmcli_san $(B)/gpu_kernels $(B)/i8_anchor \
+      $(B)/test_model $(B)/test_replay $(B)/test_ozaki $(B)/gemmcli_san $(B)/gpu_kernels $(B)/i8_anchor \
       $(B)/write_floor
 	@sh tests/run_tests.sh
 

@@ -34,12 +34,19 @@ struct igm_cfg {
     static constexpr int a_bytes = bm * HOPPER_ROW_BYTES, b_bytes = bn * HOPPER_ROW_BYTES;
     static constexpr int stage_bytes = a_bytes + b_bytes;
     static constexpr size_t smem = (size_t)stages * stage_bytes + HOPPER_ATOM_BYTES;
+    /* The modular epilogue's staging, past the ring: each consumer warp's
+     * 16 rows of 256 digits, rows 264 bytes apart (two-byte stores of a
+     * row's eight lanes land in distinct banks; eight-byte reads stay
+     * aligned). */
+    static constexpr int st_pitch = bn + 8, st_warp = 16 * st_pitch;
+    static constexpr size_t smem_mod = smem + (size_t)4 * consumers * st_warp;
 
     static_assert(bm == 64 * consumers, "each consumer warpgroup owns 64 rows");
     static_assert(bn == 256, "one wgmma m64n256 per consumer and step of 32 k");
     static_assert(bn <= 256 && bm <= 256, "each operand's tile is one box");
     static_assert(stage_bytes % HOPPER_ATOM_BYTES == 0, "every tile 1024-aligned");
     static_assert(smem <= 227 * 1024, "the ring fits an SM's shared memory");
+    static_assert(smem_mod + 64 <= 227 * 1024, "and the modular staging beside it");
     static_assert(128 * producer_regs + 128 * consumers * consumer_regs <= 65536,
                   "setmaxnreg within the register file");
 };
@@ -62,6 +69,7 @@ struct igm_args {
      * when `fold` (K in pieces); C itself is not written. */
     int8_t *digits;
     int mod_p, fold;
+    int d_vec;                 /* digits' rows may be written 8 bytes at a time */
 };
 
 /* ---- B^T ---- */
@@ -190,13 +198,64 @@ static __device__ __forceinline__ int igm_sym_mod(int x, int p, double inv_p)
     return r >= (p + 1) / 2 ? r - p : r;
 }
 
+/* The modular epilogue where a warp's 16 rows are whole and digits' rows
+ * 8-byte aligned: lane `lane` of warp `warp` puts its accumulators modulo
+ * p, two neighbouring digits a store, in the warp's rows of the staging
+ * `st`; the warp then writes its rows 256 bytes a store (folding into the
+ * digits there when `fold`). */
+static __device__ __forceinline__ void igm_store_mod_rows(const int32_t (&d)[128], int lane,
+                                                          unsigned char *st, int8_t *dg, int ldd,
+                                                          int p, int fold)
+{
+    typedef igm_cfg C;
+    double inv_p = 1.0 / p;
+#pragma unroll
+    for (int i = 0; i < 128; i += 2) {
+        int row = hopper_acc_row(i, lane), col = hopper_acc_col(i, lane);
+        uint32_t lo = (uint8_t)igm_sym_mod(d[i], p, inv_p);
+        uint32_t hi = (uint8_t)igm_sym_mod(d[i + 1], p, inv_p);
+        *reinterpret_cast<uint16_t *>(st + row * C::st_pitch + col) = (uint16_t)(lo | hi << 8);
+    }
+    __syncwarp();
+#pragma unroll 4
+    for (int row = 0; row < 16; row++) {
+        uint2 v = *reinterpret_cast<const uint2 *>(st + row * C::st_pitch + 8 * lane);
+        uint2 *q = reinterpret_cast<uint2 *>(dg + (size_t)row * ldd + 8 * lane);
+        if (fold) {
+            uint2 old = *q;
+            uint32_t w[2] = { v.x, v.y }, o[2] = { old.x, old.y };
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                uint32_t out = 0;
+#pragma unroll
+                for (int b = 0; b < 4; b++) {
+                    int x = (int8_t)(w[h] >> 8 * b) + (int8_t)(o[h] >> 8 * b);
+                    out |= (uint32_t)(uint8_t)igm_sym_mod(x, p, inv_p) << 8 * b;
+                }
+                w[h] = out;
+            }
+            v = make_uint2(w[0], w[1]);
+        }
+        *q = v;
+    }
+}
+
 /* The modular epilogue: thread `tid`'s accumulators modulo p, as int8
  * digits at `dg` (rows ldd apart), folded into the digits there when
- * `fold`; rows below `rows`, columns below `cols`. */
+ * `fold`; rows below `rows`, columns below `cols`.  Whole warps' rows go
+ * through the staging `st` (igm_store_mod_rows), a digit a store where
+ * the tile meets C's edge. */
 static __device__ __forceinline__ void igm_store_mod(const int32_t (&d)[128], int tid,
-                                                     int8_t *dg, int ldd, int rows, int cols,
-                                                     int p, int fold)
+                                                     unsigned char *st, int8_t *dg, int ldd,
+                                                     int rows, int cols, int p, int fold,
+                                                     int vec)
 {
+    int warp = tid / 32;
+    if (vec && rows >= 16 * (warp + 1) && cols >= igm_cfg::bn) {
+        igm_store_mod_rows(d, tid % 32, st + warp * igm_cfg::st_warp,
+                           dg + (size_t)16 * warp * ldd, ldd, p, fold);
+        return;
+    }
     double inv_p = 1.0 / p;
 #pragma unroll
     for (int i = 0; i < 128; i++) {
@@ -281,8 +340,9 @@ i8gemm_igmma_kernel(const __grid_constant__ CUtensorMap map_a,
         if constexpr (MOD) {
             int8_t *dg = args.digits + (long long)product * args.stride_c +
                          (size_t)(bm0 + rows0) * args.n + bn0;
-            igm_store_mod(acc, threadIdx.x % 128, dg, args.n, args.m - bm0 - rows0,
-                          args.n - bn0, args.mod_p, args.fold);
+            unsigned char *st = igm_smem + C::smem + (size_t)(wg - 1) * 4 * C::st_warp;
+            igm_store_mod(acc, threadIdx.x % 128, st, dg, args.n, args.m - bm0 - rows0,
+                          args.n - bn0, args.mod_p, args.fold, args.d_vec);
         } else {
             int32_t *c = args.c + (long long)product * args.stride_c +
                          (size_t)(bm0 + rows0) * args.n + bn0;
@@ -360,7 +420,8 @@ static cudaError_t igm_run(const struct i8gemm_problem *p, int batch, bool a_b, 
                                 (long long)p->n * kp, C::bn, C::bk, 1);
     if (err == cudaSuccess)
         err = cudaFuncSetAttribute(mod ? i8gemm_igmma_kernel<true> : i8gemm_igmma_kernel<false>,
-                                   cudaFuncAttributeMaxDynamicSharedMemorySize, (int)C::smem);
+                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   (int)(mod ? C::smem_mod : C::smem));
     if (err != cudaSuccess)
         return err;
     struct igm_args args;
@@ -378,12 +439,14 @@ static cudaError_t igm_run(const struct i8gemm_problem *p, int batch, bool a_b, 
     args.digits = mod ? mod->digits : NULL;
     args.mod_p = mod ? mod->p : 0;
     args.fold = mod ? mod->fold : 0;
+    args.d_vec = p->n % 8 == 0 && args.stride_c % 8 == 0 && (uintptr_t)args.digits % 8 == 0;
     for (int b0 = 0; b0 < batch; b0 += HOPPER_MAX_GRID_Y) {
         args.batch0 = b0;
         dim3 grid((unsigned)(args.tiles_m * args.tiles_n),
                   (unsigned)(batch - b0 < HOPPER_MAX_GRID_Y ? batch - b0 : HOPPER_MAX_GRID_Y));
         if (mod)
-            i8gemm_igmma_kernel<true><<<grid, C::threads, C::smem, stream>>>(map_a, map_b, args);
+            i8gemm_igmma_kernel<true><<<grid, C::threads, C::smem_mod, stream>>>(map_a, map_b,
+                                                                                 args);
         else
             i8gemm_igmma_kernel<false><<<grid, C::threads, C::smem, stream>>>(map_a, map_b, args);
         if ((err = launch_result()) != cudaSuccess)

@@ -14,29 +14,35 @@
  *   1. two passes find s_i and t_j (and which rows and columns hold an
  *      infinity or a NaN);
  *   2. one pass over each operand writes its residues modulo every p as
- *      int8 in [-p/2, p/2), A's rows and B's columns (k-major, through a
- *      tile in shared memory) of K padded to 16 bytes (K longer than
+ *      int8 in [-p/2, p/2), A's rows and B's columns (k-major) of K
+ *      padded to 16 bytes (K longer than
  *      65536 in pieces, each an int8 product whose int32 sums cannot leave
  *      int32: 128 x 128 x 65536 = 2^30);
  *   3. for each p and piece, an int8 product on `i8_igmma`, which takes B
  *      k-major as it is (no pass of its own over it) and writes its sums
  *      modulo p as int8 digits (folded into the last piece's), where an
  *      int32 C would be written and read back;
- *   4. a pass over C: Garner's algorithm turns the L residues into mixed
- *      radix digits, which sum, most significant first, in double-double
- *      (106 bits; C' needs its top 53 only) to C' 2^-(s_i + t_j), rounded
- *      once to double, then alpha C + beta C0 (rounded once to float for
- *      ozaki32).  Rows and columns with an
- *      infinity or a NaN are summed as float64 GEMM sums them.
+ *   4. a pass over C: the Chinese remainder sum of kernels/ozaki.h turns
+ *      each element's L digits into C' (the digits times constants cut
+ *      into parts of 40 bits, each part's sum exact in a double; O(L)
+ *      an element, where Garner's mixed radix digits take O(L^2)), within
+ *      an ulp of C', then C' 2^-(s_i + t_j), alpha C + beta C0 (rounded
+ *      once to float for ozaki32).  Rows and columns with an infinity or a
+ *      NaN are summed as float64 GEMM sums them.
+ *
+ * The residues come from one floor of x / p (by its reciprocal) and an
+ * exact remainder, no integer division; each thread splits a run of
+ * values, storing 8 (A) or 16 (B) bytes a modulus; the product's
+ * epilogue stages its digits in shared memory and stores whole rows.
  *
  * Work at N^3: L int8 products (16 at 8192^3, 9 for ozaki32) against
- * DGEMM's (SGEMM's) one; the passes read A and B once each, and Garner's
- * reads the L digits of each element of C once.
+ * DGEMM's (SGEMM's) one; the passes read A and B twice each (their
+ * largest values, then the residues), and the sum reads the L digits of
+ * each element of C once: the products take most of the time (the
+ * README says how much at 8192^3).
  *
  * gemmcli's own; the method is Ozaki, Uchino and Imamura's scheme II (the
- * Chinese remainder theorem over int8 products), Garner's algorithm for
- * the mixed radix form, Dekker's and Knuth's exact products and sums for
- * the double-double Horner.
+ * Chinese remainder theorem over int8 products).
  *
  * Run and checked by (a.npy and b.npy float64; float32 with ozaki32):
  *   gemmcli mul a.npy b.npy -o c.npy --compute ozaki --kernel i8_ozaki --verify */
@@ -53,20 +59,30 @@ extern "C" cudaError_t i8gemm_igmma_launch_mod(const struct i8gemm_problem *p, c
                                                const struct launch_env *env);
 extern "C" int i8gemm_igmma_check(const struct gemm_problem *p, char *why, size_t n);
 
-/* The host reference's moduli and rules (kernels/ozaki.h), the moduli
- * also in constant memory for the passes. */
-__constant__ int oz_moduli[OZAKI_MOST] = OZAKI_MODULI;
-
 enum {
     OZ_MOST = OZAKI_MOST,
     OZ_ALIGN = 256,
     OZ_THREADS = 256,
+    OZ_A_RUN = 8,     /* values of k a thread splits in A's rows */
+    OZ_B_RUN = 16,    /* and down B's columns */
 };
 
-/* Garner's weights as a kernel's argument. */
-struct oz_weights {
-    int w[OZ_MOST];
+/* The moduli and their reciprocals, a kernel's argument (indexed only by
+ * unrolled loops: no copy of it to local memory). */
+struct oz_mods {
+    int p[OZ_MOST];
+    double inv[OZ_MOST];
 };
+
+static struct oz_mods oz_mods_of(int nmod)
+{
+    struct oz_mods md;
+    for (int l = 0; l < OZ_MOST; l++) {
+        md.p[l] = l < nmod ? ozaki_modulus(l) : 1;
+        md.inv[l] = 1.0 / md.p[l];
+    }
+    return md;
+}
 
 /* The product's layout in the workspace. */
 struct oz_plan {
@@ -180,107 +196,120 @@ oz_cols_shift(const unsigned long long *most, const int *bad, int n, int beta, i
 
 /* x (an integer below 2^54 in magnitude, held exactly in a double)
  * modulo p, in [-p/2, p/2) for even p and [-(p-1)/2, (p-1)/2] for odd:
- * the quotient's rounding is corrected on the exact remainder. */
-static __device__ __forceinline__ int oz_residue(double x, int p)
+ * the quotient from inv_p = 1/p (rounded) is within one of floor(x/p)
+ * (x/p under 2^47, its error under 2^-5), so the exact remainder lies in
+ * (-p, 2p) and one step each way corrects it. */
+static __device__ __forceinline__ int oz_residue(double x, int p, double inv_p)
 {
-    double q = floor(x * (1.0 / p));
-    int r = (int)fma(-q, (double)p, x);   /* exact: |r| is a few p at most */
-    r %= p;
+    double q = floor(x * inv_p);
+    int r = (int)fma(-q, (double)p, x);
     r += r < 0 ? p : 0;
+    r -= r >= p ? p : 0;
     return r >= (p + 1) / 2 ? r - p : r;
 }
 
-/* An operand's value scaled by its row's or column's power of two and
- * rounded to an integer (a non-finite one as 0: its row or column is
- * summed apart). */
+/* 2^e for -1022 <= e <= 1023. */
+static __device__ __forceinline__ double oz_pow2(int e)
+{
+    return __longlong_as_double((long long)(1023 + e) << 52);
+}
+
+/* An operand's value scaled by its row's or column's power of two
+ * (-970 .. 1127: two exact steps) and rounded to an integer; a
+ * non-finite one as 0 (its row or column is summed apart).  A step that
+ * falls under double's normal range leaves a value far under 1/2, 0 when
+ * rounded either way. */
 static __device__ __forceinline__ double oz_scaled(double v, int shift)
 {
-    return isfinite(v) ? rint(scalbn(v, shift)) : 0.0;
+    int h = shift / 2;
+    return isfinite(v) ? rint(v * oz_pow2(h) * oz_pow2(shift - h)) : 0.0;
+}
+
+/* Residues of `run` scaled values modulo each of the first nmod moduli
+ * (the loop unrolled over every modulus, so that md stays in the
+ * parameter space), packed four to a word and stored at `dst` + l
+ * `stride`, a store a modulus. */
+template <int run>
+static __device__ __forceinline__ void oz_store_residues(const double (&x)[run],
+                                                         const struct oz_mods &md, int nmod,
+                                                         int8_t *dst, long long stride)
+{
+#pragma unroll
+    for (int l = 0; l < OZ_MOST; l++) {
+        if (l >= nmod)
+            break;
+        uint32_t w[run / 4];
+#pragma unroll
+        for (int v = 0; v < run / 4; v++) {
+            w[v] = 0;
+#pragma unroll
+            for (int b = 0; b < 4; b++)
+                w[v] |= (uint32_t)(uint8_t)oz_residue(x[4 * v + b], md.p[l], md.inv[l]) << 8 * b;
+        }
+        if constexpr (run == 8)
+            *reinterpret_cast<uint2 *>(dst + l * stride) = make_uint2(w[0], w[1]);
+        else
+            *reinterpret_cast<uint4 *>(dst + l * stride) = make_uint4(w[0], w[1], w[2], w[3]);
+    }
 }
 
 /* A's residues: modulus l, piece g, row i at ((l pieces + g) m + i) kp,
- * zeros past the piece.  A block a row (x), its threads along it (y). */
+ * zeros past the piece.  A thread OZ_A_RUN values along a row (kp is a
+ * multiple of 16: a run never spans two pieces), a warp's stores 256
+ * bytes side by side. */
 template <typename T>
 static __global__ void __launch_bounds__(OZ_THREADS)
-oz_split_a(const T *a, int m, int k, const int *s, int nmod, long long pieces,
-           long long piece_k, long long kp, int8_t *out)
+oz_split_a(const T *a, int m, int k, const int *s, struct oz_mods md, int nmod,
+           long long pieces, long long piece_k, long long kp, int8_t *out)
 {
-    for (long long i = blockIdx.x; i < m; i += gridDim.x)
-        for (long long col = blockIdx.y * (long long)blockDim.x + threadIdx.x; col < pieces * kp;
-             col += (long long)gridDim.y * blockDim.x) {
-            long long g = col / kp, kk = col % kp, q = g * piece_k + kk;
-            double x = kk < piece_k && q < k ? oz_scaled((double)a[i * k + q], s[i]) : 0.0;
-            for (int l = 0; l < nmod; l++)
-                out[((l * pieces + g) * m + i) * kp + kk] = (int8_t)oz_residue(x, oz_moduli[l]);
-        }
+    long long runs = pieces * kp / OZ_A_RUN, total = m * runs;
+    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total;
+         e += (long long)gridDim.x * blockDim.x) {
+        long long i = e / runs, col = e % runs * OZ_A_RUN;
+        long long g = col / kp, kk = col % kp, q = g * piece_k + kk;
+        double x[OZ_A_RUN];
+#pragma unroll
+        for (int v = 0; v < OZ_A_RUN; v++)
+            x[v] = kk + v < piece_k && q + v < k ? oz_scaled((double)a[i * k + q + v], s[i])
+                                                 : 0.0;
+        oz_store_residues<OZ_A_RUN>(x, md, nmod, out + (g * m + i) * kp + kk, pieces * m * kp);
+    }
 }
 
 /* B's residues k-major, as i8_igmma's product takes B with no pass of its
  * own: modulus l, piece g, column j at ((l pieces + g) n + j) kp, zeros
- * past the piece.  A block a 32 x 32 tile of the padded rows (y) and the
- * columns (x): read along B's rows, scaled once, then each modulus's
- * residues written along the tile's columns, 32 bytes a warp. */
-enum { OZ_TILE = 32, OZ_TILE_ROWS = 8 };
-
-template <typename T>
-static __global__ void __launch_bounds__(OZ_TILE * OZ_TILE_ROWS)
-oz_split_b(const T *b, int n, int k, const int *t, int nmod, long long pieces,
-           long long piece_k, long long kp, int8_t *out)
-{
-    __shared__ double xs[OZ_TILE][OZ_TILE + 1];
-    long long rows = pieces * kp;
-    long long row0 = (long long)blockIdx.y * OZ_TILE;
-    long long j0 = (long long)blockIdx.x * OZ_TILE;
-    for (int r = threadIdx.y; r < OZ_TILE; r += OZ_TILE_ROWS) {
-        long long row = row0 + r, j = j0 + threadIdx.x;
-        long long g = row / kp, kk = row % kp, q = g * piece_k + kk;
-        double x = 0.0;
-        if (row < rows && j < n && kk < piece_k && q < k)
-            x = oz_scaled((double)b[q * n + j], t[j]);
-        xs[r][threadIdx.x] = x;
-    }
-    __syncthreads();
-    for (int l = 0; l < nmod; l++)
-        for (int c = threadIdx.y; c < OZ_TILE; c += OZ_TILE_ROWS) {
-            long long row = row0 + threadIdx.x, j = j0 + c;
-            if (row >= rows || j >= n)
-                continue;
-            long long g = row / kp, kk = row % kp;
-            out[((l * pieces + g) * n + j) * kp + kk] =
-                (int8_t)oz_residue(xs[threadIdx.x][c], oz_moduli[l]);
-        }
-}
-
-/* x modulo p in [0, p), for |x| < 2^24 (exact as a float): the quotient
- * from the reciprocal (one MUFU.RCP), off by one at most, then corrected;
- * a fraction of an integer remainder's cost (exhaustively checked for
- * every modulus over -400..65836, the range Garner's steps reach). */
-static __device__ __forceinline__ int oz_mod(int x, int p)
-{
-    int q = __float2int_rd(__int2float_rn(x) * __frcp_rn(__int2float_rn(p)));
-    int r = x - q * p;
-    r += r < 0 ? p : 0;
-    return r >= p ? r - p : r;
-}
-
-/* Double-double x p + v: Dekker's product by fma, Knuth's sum. */
-static __device__ __forceinline__ void oz_dd_mul_add(double &hi, double &lo, double p, double v)
-{
-    double ph = hi * p, pl = fma(hi, p, -ph) + lo * p;
-    double sh = ph + v, bv = sh - ph, sl = (ph - (sh - bv)) + (v - bv);
-    sl += pl;
-    hi = sh + sl;
-    lo = sl - (hi - sh);
-}
-
-/* The digits turned into C: Garner's mixed radix form, the double-double
- * Horner, the scales, alpha and beta; a row or column with an infinity or
- * a NaN summed in doubles as float64 GEMM sums it. */
+ * past the piece.  A thread OZ_B_RUN values down a column, a warp's loads
+ * along B's rows (x: the column), its stores 16 bytes a column. */
 template <typename T>
 static __global__ void __launch_bounds__(OZ_THREADS)
-oz_garner(const int8_t *digits, int nmod, int m, int n, int k, const int *s, const int *t,
-          const char *ok_a, const char *ok_b, struct oz_weights w, const T *a, const T *b,
-          double alpha, double beta, T *c)
+oz_split_b(const T *b, int n, int k, const int *t, struct oz_mods md, int nmod,
+           long long pieces, long long piece_k, long long kp, int8_t *out)
+{
+    long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (j >= n)
+        return;
+    long long runs = pieces * kp / OZ_B_RUN;
+    for (long long r = blockIdx.y * (long long)blockDim.y + threadIdx.y; r < runs;
+         r += (long long)gridDim.y * blockDim.y) {
+        long long row = r * OZ_B_RUN, g = row / kp, kk = row % kp, q = g * piece_k + kk;
+        double x[OZ_B_RUN];
+#pragma unroll
+        for (int v = 0; v < OZ_B_RUN; v++)
+            x[v] = kk + v < piece_k && q + v < k ? oz_scaled((double)b[(q + v) * n + j], t[j])
+                                                 : 0.0;
+        oz_store_residues<OZ_B_RUN>(x, md, nmod, out + (g * n + j) * kp + kk, pieces * n * kp);
+    }
+}
+
+/* The digits turned into C: the Chinese remainder sum (kernels/ozaki.h)
+ * of each element's L digits to C', scaled by 2^-(s_i + t_j), then alpha
+ * and beta; a row or column with an infinity or a NaN summed in doubles
+ * as float64 GEMM sums it. */
+template <typename T>
+static __global__ void __launch_bounds__(OZ_THREADS)
+oz_sum(const int8_t *digits, int m, int n, int k, const int *s, const int *t,
+       const char *ok_a, const char *ok_b, const __grid_constant__ struct ozaki_crt crt,
+       const T *a, const T *b, double alpha, double beta, T *c)
 {
     long long mn = (long long)m * n;
     for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < mn;
@@ -288,19 +317,14 @@ oz_garner(const int8_t *digits, int nmod, int m, int n, int k, const int *s, con
         int i = (int)(e / n), j = (int)(e % n);
         double x;
         if (ok_a[i] && ok_b[j]) {
-            int v[OZ_MOST];
-            for (int l = 0; l < nmod; l++) {
-                int p = oz_moduli[l], acc = 0;
-                for (int q = l - 1; q >= 0; q--)
-                    acc = oz_mod(v[q] + oz_moduli[q] * acc, p);
-                int r = oz_mod(oz_mod(digits[l * mn + e] - acc, p) * w.w[l], p);
-                v[l] = r >= (p + 1) / 2 ? r - p : r;
+            double sum[OZAKI_PARTS] = { 0, 0, 0, 0 };
+#pragma unroll
+            for (int l = 0; l < OZ_MOST; l++) {
+                if (l >= crt.nmod)
+                    break;
+                ozaki_crt_add(&crt, l, digits[l * mn + e], sum);
             }
-            double hi = v[nmod - 1], lo = 0;
-            for (int l = nmod - 2; l >= 0; l--)
-                oz_dd_mul_add(hi, lo, (double)oz_moduli[l], (double)v[l]);
-            int shift = -(s[i] + t[j]);
-            x = scalbn(hi, shift) + scalbn(lo, shift);
+            x = scalbn(ozaki_crt_value(&crt, sum), -(s[i] + t[j]));
         } else {
             /* (as the float GEMM of T sums it) */
             T sum = 0;
@@ -318,23 +342,15 @@ static unsigned oz_blocks(long long work)
     return (unsigned)(b < 1 ? 1 : b > 65535 * 16 ? 65535 * 16 : b);
 }
 
-/* rows blocks (at most 2^31 - 1) by enough blocks to cover per_row. */
-static dim3 oz_grid(long long rows, long long per_row)
-{
-    long long x = rows < 0x7fffffffll ? rows : 0x7fffffffll;
-    long long y = (per_row + OZ_THREADS - 1) / OZ_THREADS;
-    y = y < 65535 ? y : 65535;
-    return dim3((unsigned)(x > 0 ? x : 1), (unsigned)(y > 0 ? y : 1));
-}
-
 /* One product (the dispatcher walks the stack). */
 template <typename T>
 static cudaError_t oz_product(const struct ozgemm_problem *p, const T *a, const T *b, T *c,
                               const struct launch_env *env)
 {
     struct oz_plan z = oz_plan_of(p->m, p->n, p->k, p->fp32);
-    struct oz_weights w;
-    ozaki_weights(z.nmod, w.w);
+    struct oz_mods md = oz_mods_of(z.nmod);
+    struct ozaki_crt crt;
+    ozaki_crt_of(z.nmod, &crt);
     char *ws = NULL;
     cudaError_t err = cudaMallocAsync((void **)&ws, z.total, env->stream);
     if (err != cudaSuccess)
@@ -359,12 +375,13 @@ static cudaError_t oz_product(const struct ozgemm_problem *p, const T *a, const 
                   OZ_THREADS, 0, env->stream>>>(b, p->n, p->k, rows_each, most, bad);
         oz_cols_shift<<<oz_blocks(p->n), OZ_THREADS, 0, env->stream>>>(most, bad, p->n, z.beta,
                                                                         t, ok_b);
-        oz_split_a<<<oz_grid(p->m, z.pieces * z.kp), OZ_THREADS, 0, env->stream>>>(
-            a, p->m, p->k, s, z.nmod, z.pieces, z.piece_k, z.kp, res_a);
-        dim3 tiles((unsigned)((p->n + OZ_TILE - 1) / OZ_TILE),
-                   (unsigned)((z.pieces * z.kp + OZ_TILE - 1) / OZ_TILE));
-        oz_split_b<<<tiles, dim3(OZ_TILE, OZ_TILE_ROWS), 0, env->stream>>>(
-            b, p->n, p->k, t, z.nmod, z.pieces, z.piece_k, z.kp, res_b);
+        oz_split_a<<<oz_blocks(p->m * (z.pieces * z.kp / OZ_A_RUN)), OZ_THREADS, 0, env->stream>>>(
+            a, p->m, p->k, s, md, z.nmod, z.pieces, z.piece_k, z.kp, res_a);
+        long long runs_b = z.pieces * z.kp / OZ_B_RUN;
+        dim3 grid_b((unsigned)((p->n + 31) / 32),
+                    (unsigned)((runs_b + 7) / 8 < 65535 ? (runs_b + 7) / 8 : 65535));
+        oz_split_b<<<grid_b, dim3(32, 8), 0, env->stream>>>(b, p->n, p->k, t, md, z.nmod,
+                                                             z.pieces, z.piece_k, z.kp, res_b);
         err = launch_result();
     }
     for (int l = 0; l < z.nmod && err == cudaSuccess; l++)
@@ -377,8 +394,8 @@ static cudaError_t oz_product(const struct ozgemm_problem *p, const T *a, const 
             err = i8gemm_igmma_launch_mod(&q, bt, digits + l * mn, ozaki_modulus(l), g > 0, env);
         }
     if (err == cudaSuccess) {
-        oz_garner<<<oz_blocks(mn), OZ_THREADS, 0, env->stream>>>(
-            digits, z.nmod, p->m, p->n, p->k, s, t, ok_a, ok_b, w, a, b, p->alpha, p->beta, c);
+        oz_sum<<<oz_blocks(mn), OZ_THREADS, 0, env->stream>>>(
+            digits, p->m, p->n, p->k, s, t, ok_a, ok_b, crt, a, b, p->alpha, p->beta, c);
         err = launch_result();
     }
     cudaError_t freed = cudaFreeAsync(ws, env->stream);
@@ -408,7 +425,7 @@ extern "C" cudaError_t ozgemm_ozaki_launch(const struct ozgemm_problem *p,
 
 extern "C" cudaError_t ozgemm_ozaki_attr(struct kernel_attr *out)
 {
-    return kernel_attr_of(oz_garner<double>, OZ_THREADS, 0, out);
+    return kernel_attr_of(oz_sum<double>, OZ_THREADS, 0, out);
 }
 
 /* One residue product, as the int8 stage sees it. */

@@ -295,8 +295,70 @@ static void labels(void)
                  "\"timed_accumulator_max_rel_error\": null") != NULL, "f32 json: %s", json);
 }
 
+/* The reference a float64 product is checked against: the double-double
+ * product for float64 arithmetic and for ozaki (whose peer, DGEMM, would
+ * otherwise be its own reference: its error 0), DGEMM for ozaki32. */
+static int asked_dd = -1;
+
+static int fake_fp64(void *arg, int double_double, double *out)
+{
+    const double *ref = arg;
+    asked_dd = double_double;
+    for (int i = 0; i < 8; i++)
+        out[i] = ref[i];
+    return 0;
+}
+
+static void references(void)
+{
+    static const struct { enum gemm_sig sig; int dd; } cases[] = {
+        { GEMM_F64, 1 }, { GEMM_OZAKI, 1 }, { GEMM_OZAKI32, 0 }, { GEMM_F32, 0 },
+    };
+    double ref[8], result[8], timed[8];
+    for (int i = 0; i < 8; i++) {
+        ref[i] = uniform();
+        result[i] = ref[i] * (1 + 1e-15);
+        timed[i] = ref[i] * (1 + 1e-14);
+    }
+    for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
+        struct gc_tensor a = { 0 }, b = { 0 }, c = { 0 };
+        a.dtype = b.dtype = c.dtype = GC_F64;
+        gc_tensor_set_2d(&a, 1, 4);
+        gc_tensor_set_2d(&b, 4, 8);
+        gc_tensor_set_2d(&c, 1, 8);
+        c.data = result;
+        struct matmul_plan mm;
+        CHECK(matmul_plan(&a, &b, COMPUTE_AUTO, "A", "B", &mm) == 0, "matmul_plan 1x8x4");
+        struct verify_product vp = { 0 };
+        vp.plan = &mm;
+        vp.sig = cases[t].sig;
+        vp.result = &c;
+        vp.alpha = 1;
+        vp.threads = 1;
+        vp.device_fp64 = fake_fp64;
+        vp.device_arg = ref;
+        vp.timed = timed;
+        vp.timed_type = GC_F64;
+        struct gc_verify_result v;
+        memset(&v, 0, sizeof v);
+        v.tol = 1;
+        v.timed = "cublas";
+        asked_dd = -1;
+        int rc = verify_product(&vp, &v);
+        const char *name = gemm_sigs[cases[t].sig].name;
+        CHECK(rc == 0 && asked_dd == cases[t].dd && v.reference &&
+              (strstr(v.reference, "double-double") != NULL) == cases[t].dd,
+              "%s: reference %s (double-double asked: %d), want %s", name,
+              v.reference ? v.reference : "none", asked_dd,
+              cases[t].dd ? "double-double" : "DGEMM");
+        CHECK(v.timed_rel_fro > 5e-15 && v.timed_rel_fro < 2e-14,
+              "%s: cublas's error against the reference %g, want 1e-14", name, v.timed_rel_fro);
+    }
+}
+
 int main(void)
 {
+    references();
     float16_ties();
     random_outputs(GC_F16);
     random_outputs(GC_BF16);

@@ -247,9 +247,12 @@ static int beside_usable(const struct verify_product *vp)
     return vp->beside != NULL;
 }
 
+/* Float64 products, native or from int8 ones (ozaki), which cuBLAS DGEMM
+ * cannot check: it has float64's error itself. */
 static int dd_usable(const struct verify_product *vp)
 {
-    return vp->device_fp64 && !vp->plan->exact && vp->sig == GEMM_F64;
+    return vp->device_fp64 && !vp->plan->exact &&
+           (vp->sig == GEMM_F64 || vp->sig == GEMM_OZAKI);
 }
 
 static int dgemm_exact_usable(const struct verify_product *vp)

@@ -11,6 +11,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Pairwise coprime moduli of at most 256 (256 = 2^8, 255 = 3 5 17, 253 =
  * 11 23, 247 = 13 19, 217 = 7 31, the rest primes), largest first: a
@@ -74,6 +75,56 @@ static inline void ozaki_weights(int nmod, int *w)
     }
 }
 
+#ifdef __CUDACC__
+#define OZAKI_HD static __host__ __device__ __forceinline__
+#else
+#define OZAKI_HD static inline
+#endif
+
+/* ---- residues ----
+ *
+ * An operand's scaled value x (|x| under 2^54, not yet rounded) modulo
+ * each p, with no conversion instruction (a GPU's conversions run at a
+ * quarter of its FP64 rate): X = rint(x) = h 2^27 + l, h and l integers
+ * from two roundings by the 1.5 2^52 addend (|h| <= 2^27, |l| <= 2^26);
+ * then for each p, t = h (2^27 modulo p) + l (|t| < 2^35, exact), q the
+ * integer nearest t / p (exactly: t / p is 2^-25 or more from a
+ * half-integer for odd p), and t - q p + 1.5 2^52, whose low byte is t
+ * modulo p in [-(p-1)/2, (p-1)/2] for odd p, and modulo 256 for p = 256
+ * (where a tie may leave 128, the same residue as -128).  Five FP64
+ * operations a modulus. */
+
+#define OZAKI_ROUNDER 6755399441055744.0   /* 1.5 2^52 */
+
+struct ozaki_residues {
+    double p[OZAKI_MOST], inv[OZAKI_MOST], c27[OZAKI_MOST];   /* p, 1/p, 2^27 modulo p */
+};
+
+static inline void ozaki_residues_of(struct ozaki_residues *r)
+{
+    for (int l = 0; l < OZAKI_MOST; l++) {
+        int p = ozaki_modulus(l), c = (int)((1ll << 27) % p);
+        r->p[l] = p;
+        r->inv[l] = 1.0 / p;
+        r->c27[l] = c > p / 2 ? c - p : c;
+    }
+}
+
+/* rint(x) as h 2^27 + l. */
+OZAKI_HD void ozaki_halves(double x, double *h, double *l)
+{
+    *h = fma(x, 0x1p-27, OZAKI_ROUNDER) - OZAKI_ROUNDER;
+    *l = (fma(-*h, 0x1p27, x) + OZAKI_ROUNDER) - OZAKI_ROUNDER;
+}
+
+/* h 2^27 + l modulo p_l, in the low byte of the result's low word. */
+OZAKI_HD double ozaki_residue(const struct ozaki_residues *r, int l, double h, double lo)
+{
+    double t = fma(h, r->c27[l], lo);
+    double q = fma(t, r->inv[l], OZAKI_ROUNDER) - OZAKI_ROUNDER;
+    return fma(-q, r->p[l], t + OZAKI_ROUNDER);
+}
+
 /* ---- the Chinese remainder sum ----
  *
  * C' (|C'| < P/4, P the moduli's product) from its residues d_l:
@@ -82,7 +133,7 @@ static inline void ozaki_weights(int nmod, int *w)
  * S / P.  Every M_l and P is cut into `parts` doubles on common grids
  * 2^(top - 40 j) (j = 1 .. parts; the first part of P keeps 48 bits, each
  * other part 40), so that each part's sum over up to 20 moduli of y_l
- * (8 bits) times M_l's part stays an integer on its grid under 2^53:
+ * (|y_l| <= 128) times M_l's part stays an integer on its grid under 2^53:
  * exact.  k from the first parts alone (what the others add is under
  * 2^-30 of P), then the parts of S - k P (ozaki_crt_value).  O(L) a value
  * where Garner's mixed radix digits take O(L^2). */
@@ -96,18 +147,12 @@ struct ozaki_crt {
     int nmod, parts;
     int mod[OZAKI_MOST];                  /* p_l */
     int inv[OZAKI_MOST];                  /* M_l^-1 modulo p_l */
-    float rcp[OZAKI_MOST];                /* 1 / p_l, rounded */
+    double mod_d[OZAKI_MOST], inv_d[OZAKI_MOST], rcp_d[OZAKI_MOST];   /* the same, 1/p_l */
     double m[OZAKI_MOST][OZAKI_PARTS];    /* M_l's parts */
     double p[OZAKI_PARTS];                /* P's parts */
     double grid[OZAKI_PARTS], ungrid[OZAKI_PARTS];   /* each part's unit, 2^lo, and 2^-lo */
     double inv_p;                         /* 1 / P, rounded */
 };
-
-#ifdef __CUDACC__
-#define OZAKI_HD static __host__ __device__ __forceinline__
-#else
-#define OZAKI_HD static inline
-#endif
 
 /* Bits [lo, hi) of the little-endian integer x (words of 32 bits), lo >=
  * 0, hi - lo <= 52, as a double times 2^lo. */
@@ -147,7 +192,9 @@ static inline void ozaki_crt_of(int nmod, struct ozaki_crt *c)
                     r = r * ozaki_modulus(q) % pl;
             c->mod[l] = pl;
             c->inv[l] = ozaki_inverse(r, pl);
-            c->rcp[l] = 1.0f / (float)pl;
+            c->mod_d[l] = pl;
+            c->inv_d[l] = c->inv[l];
+            c->rcp_d[l] = 1.0 / pl;
             for (int b = 32 * WORDS - 1; b >= 0; b--)
                 if (x[b / 32] >> (b % 32) & 1) {
                     top = b + 1 > top ? b + 1 : top;
@@ -178,26 +225,40 @@ static inline void ozaki_crt_of(int nmod, struct ozaki_crt *c)
     for (int l = nmod; l < OZAKI_MOST; l++) {
         c->mod[l] = 1;
         c->inv[l] = 0;
-        c->rcp[l] = 0;
+        c->mod_d[l] = 1;
+        c->inv_d[l] = c->rcp_d[l] = 0;
         for (int j = 0; j < OZAKI_PARTS; j++)
             c->m[l][j] = 0;
     }
 }
 
+/* v as a double by its bits (1.5 2^52 + 2^31 + v, less the same), where
+ * a conversion instruction would run at a quarter of the FP64 rate. */
+OZAKI_HD double ozaki_int_double(int v)
+{
+    uint64_t bits = 0x4338000000000000ull | ((uint32_t)v ^ 0x80000000u);
+    double b;
+#ifdef __CUDA_ARCH__
+    b = __longlong_as_double((long long)bits);
+#else
+    memcpy(&b, &bits, sizeof b);
+#endif
+    return b - 6755401588539392.0;
+}
+
 /* Residue d (any int8 representative of C' modulo p_l) added to the sums
- * s[parts]. */
+ * s[parts]: y = d (M_l^-1 modulo p_l) modulo p_l, |y| <= p_l / 2, from the
+ * integer nearest to d M_l^-1 / p_l (exactly: under 2^15 / p_l, never
+ * within 2^-30 of a half-integer but at a tie of p_l = 256, where either
+ * neighbour leaves |y| = 128). */
 OZAKI_HD void ozaki_crt_add(const struct ozaki_crt *c, int l, int d, double *s)
 {
-    int p = c->mod[l];
-    int x = d * c->inv[l];                            /* |x| < 2^15 */
-    int q = (int)floorf((float)x * c->rcp[l]);        /* off by one at most */
-    int y = x - q * p;
-    y += y < 0 ? p : 0;
-    y -= y >= p ? p : 0;
-    y -= y > p / 2 ? p : 0;
+    double x = ozaki_int_double(d) * c->inv_d[l];
+    double q = fma(x, c->rcp_d[l], OZAKI_ROUNDER) - OZAKI_ROUNDER;
+    double y = fma(-q, c->mod_d[l], x);
     for (int j = 0; j < OZAKI_PARTS; j++)
         if (j < c->parts)
-            s[j] = fma((double)y, c->m[l][j], s[j]);
+            s[j] = fma(y, c->m[l][j], s[j]);
 }
 
 /* C' from the sums of every residue.  Each part's S - k P is exact; what

@@ -1,6 +1,8 @@
-/* Unit tests of the Ozaki stage's way back from residues (the Chinese
- * remainder sum of kernels/ozaki.h, which i8_ozaki's last pass runs on the
- * GPU), on the host: for every count of moduli, integers C' of every size
+/* Unit tests of the Ozaki stage's residues and its way back from them
+ * (kernels/ozaki.h, which i8_ozaki's passes run on the GPU), on the host:
+ * each scaled value's residue modulo every modulus (the value rounded as
+ * rint rounds it, the residue an int8 congruent to it, within
+ * [-(p-1)/2, (p-1)/2] for odd p); and for every count of moduli, integers C' of every size
  * under P/4 (2^126 at most), from their residues in any int8
  * representative, must come back within one unit in the last place of
  * double (exactly, where C' has 53 bits or fewer); and the constants must
@@ -9,6 +11,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "kernels/ozaki.h"
 #include "tests/check.h"
@@ -62,8 +65,52 @@ static double back(const struct ozaki_crt *c, i128 v)
     return ozaki_crt_value(c, s);
 }
 
+/* The residue's int8: the low byte of ozaki_residue's result. */
+static int residue_byte(const struct ozaki_residues *r, int l, double x)
+{
+    double h, lo;
+    ozaki_halves(x, &h, &lo);
+    double v = ozaki_residue(r, l, h, lo);
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    return (int8_t)(uint8_t)bits;
+}
+
+static void residues(void)
+{
+    struct ozaki_residues r;
+    ozaki_residues_of(&r);
+    int bad = 0;
+    for (int t = 0; t < 200000; t++) {
+        /* integers and fractions (ties among them) of every size under
+         * 2^54, and the largest */
+        int bits = (int)(next() % 55);
+        double x = ldexp((double)(next() >> 11), bits - 53);
+        x = t % 4 == 1 ? floor(x) + 0.5 : t % 4 == 2 ? floor(x) : x;
+        x = t < 4 ? 0x1p54 - 1 - t : x;
+        x = next() & 1 ? -x : x;
+        int64_t want = (int64_t)rint(x);
+        for (int l = 0; l < OZAKI_MOST; l++) {
+            int p = ozaki_modulus(l), got = residue_byte(&r, l, x);
+            int64_t diff = ((int64_t)got - want) % p;
+            int ok = diff == 0 && (p % 2 == 0 || (got >= -(p - 1) / 2 && got <= (p - 1) / 2));
+            if (!ok && bad++ < 5)
+                CHECK(0, "%.17g modulo %d: %d, want %lld modulo %d", x, p, got,
+                      (long long)(want % p), p);
+        }
+    }
+    CHECK(bad == 0, "residues: %d wrong", bad);
+}
+
 int main(void)
 {
+    int wrong = 0;
+    for (int v = -70000; v <= 70000; v++)
+        wrong += ozaki_int_double(v) != (double)v;
+    wrong += ozaki_int_double(INT32_MAX) != (double)INT32_MAX;
+    wrong += ozaki_int_double(INT32_MIN) != (double)INT32_MIN;
+    CHECK(wrong == 0, "ozaki_int_double: %d integers wrong", wrong);
+    residues();
     for (int nmod = 1; nmod <= OZAKI_MOST; nmod++) {
         struct ozaki_crt c;
         ozaki_crt_of(nmod, &c);

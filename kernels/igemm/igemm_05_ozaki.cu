@@ -30,10 +30,13 @@
  *      once to float for ozaki32).  Rows and columns with an infinity or a
  *      NaN are summed as float64 GEMM sums them.
  *
- * The residues come from one floor of x / p (by its reciprocal) and an
- * exact remainder, no integer division; each thread splits a run of
- * values, storing 8 (A) or 16 (B) bytes a modulus; the product's
- * epilogue stages its digits in shared memory and stores whole rows.
+ * The residues and the sum take no conversion instruction (kernels/ozaki.h
+ * says how: a GPU converts at a quarter of its FP64 rate) and no integer
+ * division; a thread splits 8 values along a row of A and stores 8 bytes
+ * a modulus, or 16 down a column of B into a tile in shared memory whose
+ * columns go out 128 bytes at a time; the sum takes four neighbours of C
+ * a thread, a word of digits a modulus; the product's epilogue stages its
+ * digits in shared memory and stores whole rows.
  *
  * Work at N^3: L int8 products (16 at 8192^3, 9 for ozaki32) against
  * DGEMM's (SGEMM's) one; the passes read A and B twice each (their
@@ -65,24 +68,10 @@ enum {
     OZ_THREADS = 256,
     OZ_A_RUN = 8,     /* values of k a thread splits in A's rows */
     OZ_B_RUN = 16,    /* and down B's columns */
+    OZ_B_COLS = 32,   /* B's tile: 32 columns by 128 values of k */
+    OZ_B_ROWS = OZ_B_RUN * OZ_THREADS / OZ_B_COLS,
+    OZ_B_PITCH = OZ_B_ROWS + 16,
 };
-
-/* The moduli and their reciprocals, a kernel's argument (indexed only by
- * unrolled loops: no copy of it to local memory). */
-struct oz_mods {
-    int p[OZ_MOST];
-    double inv[OZ_MOST];
-};
-
-static struct oz_mods oz_mods_of(int nmod)
-{
-    struct oz_mods md;
-    for (int l = 0; l < OZ_MOST; l++) {
-        md.p[l] = l < nmod ? ozaki_modulus(l) : 1;
-        md.inv[l] = 1.0 / md.p[l];
-    }
-    return md;
-}
 
 /* The product's layout in the workspace. */
 struct oz_plan {
@@ -194,20 +183,6 @@ oz_cols_shift(const unsigned long long *most, const int *bad, int n, int beta, i
     }
 }
 
-/* x (an integer below 2^54 in magnitude, held exactly in a double)
- * modulo p, in [-p/2, p/2) for even p and [-(p-1)/2, (p-1)/2] for odd:
- * the quotient from inv_p = 1/p (rounded) is within one of floor(x/p)
- * (x/p under 2^47, its error under 2^-5), so the exact remainder lies in
- * (-p, 2p) and one step each way corrects it. */
-static __device__ __forceinline__ int oz_residue(double x, int p, double inv_p)
-{
-    double q = floor(x * inv_p);
-    int r = (int)fma(-q, (double)p, x);
-    r += r < 0 ? p : 0;
-    r -= r >= p ? p : 0;
-    return r >= (p + 1) / 2 ? r - p : r;
-}
-
 /* 2^e for -1022 <= e <= 1023. */
 static __device__ __forceinline__ double oz_pow2(int e)
 {
@@ -215,51 +190,47 @@ static __device__ __forceinline__ double oz_pow2(int e)
 }
 
 /* An operand's value scaled by its row's or column's power of two
- * (-970 .. 1127: two exact steps) and rounded to an integer; a
- * non-finite one as 0 (its row or column is summed apart).  A step that
- * falls under double's normal range leaves a value far under 1/2, 0 when
- * rounded either way. */
+ * (-970 .. 1127: two exact steps), not yet rounded; a non-finite one as
+ * 0 (its row or column is summed apart).  A step that falls under
+ * double's normal range leaves a value far under 1/2, 0 once rounded. */
 static __device__ __forceinline__ double oz_scaled(double v, int shift)
 {
     int h = shift / 2;
-    return isfinite(v) ? rint(v * oz_pow2(h) * oz_pow2(shift - h)) : 0.0;
+    return isfinite(v) ? v * oz_pow2(h) * oz_pow2(shift - h) : 0.0;
 }
 
-/* Residues of `run` scaled values modulo each of the first nmod moduli
- * (the loop unrolled over every modulus, so that md stays in the
- * parameter space), packed four to a word and stored at `dst` + l
- * `stride`, a store a modulus. */
+/* The low bytes of four residues (ozaki_residue) as a word. */
+static __device__ __forceinline__ uint32_t oz_word(double r0, double r1, double r2, double r3)
+{
+    return __byte_perm(__byte_perm((uint32_t)__double2loint(r0), (uint32_t)__double2loint(r1),
+                                   0x0040),
+                       __byte_perm((uint32_t)__double2loint(r2), (uint32_t)__double2loint(r3),
+                                   0x0040),
+                       0x5410);
+}
+
+/* The residues of `run` values (rint(x) = h 2^27 + lo) modulo p_l, packed
+ * four to a word. */
 template <int run>
-static __device__ __forceinline__ void oz_store_residues(const double (&x)[run],
-                                                         const struct oz_mods &md, int nmod,
-                                                         int8_t *dst, long long stride)
+static __device__ __forceinline__ void oz_words(const double (&h)[run], const double (&lo)[run],
+                                                const struct ozaki_residues &rs, int l,
+                                                uint32_t (&w)[run / 4])
 {
 #pragma unroll
-    for (int l = 0; l < OZ_MOST; l++) {
-        if (l >= nmod)
-            break;
-        uint32_t w[run / 4];
-#pragma unroll
-        for (int v = 0; v < run / 4; v++) {
-            w[v] = 0;
-#pragma unroll
-            for (int b = 0; b < 4; b++)
-                w[v] |= (uint32_t)(uint8_t)oz_residue(x[4 * v + b], md.p[l], md.inv[l]) << 8 * b;
-        }
-        if constexpr (run == 8)
-            *reinterpret_cast<uint2 *>(dst + l * stride) = make_uint2(w[0], w[1]);
-        else
-            *reinterpret_cast<uint4 *>(dst + l * stride) = make_uint4(w[0], w[1], w[2], w[3]);
-    }
+    for (int v = 0; v < run / 4; v++)
+        w[v] = oz_word(ozaki_residue(&rs, l, h[4 * v], lo[4 * v]),
+                       ozaki_residue(&rs, l, h[4 * v + 1], lo[4 * v + 1]),
+                       ozaki_residue(&rs, l, h[4 * v + 2], lo[4 * v + 2]),
+                       ozaki_residue(&rs, l, h[4 * v + 3], lo[4 * v + 3]));
 }
 
 /* A's residues: modulus l, piece g, row i at ((l pieces + g) m + i) kp,
  * zeros past the piece.  A thread OZ_A_RUN values along a row (kp is a
  * multiple of 16: a run never spans two pieces), a warp's stores 256
- * bytes side by side. */
+ * bytes side by side, a store a modulus. */
 template <typename T>
 static __global__ void __launch_bounds__(OZ_THREADS)
-oz_split_a(const T *a, int m, int k, const int *s, struct oz_mods md, int nmod,
+oz_split_a(const T *a, int m, int k, const int *s, struct ozaki_residues rs, int nmod,
            long long pieces, long long piece_k, long long kp, int8_t *out)
 {
     long long runs = pieces * kp / OZ_A_RUN, total = m * runs;
@@ -267,72 +238,132 @@ oz_split_a(const T *a, int m, int k, const int *s, struct oz_mods md, int nmod,
          e += (long long)gridDim.x * blockDim.x) {
         long long i = e / runs, col = e % runs * OZ_A_RUN;
         long long g = col / kp, kk = col % kp, q = g * piece_k + kk;
-        double x[OZ_A_RUN];
+        double h[OZ_A_RUN], lo[OZ_A_RUN];
 #pragma unroll
         for (int v = 0; v < OZ_A_RUN; v++)
-            x[v] = kk + v < piece_k && q + v < k ? oz_scaled((double)a[i * k + q + v], s[i])
-                                                 : 0.0;
-        oz_store_residues<OZ_A_RUN>(x, md, nmod, out + (g * m + i) * kp + kk, pieces * m * kp);
+            ozaki_halves(kk + v < piece_k && q + v < k ? oz_scaled((double)a[i * k + q + v], s[i])
+                                                       : 0.0,
+                         &h[v], &lo[v]);
+        int8_t *dst = out + (g * m + i) * kp + kk;
+#pragma unroll
+        for (int l = 0; l < OZ_MOST; l++) {
+            if (l >= nmod)
+                break;
+            uint32_t w[OZ_A_RUN / 4];
+            oz_words<OZ_A_RUN>(h, lo, rs, l, w);
+            *reinterpret_cast<uint2 *>(dst + l * pieces * m * kp) = make_uint2(w[0], w[1]);
+        }
     }
 }
 
 /* B's residues k-major, as i8_igmma's product takes B with no pass of its
  * own: modulus l, piece g, column j at ((l pieces + g) n + j) kp, zeros
- * past the piece.  A thread OZ_B_RUN values down a column, a warp's loads
- * along B's rows (x: the column), its stores 16 bytes a column. */
+ * past the piece.  A block a tile of OZ_B_COLS columns by OZ_B_ROWS
+ * values of k: each thread reads OZ_B_RUN values down a column (a warp's
+ * loads along B's rows), and for each modulus puts their residues in the
+ * tile in shared memory (two tiles, taken in turn), from which each eight
+ * threads store a column's 128 bytes. */
 template <typename T>
 static __global__ void __launch_bounds__(OZ_THREADS)
-oz_split_b(const T *b, int n, int k, const int *t, struct oz_mods md, int nmod,
+oz_split_b(const T *b, int n, int k, const int *t, struct ozaki_residues rs, int nmod,
            long long pieces, long long piece_k, long long kp, int8_t *out)
 {
-    long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-    if (j >= n)
-        return;
-    long long runs = pieces * kp / OZ_B_RUN;
-    for (long long r = blockIdx.y * (long long)blockDim.y + threadIdx.y; r < runs;
-         r += (long long)gridDim.y * blockDim.y) {
-        long long row = r * OZ_B_RUN, g = row / kp, kk = row % kp, q = g * piece_k + kk;
-        double x[OZ_B_RUN];
+    __shared__ __align__(16) unsigned char st[2][OZ_B_COLS][OZ_B_PITCH];
+    int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    int c = threadIdx.x / 8, chunk = threadIdx.x % 8;          /* (the stores') */
+    long long rows = pieces * kp;
+    long long j = (long long)blockIdx.x * OZ_B_COLS + lane, jc = j - lane + c;
+    int shift = j < n ? t[j] : 0;
+    for (long long row0 = (long long)blockIdx.y * OZ_B_ROWS; row0 < rows;
+         row0 += (long long)gridDim.y * OZ_B_ROWS) {
+        /* (a run of 16 lies in one piece: kp is a multiple of 16) */
+        long long r0 = row0 + OZ_B_RUN * warp, g = r0 / kp, kk = r0 % kp, q = g * piece_k + kk;
+        double h[OZ_B_RUN], lo[OZ_B_RUN];
 #pragma unroll
         for (int v = 0; v < OZ_B_RUN; v++)
-            x[v] = kk + v < piece_k && q + v < k ? oz_scaled((double)b[(q + v) * n + j], t[j])
-                                                 : 0.0;
-        oz_store_residues<OZ_B_RUN>(x, md, nmod, out + (g * n + j) * kp + kk, pieces * n * kp);
+            ozaki_halves(j < n && r0 < rows && kk + v < piece_k && q + v < k
+                             ? oz_scaled((double)b[(q + v) * n + j], shift)
+                             : 0.0,
+                         &h[v], &lo[v]);
+        long long rc = row0 + OZ_B_RUN * chunk, gc = rc / kp, kc = rc % kp;
+#pragma unroll
+        for (int l = 0; l < OZ_MOST; l++) {
+            if (l >= nmod)
+                break;
+            uint32_t w[OZ_B_RUN / 4];
+            oz_words<OZ_B_RUN>(h, lo, rs, l, w);
+            *reinterpret_cast<uint4 *>(&st[l & 1][lane][OZ_B_RUN * warp]) =
+                make_uint4(w[0], w[1], w[2], w[3]);
+            __syncthreads();
+            if (jc < n && rc < rows)
+                *reinterpret_cast<uint4 *>(out + ((l * pieces + gc) * n + jc) * kp + kc) =
+                    *reinterpret_cast<const uint4 *>(&st[l & 1][c][OZ_B_RUN * chunk]);
+        }
+        __syncthreads();
     }
 }
 
 /* The digits turned into C: the Chinese remainder sum (kernels/ozaki.h)
  * of each element's L digits to C', scaled by 2^-(s_i + t_j), then alpha
  * and beta; a row or column with an infinity or a NaN summed in doubles
- * as float64 GEMM sums it. */
+ * as float64 GEMM sums it.  A thread four neighbours of a row (one word
+ * of digits a modulus where N is a multiple of 4). */
 template <typename T>
 static __global__ void __launch_bounds__(OZ_THREADS)
 oz_sum(const int8_t *digits, int m, int n, int k, const int *s, const int *t,
        const char *ok_a, const char *ok_b, const __grid_constant__ struct ozaki_crt crt,
        const T *a, const T *b, double alpha, double beta, T *c)
 {
-    long long mn = (long long)m * n;
-    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < mn;
+    long long mn = (long long)m * n, quads = (n + 3) / 4, total = m * quads;
+    bool words = n % 4 == 0;
+    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total;
          e += (long long)gridDim.x * blockDim.x) {
-        int i = (int)(e / n), j = (int)(e % n);
-        double x;
-        if (ok_a[i] && ok_b[j]) {
-            double sum[OZAKI_PARTS] = { 0, 0, 0, 0 };
+        long long i = e / quads;
+        int j0 = (int)(e - i * quads) * 4, count = n - j0 < 4 ? n - j0 : 4;
+        long long e0 = i * n + j0;
+        double sum[4][OZAKI_PARTS];
 #pragma unroll
-            for (int l = 0; l < OZ_MOST; l++) {
-                if (l >= crt.nmod)
-                    break;
-                ozaki_crt_add(&crt, l, digits[l * mn + e], sum);
+        for (int u = 0; u < 4; u++)
+#pragma unroll
+            for (int p = 0; p < OZAKI_PARTS; p++)
+                sum[u][p] = 0;
+#pragma unroll
+        for (int l = 0; l < OZ_MOST; l++) {
+            if (l >= crt.nmod)
+                break;
+            const int8_t *d = digits + l * mn + e0;
+            int dg[4] = { 0, 0, 0, 0 };
+            if (words) {
+                uint32_t w = *reinterpret_cast<const uint32_t *>(d);
+#pragma unroll
+                for (int u = 0; u < 4; u++)
+                    dg[u] = (int8_t)(w >> 8 * u);
+            } else {
+#pragma unroll
+                for (int u = 0; u < 4; u++)
+                    dg[u] = u < count ? d[u] : 0;
             }
-            x = scalbn(ozaki_crt_value(&crt, sum), -(s[i] + t[j]));
-        } else {
-            /* (as the float GEMM of T sums it) */
-            T sum = 0;
-            for (int q = 0; q < k; q++)
-                sum += a[(long long)i * k + q] * b[(long long)q * n + j];
-            x = (double)sum;
+#pragma unroll
+            for (int u = 0; u < 4; u++)
+                ozaki_crt_add(&crt, l, dg[u], sum[u]);
         }
-        c[e] = (T)(beta == 0 ? alpha * x : alpha * x + beta * (double)c[e]);
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            if (u >= count)
+                break;
+            int j = j0 + u;
+            double x;
+            if (ok_a[i] && ok_b[j]) {
+                x = scalbn(ozaki_crt_value(&crt, sum[u]), -(s[i] + t[j]));
+            } else {
+                /* (as the float GEMM of T sums it) */
+                T dot = 0;
+                for (int q = 0; q < k; q++)
+                    dot += a[i * k + q] * b[(long long)q * n + j];
+                x = (double)dot;
+            }
+            c[e0 + u] = (T)(beta == 0 ? alpha * x : alpha * x + beta * (double)c[e0 + u]);
+        }
     }
 }
 
@@ -348,7 +379,8 @@ static cudaError_t oz_product(const struct ozgemm_problem *p, const T *a, const 
                               const struct launch_env *env)
 {
     struct oz_plan z = oz_plan_of(p->m, p->n, p->k, p->fp32);
-    struct oz_mods md = oz_mods_of(z.nmod);
+    struct ozaki_residues rs;
+    ozaki_residues_of(&rs);
     struct ozaki_crt crt;
     ozaki_crt_of(z.nmod, &crt);
     char *ws = NULL;
@@ -376,12 +408,12 @@ static cudaError_t oz_product(const struct ozgemm_problem *p, const T *a, const 
         oz_cols_shift<<<oz_blocks(p->n), OZ_THREADS, 0, env->stream>>>(most, bad, p->n, z.beta,
                                                                         t, ok_b);
         oz_split_a<<<oz_blocks(p->m * (z.pieces * z.kp / OZ_A_RUN)), OZ_THREADS, 0, env->stream>>>(
-            a, p->m, p->k, s, md, z.nmod, z.pieces, z.piece_k, z.kp, res_a);
-        long long runs_b = z.pieces * z.kp / OZ_B_RUN;
-        dim3 grid_b((unsigned)((p->n + 31) / 32),
-                    (unsigned)((runs_b + 7) / 8 < 65535 ? (runs_b + 7) / 8 : 65535));
-        oz_split_b<<<grid_b, dim3(32, 8), 0, env->stream>>>(b, p->n, p->k, t, md, z.nmod,
-                                                             z.pieces, z.piece_k, z.kp, res_b);
+            a, p->m, p->k, s, rs, z.nmod, z.pieces, z.piece_k, z.kp, res_a);
+        long long tiles_k = (z.pieces * z.kp + OZ_B_ROWS - 1) / OZ_B_ROWS;
+        dim3 grid_b((unsigned)((p->n + OZ_B_COLS - 1) / OZ_B_COLS),
+                    (unsigned)(tiles_k < 65535 ? tiles_k : 65535));
+        oz_split_b<<<grid_b, OZ_THREADS, 0, env->stream>>>(b, p->n, p->k, t, rs, z.nmod, z.pieces,
+                                                            z.piece_k, z.kp, res_b);
         err = launch_result();
     }
     for (int l = 0; l < z.nmod && err == cudaSuccess; l++)
@@ -394,7 +426,7 @@ static cudaError_t oz_product(const struct ozgemm_problem *p, const T *a, const 
             err = i8gemm_igmma_launch_mod(&q, bt, digits + l * mn, ozaki_modulus(l), g > 0, env);
         }
     if (err == cudaSuccess) {
-        oz_sum<<<oz_blocks(mn), OZ_THREADS, 0, env->stream>>>(
+        oz_sum<<<oz_blocks(p->m * ((p->n + 3) / 4)), OZ_THREADS, 0, env->stream>>>(
             digits, p->m, p->n, p->k, s, t, ok_a, ok_b, crt, a, b, p->alpha, p->beta, c);
         err = launch_result();
     }

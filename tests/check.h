@@ -4,6 +4,7 @@
 #ifndef GC_TESTS_CHECK_H
 #define GC_TESTS_CHECK_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 static int passed, failed;
@@ -19,5 +20,15 @@ static int passed, failed;
             fputc('\n', stderr);                                             \
         }                                                                    \
     } while (0)
+
+/* The tests' random numbers: Marsaglia's xorshift, 64 bits, state *s
+ * (not 0). */
+static inline uint64_t check_xorshift(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
 
 #endif

@@ -22,10 +22,7 @@ static uint64_t state = 0x9e3779b97f4a7c15ull;
 
 static uint64_t next(void)
 {
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    return state;
+    return check_xorshift(&state);
 }
 
 /* A value below 2^bits in magnitude, either sign. */

@@ -24,10 +24,7 @@ static uint64_t rng = 88172645463325252ull;
 
 static uint64_t next(void)
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
+    return check_xorshift(&rng);
 }
 
 /* Every element of an m x n C lies in exactly one tile; checked on a

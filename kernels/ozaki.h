@@ -145,9 +145,8 @@ enum {
 
 struct ozaki_crt {
     int nmod, parts;
-    int mod[OZAKI_MOST];                  /* p_l */
     int inv[OZAKI_MOST];                  /* M_l^-1 modulo p_l */
-    double mod_d[OZAKI_MOST], inv_d[OZAKI_MOST], rcp_d[OZAKI_MOST];   /* the same, 1/p_l */
+    double mod_d[OZAKI_MOST], inv_d[OZAKI_MOST], rcp_d[OZAKI_MOST];   /* p_l, that inverse, 1/p_l */
     double m[OZAKI_MOST][OZAKI_PARTS];    /* M_l's parts */
     double p[OZAKI_PARTS];                /* P's parts */
     double grid[OZAKI_PARTS], ungrid[OZAKI_PARTS];   /* each part's unit, 2^lo, and 2^-lo */
@@ -190,7 +189,6 @@ static inline void ozaki_crt_of(int nmod, struct ozaki_crt *c)
             for (int q = 0; q < nmod; q++)
                 if (q != l)
                     r = r * ozaki_modulus(q) % pl;
-            c->mod[l] = pl;
             c->inv[l] = ozaki_inverse(r, pl);
             c->mod_d[l] = pl;
             c->inv_d[l] = c->inv[l];
@@ -223,7 +221,6 @@ static inline void ozaki_crt_of(int nmod, struct ozaki_crt *c)
         whole += c->p[j];
     c->inv_p = 1.0 / whole;
     for (int l = nmod; l < OZAKI_MOST; l++) {
-        c->mod[l] = 1;
         c->inv[l] = 0;
         c->mod_d[l] = 1;
         c->inv_d[l] = c->rcp_d[l] = 0;

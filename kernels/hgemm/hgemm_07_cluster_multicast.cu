@@ -380,7 +380,7 @@ hgemm_cluster_multicast_kernel(const __grid_constant__ CUtensorMap map_a,
         }
         if (C_TMA)
             hopper_tma_prefetch(&map_c);
-            hopper_ring_init<C::stages>(full, empty, 4 * C::consumers * C::cluster);
+        hopper_ring_init<C::stages>(full, empty, 4 * C::consumers * C::cluster);
     }
     hcm_cluster_sync();
 

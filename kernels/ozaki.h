@@ -145,8 +145,8 @@ enum {
 
 struct ozaki_crt {
     int nmod, parts;
-    int inv[OZAKI_MOST];                  /* M_l^-1 modulo p_l */
-    double mod_d[OZAKI_MOST], inv_d[OZAKI_MOST], rcp_d[OZAKI_MOST];   /* p_l, that inverse, 1/p_l */
+    int inv[OZAKI_MOST], mod[OZAKI_MOST];  /* M_l^-1 modulo p_l, p_l */
+    uint32_t magic[OZAKI_MOST];           /* ceil(2^32 / p_l) */
     double m[OZAKI_MOST][OZAKI_PARTS];    /* M_l's parts */
     double p[OZAKI_PARTS];                /* P's parts */
     double grid[OZAKI_PARTS], ungrid[OZAKI_PARTS];   /* each part's unit, 2^lo, and 2^-lo */
@@ -190,9 +190,8 @@ static inline void ozaki_crt_of(int nmod, struct ozaki_crt *c)
                 if (q != l)
                     r = r * ozaki_modulus(q) % pl;
             c->inv[l] = ozaki_inverse(r, pl);
-            c->mod_d[l] = pl;
-            c->inv_d[l] = c->inv[l];
-            c->rcp_d[l] = 1.0 / pl;
+            c->mod[l] = pl;
+            c->magic[l] = (uint32_t)(((1ull << 32) + pl - 1) / pl);
             for (int b = 32 * WORDS - 1; b >= 0; b--)
                 if (x[b / 32] >> (b % 32) & 1) {
                     top = b + 1 > top ? b + 1 : top;
@@ -222,8 +221,8 @@ static inline void ozaki_crt_of(int nmod, struct ozaki_crt *c)
     c->inv_p = 1.0 / whole;
     for (int l = nmod; l < OZAKI_MOST; l++) {
         c->inv[l] = 0;
-        c->mod_d[l] = 1;
-        c->inv_d[l] = c->rcp_d[l] = 0;
+        c->mod[l] = 1;
+        c->magic[l] = 0;
         for (int j = 0; j < OZAKI_PARTS; j++)
             c->m[l][j] = 0;
     }
@@ -243,16 +242,30 @@ OZAKI_HD double ozaki_int_double(int v)
     return b - 6755401588539392.0;
 }
 
+/* y = d (M_l^-1 modulo p_l) modulo p_l in [-p_l/2, p_l/2] for d any int8
+ * representative of C' modulo p_l, in integers (the FP64 units are the
+ * sum's bottleneck; the integer ones otherwise idle): x = d M_l^-1 + 128
+ * p_l (0 <= x < 255 p_l < 2^16), q = floor(x / p_l) as the high word of
+ * x ceil(2^32 / p_l) (exactly: the product exceeds x 2^32 / p_l by under
+ * x < 2^16, and x 2^32 / p_l lies at least 2^32 / p_l >= 2^24 under the
+ * next multiple of 2^32), then x - q p_l centred. */
+OZAKI_HD int ozaki_crt_digit(const struct ozaki_crt *c, int l, int d)
+{
+    uint32_t x = (uint32_t)(d * c->inv[l] + 128 * c->mod[l]), q;
+#ifdef __CUDA_ARCH__
+    q = __umulhi(x, c->magic[l]);
+#else
+    q = (uint32_t)((uint64_t)x * c->magic[l] >> 32);
+#endif
+    int r = (int)(x - q * (uint32_t)c->mod[l]);
+    return 2 * r > c->mod[l] ? r - c->mod[l] : r;
+}
+
 /* Residue d (any int8 representative of C' modulo p_l) added to the sums
- * s[parts]: y = d (M_l^-1 modulo p_l) modulo p_l, |y| <= p_l / 2, from the
- * integer nearest to d M_l^-1 / p_l (exactly: under 2^15 / p_l, never
- * within 2^-30 of a half-integer but at a tie of p_l = 256, where either
- * neighbour leaves |y| = 128). */
+ * s[parts]: y M_l, a part at a time. */
 OZAKI_HD void ozaki_crt_add(const struct ozaki_crt *c, int l, int d, double *s)
 {
-    double x = ozaki_int_double(d) * c->inv_d[l];
-    double q = fma(x, c->rcp_d[l], OZAKI_ROUNDER) - OZAKI_ROUNDER;
-    double y = fma(-q, c->mod_d[l], x);
+    double y = ozaki_int_double(ozaki_crt_digit(c, l, d));
     for (int j = 0; j < OZAKI_PARTS; j++)
         if (j < c->parts)
             s[j] = fma(y, c->m[l][j], s[j]);

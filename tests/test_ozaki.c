@@ -2,7 +2,8 @@
  * (kernels/ozaki.h, which i8_ozaki's passes run on the GPU), on the host:
  * each scaled value's residue modulo every modulus (the value rounded as
  * rint rounds it, the residue an int8 congruent to it, within
- * [-(p-1)/2, (p-1)/2] for odd p); and for every count of moduli, integers C' of every size
+ * [-(p-1)/2, (p-1)/2] for odd p); every int8 digit's y (d M_l^-1 modulo
+ * p_l, centred); and for every count of moduli, integers C' of every size
  * under P/4 (2^126 at most), from their residues in any int8
  * representative, must come back within one unit in the last place of
  * double (exactly, where C' has 53 bits or fewer); and the constants must
@@ -117,6 +118,15 @@ int main(void)
         for (int l = 0; l < nmod; l++)
             logp += log2((double)ozaki_modulus(l));
         CHECK(c.parts >= 1 && c.parts <= OZAKI_PARTS, "%d moduli: %d parts", nmod, c.parts);
+        /* y for every int8 digit: d M_l^-1 modulo p_l, centred */
+        int off = 0;
+        for (int l = 0; l < nmod; l++)
+            for (int d = -128; d <= 127; d++) {
+                int p = ozaki_modulus(l), y = ozaki_crt_digit(&c, l, d);
+                int want = ((d * c.inv[l]) % p + p) % p;
+                off += ((y % p) + p) % p != want || 2 * y > p || 2 * y < -p;
+            }
+        CHECK(off == 0, "%d moduli: %d digits' y wrong", nmod, off);
         CHECK(fabs(log2(1 / c.inv_p) - logp) < 1e-9, "%d moduli: 1/P is 2^%g, P 2^%g", nmod,
               log2(1 / c.inv_p), logp);
         for (int l = 0; l <= nmod && nmod <= 16; l++) {

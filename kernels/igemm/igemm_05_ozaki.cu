@@ -306,9 +306,12 @@ oz_split_b(const T *b, int n, int k, const int *t, struct ozaki_residues rs, int
 /* The digits turned into C: the Chinese remainder sum (kernels/ozaki.h)
  * of each element's L digits to C', scaled by 2^-(s_i + t_j), then alpha
  * and beta; a row or column with an infinity or a NaN summed in doubles
- * as float64 GEMM sums it.  A thread four neighbours of a row (one word
- * of digits a modulus where N is a multiple of 4). */
-template <typename T>
+ * as float64 GEMM sums it.  A thread four neighbours of a row, a word of
+ * digits a modulus (bytes where N is not a multiple of 4), every word
+ * loaded before the first is used (one wait on memory, not L); each
+ * digit's y in integers, then `parts` FMAs (the count the constants have,
+ * fixed at compile time: 3 for ozaki at K = 8192, 2 for ozaki32). */
+template <typename T, int parts>
 static __global__ void __launch_bounds__(OZ_THREADS)
 oz_sum(const int8_t *digits, int m, int n, int k, const int *s, const int *t,
        const char *ok_a, const char *ok_b, const __grid_constant__ struct ozaki_crt crt,
@@ -321,6 +324,21 @@ oz_sum(const int8_t *digits, int m, int n, int k, const int *s, const int *t,
         long long i = e / quads;
         int j0 = (int)(e - i * quads) * 4, count = n - j0 < 4 ? n - j0 : 4;
         long long e0 = i * n + j0;
+        uint32_t w[OZ_MOST];
+#pragma unroll
+        for (int l = 0; l < OZ_MOST; l++) {
+            const int8_t *d = digits + l * mn + e0;
+            w[l] = 0;
+            if (l < crt.nmod) {
+                if (words) {
+                    w[l] = *reinterpret_cast<const uint32_t *>(d);
+                } else {
+#pragma unroll
+                    for (int u = 0; u < 4; u++)
+                        w[l] |= u < count ? (uint32_t)(uint8_t)d[u] << 8 * u : 0u;
+                }
+            }
+        }
         double sum[4][OZAKI_PARTS];
 #pragma unroll
         for (int u = 0; u < 4; u++)
@@ -331,21 +349,13 @@ oz_sum(const int8_t *digits, int m, int n, int k, const int *s, const int *t,
         for (int l = 0; l < OZ_MOST; l++) {
             if (l >= crt.nmod)
                 break;
-            const int8_t *d = digits + l * mn + e0;
-            int dg[4] = { 0, 0, 0, 0 };
-            if (words) {
-                uint32_t w = *reinterpret_cast<const uint32_t *>(d);
 #pragma unroll
-                for (int u = 0; u < 4; u++)
-                    dg[u] = (int8_t)(w >> 8 * u);
-            } else {
+            for (int u = 0; u < 4; u++) {
+                double y = ozaki_int_double(ozaki_crt_digit(&crt, l, (int8_t)(w[l] >> 8 * u)));
 #pragma unroll
-                for (int u = 0; u < 4; u++)
-                    dg[u] = u < count ? d[u] : 0;
+                for (int p = 0; p < parts; p++)
+                    sum[u][p] = fma(y, crt.m[l][p], sum[u][p]);
             }
-#pragma unroll
-            for (int u = 0; u < 4; u++)
-                ozaki_crt_add(&crt, l, dg[u], sum[u]);
         }
 #pragma unroll
         for (int u = 0; u < 4; u++) {
@@ -371,6 +381,33 @@ static unsigned oz_blocks(long long work)
 {
     long long b = (work + OZ_THREADS - 1) / OZ_THREADS;
     return (unsigned)(b < 1 ? 1 : b > 65535 * 16 ? 65535 * 16 : b);
+}
+
+/* oz_sum for the constants' count of parts. */
+template <typename T>
+static cudaError_t oz_sum_launch(const int8_t *digits, const struct ozgemm_problem *p,
+                                 const int *s, const int *t, const char *ok_a, const char *ok_b,
+                                 const struct ozaki_crt &crt, const T *a, const T *b, T *c,
+                                 const struct launch_env *env)
+{
+    unsigned blocks = oz_blocks(p->m * ((p->n + 3) / 4));
+    switch (crt.parts) {
+    case 1:
+    case 2:
+        oz_sum<T, 2><<<blocks, OZ_THREADS, 0, env->stream>>>(digits, p->m, p->n, p->k, s, t,
+                                                             ok_a, ok_b, crt, a, b, p->alpha,
+                                                             p->beta, c);
+        break;
+    case 3:
+        oz_sum<T, 3><<<blocks, OZ_THREADS, 0, env->stream>>>(digits, p->m, p->n, p->k, s, t,
+                                                             ok_a, ok_b, crt, a, b, p->alpha,
+                                                             p->beta, c);
+        break;
+    default:
+        oz_sum<T, OZAKI_PARTS><<<blocks, OZ_THREADS, 0, env->stream>>>(
+            digits, p->m, p->n, p->k, s, t, ok_a, ok_b, crt, a, b, p->alpha, p->beta, c);
+    }
+    return launch_result();
 }
 
 /* One product (the dispatcher walks the stack). */
@@ -426,9 +463,7 @@ static cudaError_t oz_product(const struct ozgemm_problem *p, const T *a, const 
             err = i8gemm_igmma_launch_mod(&q, bt, digits + l * mn, ozaki_modulus(l), g > 0, env);
         }
     if (err == cudaSuccess) {
-        oz_sum<<<oz_blocks(p->m * ((p->n + 3) / 4)), OZ_THREADS, 0, env->stream>>>(
-            digits, p->m, p->n, p->k, s, t, ok_a, ok_b, crt, a, b, p->alpha, p->beta, c);
-        err = launch_result();
+        err = oz_sum_launch(digits, p, s, t, ok_a, ok_b, crt, a, b, c, env);
     }
     cudaError_t freed = cudaFreeAsync(ws, env->stream);
     return err != cudaSuccess ? err : freed;
@@ -457,7 +492,7 @@ extern "C" cudaError_t ozgemm_ozaki_launch(const struct ozgemm_problem *p,
 
 extern "C" cudaError_t ozgemm_ozaki_attr(struct kernel_attr *out)
 {
-    return kernel_attr_of(oz_sum<double>, OZ_THREADS, 0, out);
+    return kernel_attr_of(oz_sum<double, 3>, OZ_THREADS, 0, out);
 }
 
 /* One residue product, as the int8 stage sees it. */

@@ -310,9 +310,10 @@ oz_split_b(const T *b, int n, int k, const int *t, struct ozaki_residues rs, int
  * digits a modulus (bytes where N is not a multiple of 4), every word
  * loaded before the first is used (one wait on memory, not L); each
  * digit's y in integers, then `parts` FMAs (the count the constants have,
- * fixed at compile time: 3 for ozaki at K = 8192, 2 for ozaki32). */
+ * fixed at compile time: 3 for ozaki at K = 8192, 2 for ozaki32).  Three
+ * blocks an SM: 80 registers, which every count of parts fits unspilled. */
 template <typename T, int parts>
-static __global__ void __launch_bounds__(OZ_THREADS)
+static __global__ void __launch_bounds__(OZ_THREADS, 3)
 oz_sum(const int8_t *digits, int m, int n, int k, const int *s, const int *t,
        const char *ok_a, const char *ok_b, const __grid_constant__ struct ozaki_crt crt,
        const T *a, const T *b, double alpha, double beta, T *c)

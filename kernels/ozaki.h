@@ -146,7 +146,6 @@ enum {
 struct ozaki_crt {
     int nmod, parts;
     int inv[OZAKI_MOST], mod[OZAKI_MOST];  /* M_l^-1 modulo p_l, p_l */
-    uint32_t magic[OZAKI_MOST];           /* ceil(2^32 / p_l) */
     double m[OZAKI_MOST][OZAKI_PARTS];    /* M_l's parts */
     double p[OZAKI_PARTS];                /* P's parts */
     double grid[OZAKI_PARTS], ungrid[OZAKI_PARTS];   /* each part's unit, 2^lo, and 2^-lo */
@@ -191,7 +190,6 @@ static inline void ozaki_crt_of(int nmod, struct ozaki_crt *c)
                     r = r * ozaki_modulus(q) % pl;
             c->inv[l] = ozaki_inverse(r, pl);
             c->mod[l] = pl;
-            c->magic[l] = (uint32_t)(((1ull << 32) + pl - 1) / pl);
             for (int b = 32 * WORDS - 1; b >= 0; b--)
                 if (x[b / 32] >> (b % 32) & 1) {
                     top = b + 1 > top ? b + 1 : top;
@@ -222,7 +220,6 @@ static inline void ozaki_crt_of(int nmod, struct ozaki_crt *c)
     for (int l = nmod; l < OZAKI_MOST; l++) {
         c->inv[l] = 0;
         c->mod[l] = 1;
-        c->magic[l] = 0;
         for (int j = 0; j < OZAKI_PARTS; j++)
             c->m[l][j] = 0;
     }
@@ -242,30 +239,28 @@ OZAKI_HD double ozaki_int_double(int v)
     return b - 6755401588539392.0;
 }
 
-/* y = d (M_l^-1 modulo p_l) modulo p_l in [-p_l/2, p_l/2] for d any int8
- * representative of C' modulo p_l, in integers (the FP64 units are the
- * sum's bottleneck; the integer ones otherwise idle): x = d M_l^-1 + 128
- * p_l (0 <= x < 255 p_l < 2^16), q = floor(x / p_l) as the high word of
- * x ceil(2^32 / p_l) (exactly: the product exceeds x 2^32 / p_l by under
- * x < 2^16, and x 2^32 / p_l lies at least 2^32 / p_l >= 2^24 under the
- * next multiple of 2^32), then x - q p_l centred. */
-OZAKI_HD int ozaki_crt_digit(const struct ozaki_crt *c, int l, int d)
+/* x w modulo p in [-p/2, p/2) (even p) or [-(p-1)/2, (p-1)/2] (odd), x
+ * any int32, 0 <= w < p <= 256 and inv_p = 1/p rounded.  x w is exact in
+ * a double (under 2^39); x w inv_p, rounded twice, lies within 2^-14 of
+ * x w / p, which lies at least 1/p >= 2^-8 under any integer above it, so
+ * q is floor(x w / p) or, where x w / p is an integer, one less (x = p
+ * = 187 and w = 1 do it); x w - q p, exact in one FMA, is in [0, p], and
+ * the centring takes p to 0 as it takes 0.  With w = M_l^-1 modulo p_l it
+ * turns C' (or any representative of it modulo p_l) into the sum's digit
+ * y: the int8 product's modular epilogue (kernels/igemm/igemm_03_igmma.cu)
+ * writes y straight from its accumulators, for the sum to read as it is. */
+OZAKI_HD int ozaki_sym_mod(int x, double w, int p, double inv_p)
 {
-    uint32_t x = (uint32_t)(d * c->inv[l] + 128 * c->mod[l]), q;
-#ifdef __CUDA_ARCH__
-    q = __umulhi(x, c->magic[l]);
-#else
-    q = (uint32_t)((uint64_t)x * c->magic[l] >> 32);
-#endif
-    int r = (int)(x - q * (uint32_t)c->mod[l]);
-    return 2 * r > c->mod[l] ? r - c->mod[l] : r;
+    double v = (double)x * w, q = floor(v * inv_p);
+    int r = (int)fma(-q, (double)p, v);
+    return r >= (p + 1) / 2 ? r - p : r;
 }
 
-/* Residue d (any int8 representative of C' modulo p_l) added to the sums
+/* Residue d (any int representative of C' modulo p_l) added to the sums
  * s[parts]: y M_l, a part at a time. */
 OZAKI_HD void ozaki_crt_add(const struct ozaki_crt *c, int l, int d, double *s)
 {
-    double y = ozaki_int_double(ozaki_crt_digit(c, l, d));
+    double y = ozaki_int_double(ozaki_sym_mod(d, c->inv[l], c->mod[l], 1.0 / c->mod[l]));
     for (int j = 0; j < OZAKI_PARTS; j++)
         if (j < c->parts)
             s[j] = fma(y, c->m[l][j], s[j]);

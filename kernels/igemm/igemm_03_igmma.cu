@@ -26,6 +26,7 @@
  * Run and checked by (a.npy and b.npy int8):
  *   gemmcli mul a.npy b.npy -o c.npy --kernel i8_igmma --verify --repeat 20 */
 #include "kernels/hgemm/hgemm_hopper.cuh"
+#include "kernels/ozaki.h"
 
 struct igm_cfg {
     static constexpr int bm = 128, bn = 256, bk = HOPPER_ROW_BYTES, stages = 4, group = 8;
@@ -64,11 +65,11 @@ struct igm_args {
     int tiles_m, tiles_n;
     int a_batched, b_batched;
     int c_vec;                 /* C may be written as int2 */
-    /* The modular epilogue's (kernel<true>): C's sums modulo mod_p, as int8
-     * in [-p/2, p/2), to `digits` (rows n apart), added to the digits there
-     * when `fold` (K in pieces); C itself is not written. */
+    /* The modular epilogue's (kernel<true>): C's sums times mod_w modulo
+     * mod_p, as int8 in [-p/2, p/2), to `digits` (rows n apart), added to
+     * the digits there when `fold` (K in pieces); C itself is not written. */
     int8_t *digits;
-    int mod_p, fold;
+    int mod_p, mod_w, fold;
     int d_vec;                 /* digits' rows may be written 8 bytes at a time */
 };
 
@@ -187,33 +188,22 @@ static __device__ __forceinline__ void igm_store(const int32_t (&d)[128], int ti
     }
 }
 
-/* x modulo p in [-p/2, p/2) (even p) or [-(p-1)/2, (p-1)/2] (odd), x an
- * int32 (exact in a double; the quotient from 1/p corrected by one). */
-static __device__ __forceinline__ int igm_sym_mod(int x, int p, double inv_p)
-{
-    int q = (int)floor((double)x * inv_p);
-    int r = x - q * p;
-    r += r < 0 ? p : 0;
-    r -= r >= p ? p : 0;
-    return r >= (p + 1) / 2 ? r - p : r;
-}
-
 /* The modular epilogue where a warp's 16 rows are whole and digits' rows
- * 8-byte aligned: lane `lane` of warp `warp` puts its accumulators modulo
- * p, two neighbouring digits a store, in the warp's rows of the staging
+ * 8-byte aligned: lane `lane` of warp `warp` puts its accumulators times
+ * w modulo p, two neighbouring digits a store, in the warp's rows of the staging
  * `st`; the warp then writes its rows 256 bytes a store (folding into the
  * digits there when `fold`). */
 static __device__ __forceinline__ void igm_store_mod_rows(const int32_t (&d)[128], int lane,
                                                           unsigned char *st, int8_t *dg, int ldd,
-                                                          int p, int fold)
+                                                          int p, int w, int fold)
 {
     typedef igm_cfg C;
-    double inv_p = 1.0 / p;
+    double inv_p = 1.0 / p, wd = w;
 #pragma unroll
     for (int i = 0; i < 128; i += 2) {
         int row = hopper_acc_row(i, lane), col = hopper_acc_col(i, lane);
-        uint32_t lo = (uint8_t)igm_sym_mod(d[i], p, inv_p);
-        uint32_t hi = (uint8_t)igm_sym_mod(d[i + 1], p, inv_p);
+        uint32_t lo = (uint8_t)ozaki_sym_mod(d[i], wd, p, inv_p);
+        uint32_t hi = (uint8_t)ozaki_sym_mod(d[i + 1], wd, p, inv_p);
         *reinterpret_cast<uint16_t *>(st + row * C::st_pitch + col) = (uint16_t)(lo | hi << 8);
     }
     __syncwarp();
@@ -230,7 +220,7 @@ static __device__ __forceinline__ void igm_store_mod_rows(const int32_t (&d)[128
 #pragma unroll
                 for (int b = 0; b < 4; b++) {
                     int x = (int8_t)(w[h] >> 8 * b) + (int8_t)(o[h] >> 8 * b);
-                    out |= (uint32_t)(uint8_t)igm_sym_mod(x, p, inv_p) << 8 * b;
+                    out |= (uint32_t)(uint8_t)ozaki_sym_mod(x, 1.0, p, inv_p) << 8 * b;
                 }
                 w[h] = out;
             }
@@ -240,32 +230,32 @@ static __device__ __forceinline__ void igm_store_mod_rows(const int32_t (&d)[128
     }
 }
 
-/* The modular epilogue: thread `tid`'s accumulators modulo p, as int8
- * digits at `dg` (rows ldd apart), folded into the digits there when
+/* The modular epilogue: thread `tid`'s accumulators times w modulo p, as
+ * int8 digits at `dg` (rows ldd apart), folded into the digits there when
  * `fold`; rows below `rows`, columns below `cols`.  Whole warps' rows go
  * through the staging `st` (igm_store_mod_rows), a digit a store where
  * the tile meets C's edge. */
 static __device__ __forceinline__ void igm_store_mod(const int32_t (&d)[128], int tid,
                                                      unsigned char *st, int8_t *dg, int ldd,
-                                                     int rows, int cols, int p, int fold,
-                                                     int vec)
+                                                     int rows, int cols, int p, int w,
+                                                     int fold, int vec)
 {
     int warp = tid / 32;
     if (vec && rows >= 16 * (warp + 1) && cols >= igm_cfg::bn) {
         igm_store_mod_rows(d, tid % 32, st + warp * igm_cfg::st_warp,
-                           dg + (size_t)16 * warp * ldd, ldd, p, fold);
+                           dg + (size_t)16 * warp * ldd, ldd, p, w, fold);
         return;
     }
-    double inv_p = 1.0 / p;
+    double inv_p = 1.0 / p, wd = w;
 #pragma unroll
     for (int i = 0; i < 128; i++) {
         int row = hopper_acc_row(i, tid), col = hopper_acc_col(i, tid);
         if (row >= rows || col >= cols)
             continue;
         int8_t *q = dg + (size_t)row * ldd + col;
-        int r = igm_sym_mod(d[i], p, inv_p);
+        int r = ozaki_sym_mod(d[i], wd, p, inv_p);
         if (fold)
-            r = igm_sym_mod(r + *q, p, inv_p);
+            r = ozaki_sym_mod(r + *q, 1.0, p, inv_p);
         *q = (int8_t)r;
     }
 }
@@ -342,7 +332,7 @@ i8gemm_igmma_kernel(const __grid_constant__ CUtensorMap map_a,
                          (size_t)(bm0 + rows0) * args.n + bn0;
             unsigned char *st = igm_smem + C::smem + (size_t)(wg - 1) * 4 * C::st_warp;
             igm_store_mod(acc, threadIdx.x % 128, st, dg, args.n, args.m - bm0 - rows0,
-                          args.n - bn0, args.mod_p, args.fold, args.d_vec);
+                          args.n - bn0, args.mod_p, args.mod_w, args.fold, args.d_vec);
         } else {
             int32_t *c = args.c + (long long)product * args.stride_c +
                          (size_t)(bm0 + rows0) * args.n + bn0;
@@ -402,7 +392,7 @@ static cudaError_t igm_prepare(const struct i8gemm_problem *p, int batch, bool a
 /* The modular epilogue's output (i8gemm_igmma_launch_mod); NULL: C. */
 struct igm_mod {
     int8_t *digits;
-    int p, fold;
+    int p, w, fold;
 };
 
 static cudaError_t igm_run(const struct i8gemm_problem *p, int batch, bool a_b, bool b_b,
@@ -438,6 +428,7 @@ static cudaError_t igm_run(const struct i8gemm_problem *p, int batch, bool a_b, 
     args.c_vec = p->n % 2 == 0 && args.stride_c % 2 == 0 && (uintptr_t)p->c % 8 == 0;
     args.digits = mod ? mod->digits : NULL;
     args.mod_p = mod ? mod->p : 0;
+    args.mod_w = mod ? mod->w : 0;
     args.fold = mod ? mod->fold : 0;
     args.d_vec = p->n % 8 == 0 && args.stride_c % 8 == 0 && (uintptr_t)args.digits % 8 == 0;
     for (int b0 = 0; b0 < batch; b0 += HOPPER_MAX_GRID_Y) {
@@ -513,15 +504,16 @@ extern "C" cudaError_t i8gemm_igmma_launch(const struct i8gemm_problem *p,
  * given k-major already, `bt` n rows of K rounded up to 16 bytes (products
  * n such rows apart where B is a stack), and A's rows, base and stack
  * stride 16-byte multiples (else cudaErrorInvalidValue); p->b is not
- * read.  i8gemm_igmma_launch_mod writes, in place of C, its sums modulo p
- * as int8 digits in [-p/2, p/2) at `digits` (rows n apart; C's stride
- * between products), added to the digits there modulo p when `fold`:
- * the Ozaki stage's residues (kernels/igemm/igemm_05_ozaki.cu), with no
+ * read.  i8gemm_igmma_launch_mod writes, in place of C, its sums times w
+ * modulo p as int8 digits in [-p/2, p/2) at `digits` (rows n apart; C's
+ * stride between products), added to the digits there modulo p when
+ * `fold`: the Ozaki stage's digits (kernels/igemm/igemm_05_ozaki.cu;
+ * w = M^-1 modulo p, the Chinese remainder sum's own factor), with no
  * int32 C to write and read back. */
 static cudaError_t igm_kmajor(const struct i8gemm_problem *p, const int8_t *bt,
                               const struct launch_env *env, const struct igm_mod *mod)
 {
-    if (p->k < 1 || (mod && (mod->p < 2 || mod->p > 256)))
+    if (p->k < 1 || (mod && (mod->p < 2 || mod->p > 256 || mod->w < 0 || mod->w >= mod->p)))
         return cudaErrorInvalidValue;
     bool empty, a_b, b_b;
     int batch;
@@ -541,10 +533,10 @@ extern "C" cudaError_t i8gemm_igmma_launch_kmajor(const struct i8gemm_problem *p
 }
 
 extern "C" cudaError_t i8gemm_igmma_launch_mod(const struct i8gemm_problem *p, const int8_t *bt,
-                                               int8_t *digits, int mod_p, int fold,
-                                               const struct launch_env *env)
+                                               int8_t *digits, int mod_p, int mod_w,
+                                               int fold, const struct launch_env *env)
 {
-    struct igm_mod mod = { digits, mod_p, fold };
+    struct igm_mod mod = { digits, mod_p, mod_w, fold };
     return igm_kmajor(p, bt, env, &mod);
 }
 

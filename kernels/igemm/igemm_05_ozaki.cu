@@ -20,8 +20,8 @@
  *      int32: 128 x 128 x 65536 = 2^30);
  *   3. for each p and piece, an int8 product on `i8_igmma`, which takes B
  *      k-major as it is (no pass of its own over it) and writes its sums
- *      modulo p as int8 digits (folded into the last piece's), where an
- *      int32 C would be written and read back;
+ *      times M_l^-1 modulo p as int8 digits, the sum's y (folded into the
+ *      last piece's), where an int32 C would be written and read back;
  *   4. a pass over C: the Chinese remainder sum of kernels/ozaki.h turns
  *      each element's L digits into C' (the digits times constants cut
  *      into parts of 40 bits, each part's sum exact in a double; O(L)
@@ -33,8 +33,8 @@
  * The residues and the sum take no conversion instruction (kernels/ozaki.h
  * says how: a GPU converts at a quarter of its FP64 rate) and no integer
  * division; a thread splits 8 values along a row of A and stores 8 bytes
- * a modulus, or 16 down a column of B into a tile in shared memory whose
- * columns go out 128 bytes at a time; the sum takes four neighbours of C
+ * a modulus, or 8 down a column of B into a tile in shared memory whose
+ * columns go out 64 bytes at a time; the sum takes four neighbours of C
  * a thread, a word of digits a modulus; the product's epilogue stages its
  * digits in shared memory and stores whole rows.
  *
@@ -58,7 +58,7 @@
 #include "kernels/ozaki.h"
 
 extern "C" cudaError_t i8gemm_igmma_launch_mod(const struct i8gemm_problem *p, const int8_t *bt,
-                                               int8_t *digits, int mod_p, int fold,
+                                               int8_t *digits, int mod_p, int mod_w, int fold,
                                                const struct launch_env *env);
 extern "C" int i8gemm_igmma_check(const struct gemm_problem *p, char *why, size_t n);
 
@@ -67,10 +67,10 @@ enum {
     OZ_ALIGN = 256,
     OZ_THREADS = 256,
     OZ_A_RUN = 8,     /* values of k a thread splits in A's rows */
-    OZ_B_RUN = 16,    /* and down B's columns */
-    OZ_B_COLS = 32,   /* B's tile: 32 columns by 128 values of k */
+    OZ_B_RUN = 8,     /* and down B's columns */
+    OZ_B_COLS = 32,   /* B's tile: 32 columns by 64 values of k */
     OZ_B_ROWS = OZ_B_RUN * OZ_THREADS / OZ_B_COLS,
-    OZ_B_PITCH = OZ_B_ROWS + 16,
+    OZ_B_PITCH = OZ_B_ROWS + 8,   /* 18 words: a half warp's 8-byte stores in 32 banks */
 };
 
 /* The product's layout in the workspace. */
@@ -262,9 +262,11 @@ oz_split_a(const T *a, int m, int k, const int *s, struct ozaki_residues rs, int
  * values of k: each thread reads OZ_B_RUN values down a column (a warp's
  * loads along B's rows), and for each modulus puts their residues in the
  * tile in shared memory (two tiles, taken in turn), from which each eight
- * threads store a column's 128 bytes. */
+ * threads store a column's 64 bytes.  Three blocks an SM: 8 values a
+ * thread keep the registers under 85 (16 took 128, two blocks an SM, and
+ * the pass waited on its loads twice as long as A's). */
 template <typename T>
-static __global__ void __launch_bounds__(OZ_THREADS)
+static __global__ void __launch_bounds__(OZ_THREADS, 3)
 oz_split_b(const T *b, int n, int k, const int *t, struct ozaki_residues rs, int nmod,
            long long pieces, long long piece_k, long long kp, int8_t *out)
 {
@@ -292,12 +294,11 @@ oz_split_b(const T *b, int n, int k, const int *t, struct ozaki_residues rs, int
                 break;
             uint32_t w[OZ_B_RUN / 4];
             oz_words<OZ_B_RUN>(h, lo, rs, l, w);
-            *reinterpret_cast<uint4 *>(&st[l & 1][lane][OZ_B_RUN * warp]) =
-                make_uint4(w[0], w[1], w[2], w[3]);
+            *reinterpret_cast<uint2 *>(&st[l & 1][lane][OZ_B_RUN * warp]) = make_uint2(w[0], w[1]);
             __syncthreads();
             if (jc < n && rc < rows)
-                *reinterpret_cast<uint4 *>(out + ((l * pieces + gc) * n + jc) * kp + kc) =
-                    *reinterpret_cast<const uint4 *>(&st[l & 1][c][OZ_B_RUN * chunk]);
+                *reinterpret_cast<uint2 *>(out + ((l * pieces + gc) * n + jc) * kp + kc) =
+                    *reinterpret_cast<const uint2 *>(&st[l & 1][c][OZ_B_RUN * chunk]);
         }
         __syncthreads();
     }
@@ -309,9 +310,11 @@ oz_split_b(const T *b, int n, int k, const int *t, struct ozaki_residues rs, int
  * as float64 GEMM sums it.  A thread four neighbours of a row, a word of
  * digits a modulus (bytes where N is not a multiple of 4), every word
  * loaded before the first is used (one wait on memory, not L); each
- * digit's y in integers, then `parts` FMAs (the count the constants have,
- * fixed at compile time: 3 for ozaki at K = 8192, 2 for ozaki32).  Three
- * blocks an SM: 80 registers, which every count of parts fits unspilled. */
+ * digit is y itself (the product's epilogue took it times M_l^-1 modulo
+ * p_l), a double by its bits and one subtraction, then `parts` FMAs (the
+ * count the constants have, fixed at compile time: 3 for ozaki at K =
+ * 8192, 2 for ozaki32).  Three blocks an SM: 80 registers at most, which
+ * every count of parts fits unspilled. */
 template <typename T, int parts>
 static __global__ void __launch_bounds__(OZ_THREADS, 3)
 oz_sum(const int8_t *digits, int m, int n, int k, const int *s, const int *t,
@@ -350,9 +353,12 @@ oz_sum(const int8_t *digits, int m, int n, int k, const int *s, const int *t,
         for (int l = 0; l < OZ_MOST; l++) {
             if (l >= crt.nmod)
                 break;
+            uint32_t biased = w[l] ^ 0x80808080u;   /* y + 128 in each byte */
 #pragma unroll
             for (int u = 0; u < 4; u++) {
-                double y = ozaki_int_double(ozaki_crt_digit(&crt, l, (int8_t)(w[l] >> 8 * u)));
+                /* 2^52 + y + 128 by its bits, less 2^52 + 128: y, exactly */
+                double y = __hiloint2double(0x43300000, (int)__byte_perm(biased, 0, 0x4440 + u)) -
+                           4503599627370624.0;
 #pragma unroll
                 for (int p = 0; p < parts; p++)
                     sum[u][p] = fma(y, crt.m[l][p], sum[u][p]);
@@ -456,12 +462,14 @@ static cudaError_t oz_product(const struct ozgemm_problem *p, const T *a, const 
     }
     for (int l = 0; l < z.nmod && err == cudaSuccess; l++)
         for (long long g = 0; g < z.pieces && err == cudaSuccess; g++) {
-            /* (C' modulo p straight from the product's accumulators) */
+            /* (the sum's digit y = C' M^-1 modulo p straight from the
+             * product's accumulators) */
             struct i8gemm_problem q = { p->m, p->n, (int)z.kp,
                                         res_a + (l * z.pieces + g) * p->m * z.kp, NULL, NULL,
                                         1, 0, 0, mn, 0 };
             const int8_t *bt = res_b + (l * z.pieces + g) * z.kp * p->n;
-            err = i8gemm_igmma_launch_mod(&q, bt, digits + l * mn, ozaki_modulus(l), g > 0, env);
+            err = i8gemm_igmma_launch_mod(&q, bt, digits + l * mn, ozaki_modulus(l), crt.inv[l],
+                                          g > 0, env);
         }
     if (err == cudaSuccess) {
         err = oz_sum_launch(digits, p, s, t, ok_a, ok_b, crt, a, b, c, env);

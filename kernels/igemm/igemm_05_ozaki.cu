@@ -278,7 +278,7 @@ oz_split_b(const T *b, int n, int k, const int *t, struct ozaki_residues rs, int
     int shift = j < n ? t[j] : 0;
     for (long long row0 = (long long)blockIdx.y * OZ_B_ROWS; row0 < rows;
          row0 += (long long)gridDim.y * OZ_B_ROWS) {
-        /* (a run of 16 lies in one piece: kp is a multiple of 16) */
+        /* (a run of 8 lies in one piece: kp is a multiple of 16) */
         long long r0 = row0 + OZ_B_RUN * warp, g = r0 / kp, kk = r0 % kp, q = g * piece_k + kk;
         double h[OZ_B_RUN], lo[OZ_B_RUN];
 #pragma unroll

@@ -20,7 +20,8 @@ Distributions:
             products down to 1e-38, where the low TF32 parts underflow
   cancel    A = [P P], B = [Q; -Q + 1e-3 E]: sums of terms 1000 times larger
             than the result (P, Q, E normal)
-  denormal  A: N(0, 1) * 1e-39 (FP32 subnormals; float32 only)
+  denormal  A: N(0, 1) * 1e-39 for float32 data (FP32 subnormals), the same
+            N(0, 1) * 1e-310 for float64 data (FP64 subnormals); B: N(0, 1)
 
 Then inf and NaN: an infinity in A and a NaN in B must give C's
 non-finite elements exactly where the FP64 reference has them (--verify
@@ -119,14 +120,15 @@ def main():
                     tf32 = run(args.gemmcli, fa, fb, tmp, "--compute", "tf32")
                     row["tf32"] = errs(tf32)
                     row["cublas_tf32"] = errs(tf32, timed=True)
-                    if dist != "denormal":
-                        np.save(fa, a.astype(np.float64))
-                        np.save(fb, b.astype(np.float64))
-                        f64 = run(args.gemmcli, fa, fb, tmp, "--compute", "fp64")
-                        row["cublas_dgemm"] = errs(f64, timed=True)
-                        row["own_fp64"] = errs(f64)
-                        row["own_fp64_kernel"] = f64["kernel"]
-                        row["ozaki"] = errs(run(args.gemmcli, fa, fb, tmp, "--compute", "ozaki"))
+                    # (the same draws; subnormal in float64 too)
+                    a64 = a * (1e-310 / 1e-39) if dist == "denormal" else a
+                    np.save(fa, a64.astype(np.float64))
+                    np.save(fb, b.astype(np.float64))
+                    f64 = run(args.gemmcli, fa, fb, tmp, "--compute", "fp64")
+                    row["cublas_dgemm"] = errs(f64, timed=True)
+                    row["own_fp64"] = errs(f64)
+                    row["own_fp64_kernel"] = f64["kernel"]
+                    row["ozaki"] = errs(run(args.gemmcli, fa, fb, tmp, "--compute", "ozaki"))
                 except RuntimeError as e:
                     print(f"accuracy: FAIL {n} {dist}: {e}", file=sys.stderr)
                     failures += 1

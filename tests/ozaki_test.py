@@ -30,7 +30,7 @@ check = Checks()
 M, K, N = 12, 160, 10
 
 
-def data(kind, rng):
+def data(kind, rng, tiny=(-1060, 60)):
     if kind == "normal":
         return rng.standard_normal((M, K)), rng.standard_normal((K, N))
     if kind == "uniform":
@@ -50,6 +50,16 @@ def data(kind, rng):
     if kind == "integers":
         return (rng.integers(-1000, 1001, (M, K)).astype(np.float64),
                 rng.integers(-1000, 1001, (K, N)).astype(np.float64))
+    if kind == "subnormal":
+        # A's values subnormal (about 2^tiny[0]: 14 bits left of float64's
+        # 53 at 2^-1060, 10 of float32's 24 at 2^-140), B's 2^tiny[1] times
+        # N(0, 1), so that C is normal: A's rows take about the largest
+        # scale there is (2^1113 for ozaki, its two steps' limit 2^1127);
+        # from a generator of its own, so that the other kinds draw what
+        # they drew before it was added
+        rng = np.random.default_rng(-tiny[0])
+        return (rng.standard_normal((M, K)) * 2.0 ** tiny[0],
+                rng.standard_normal((K, N)) * 2.0 ** tiny[1])
     raise ValueError(kind)
 
 
@@ -123,7 +133,7 @@ def gpu_cases(tmp, rng):
 
 
 def test_kernel(kernel, tmp, rng, rows):
-    for kind in ("normal", "uniform", "wide", "cancel", "integers"):
+    for kind in ("normal", "uniform", "wide", "cancel", "integers", "subnormal"):
         a, b = data(kind, rng)
         c, p = run(a, b, tmp, kernel)
         kind = f"{kernel} {kind}" if kernel != "cpu" else kind
@@ -163,8 +173,8 @@ def test_kernel32(kernel, tmp, rng, rows):
     float32 matmul, OpenBLAS's SGEMM) on data of one magnitude a row, and
     the float32 result's own rounding at least; inf and NaN as a float32
     GEMM has them."""
-    for kind in ("normal", "uniform", "wide", "cancel", "integers"):
-        a, b = (x.astype(np.float32) for x in data(kind, rng))
+    for kind in ("normal", "uniform", "wide", "cancel", "integers", "subnormal"):
+        a, b = (x.astype(np.float32) for x in data(kind, rng, (-140, 20)))
         c, p = run(a, b, tmp, kernel, mode="ozaki32")
         name = f"{kernel} ozaki32 {kind}"
         check(f"{name}: runs", c is not None and c.dtype == np.float32, p.stderr[:300])

@@ -4,8 +4,9 @@
  * row's largest value keeps, how many moduli a product of K takes, K a
  * piece; Garner's weights (the host reference's way back from residues)
  * and the Chinese remainder sum's constants (the stage's).  For C and
- * CUDA alike; ozaki_crt_add and ozaki_crt_value run on either side
- * (tests/test_ozaki.c holds them to exact integers on the host). */
+ * CUDA alike: the residues, ozaki_sym_mod and ozaki_crt_value run on
+ * either side, and ozaki_crt_add is the sum a digit at a time as the
+ * host sees it; tests/test_ozaki.c holds them to exact integers. */
 #ifndef GC_OZAKI_H
 #define GC_OZAKI_H
 

@@ -88,6 +88,21 @@ def errs(rep, timed=False):
     return v["rel_frobenius_error"], v["max_rel_error"], bad
 
 
+def measure(gemmcli, a, b, dtype, tmp, row, modes):
+    """a @ b on `dtype` data in each compute mode of `modes`, in order:
+    (mode, {row key: True for cuBLAS's errors beside it, False for the
+    kernel's own}); returns each mode's report."""
+    fa, fb = os.path.join(tmp, "a.npy"), os.path.join(tmp, "b.npy")
+    np.save(fa, a.astype(dtype))
+    np.save(fb, b.astype(dtype))
+    reports = {}
+    for mode, keys in modes:
+        reports[mode] = run(gemmcli, fa, fb, tmp, "--compute", mode)
+        for key, timed in keys.items():
+            row[key] = errs(reports[mode], timed)
+    return reports
+
+
 def fmt(e):
     return "-" if e is None else f"{e[0]:.2e} / {e[1]:.2e}"
 
@@ -109,26 +124,18 @@ def main():
                 row = {"n": n, "dist": dist}
                 try:
                     a, b = operands(dist, n, np.float32, rng)
-                    np.save(fa, a.astype(np.float32))
-                    np.save(fb, b.astype(np.float32))
-                    fp32 = run(args.gemmcli, fa, fb, tmp, "--compute", "fp32")
-                    row["cublas_fp32"] = errs(fp32, timed=True)
-                    row["own_fp32"] = errs(fp32)
-                    row["own_fp32_kernel"] = fp32["kernel"]
-                    row["tf32x3"] = errs(run(args.gemmcli, fa, fb, tmp, "--compute", "tf32x3"))
-                    row["ozaki32"] = errs(run(args.gemmcli, fa, fb, tmp, "--compute", "ozaki32"))
-                    tf32 = run(args.gemmcli, fa, fb, tmp, "--compute", "tf32")
-                    row["tf32"] = errs(tf32)
-                    row["cublas_tf32"] = errs(tf32, timed=True)
+                    reps = measure(args.gemmcli, a, b, np.float32, tmp, row, [
+                        ("fp32", {"cublas_fp32": True, "own_fp32": False}),
+                        ("tf32x3", {"tf32x3": False}),
+                        ("ozaki32", {"ozaki32": False}),
+                        ("tf32", {"tf32": False, "cublas_tf32": True})])
+                    row["own_fp32_kernel"] = reps["fp32"]["kernel"]
                     # (the same draws; subnormal in float64 too)
                     a64 = a * (1e-310 / 1e-39) if dist == "denormal" else a
-                    np.save(fa, a64.astype(np.float64))
-                    np.save(fb, b.astype(np.float64))
-                    f64 = run(args.gemmcli, fa, fb, tmp, "--compute", "fp64")
-                    row["cublas_dgemm"] = errs(f64, timed=True)
-                    row["own_fp64"] = errs(f64)
-                    row["own_fp64_kernel"] = f64["kernel"]
-                    row["ozaki"] = errs(run(args.gemmcli, fa, fb, tmp, "--compute", "ozaki"))
+                    reps = measure(args.gemmcli, a64, b, np.float64, tmp, row, [
+                        ("fp64", {"cublas_dgemm": True, "own_fp64": False}),
+                        ("ozaki", {"ozaki": False})])
+                    row["own_fp64_kernel"] = reps["fp64"]["kernel"]
                 except RuntimeError as e:
                     print(f"accuracy: FAIL {n} {dist}: {e}", file=sys.stderr)
                     failures += 1

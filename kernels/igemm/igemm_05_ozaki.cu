@@ -264,7 +264,8 @@ oz_split_a(const T *a, int m, int k, const int *s, struct ozaki_residues rs, int
  * tile in shared memory (two tiles, taken in turn), from which each eight
  * threads store a column's 64 bytes.  Three blocks an SM: 8 values a
  * thread keep the registers under 85 (16 took 128, two blocks an SM, and
- * the pass waited on its loads twice as long as A's). */
+ * the pass took 0.96 ms to A's 0.51 at 8192^3 float64; NVIDIA H200,
+ * 2026-11-28). */
 template <typename T>
 static __global__ void __launch_bounds__(OZ_THREADS, 3)
 oz_split_b(const T *b, int n, int k, const int *t, struct ozaki_residues rs, int nmod,

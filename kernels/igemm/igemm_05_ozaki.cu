@@ -260,18 +260,19 @@ oz_split_a(const T *a, int m, int k, const int *s, struct ozaki_residues rs, int
  * own: modulus l, piece g, column j at ((l pieces + g) n + j) kp, zeros
  * past the piece.  A block a tile of OZ_B_COLS columns by OZ_B_ROWS
  * values of k: each thread reads OZ_B_RUN values down a column (a warp's
- * loads along B's rows), and for each modulus puts their residues in the
- * tile in shared memory (two tiles, taken in turn), from which each eight
- * threads store a column's 64 bytes.  Three blocks an SM: 8 values a
- * thread keep the registers under 85 (16 took 128, two blocks an SM, and
- * the pass took 0.96 ms to A's 0.51 at 8192^3 float64; NVIDIA H200,
- * 2026-11-28). */
+ * loads along B's rows) and puts their residues modulo every p in the
+ * tile's slot for p in shared memory (20 slots of 2.25 KiB); after one
+ * barrier each eight threads store a column's 64 bytes a modulus.  Three
+ * blocks an SM: 8 values a thread keep the registers under 85 (16 took
+ * 128, two blocks an SM, and the pass took 0.96 ms to A's 0.51 at 8192^3
+ * float64; NVIDIA H200, 2026-11-28); one barrier a tile, where there was
+ * one a modulus, took it from 0.875 to 0.820 ms (same GPU and day). */
 template <typename T>
 static __global__ void __launch_bounds__(OZ_THREADS, 3)
 oz_split_b(const T *b, int n, int k, const int *t, struct ozaki_residues rs, int nmod,
            long long pieces, long long piece_k, long long kp, int8_t *out)
 {
-    __shared__ __align__(16) unsigned char st[2][OZ_B_COLS][OZ_B_PITCH];
+    __shared__ __align__(16) unsigned char st[OZ_MOST][OZ_B_COLS][OZ_B_PITCH];
     int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     int c = threadIdx.x / 8, chunk = threadIdx.x % 8;          /* (the stores') */
     long long rows = pieces * kp;
@@ -288,19 +289,20 @@ oz_split_b(const T *b, int n, int k, const int *t, struct ozaki_residues rs, int
                              ? oz_scaled((double)b[(q + v) * n + j], shift)
                              : 0.0,
                          &h[v], &lo[v]);
-        long long rc = row0 + OZ_B_RUN * chunk, gc = rc / kp, kc = rc % kp;
 #pragma unroll
         for (int l = 0; l < OZ_MOST; l++) {
             if (l >= nmod)
                 break;
             uint32_t w[OZ_B_RUN / 4];
             oz_words<OZ_B_RUN>(h, lo, rs, l, w);
-            *reinterpret_cast<uint2 *>(&st[l & 1][lane][OZ_B_RUN * warp]) = make_uint2(w[0], w[1]);
-            __syncthreads();
-            if (jc < n && rc < rows)
-                *reinterpret_cast<uint2 *>(out + ((l * pieces + gc) * n + jc) * kp + kc) =
-                    *reinterpret_cast<const uint2 *>(&st[l & 1][c][OZ_B_RUN * chunk]);
+            *reinterpret_cast<uint2 *>(&st[l][lane][OZ_B_RUN * warp]) = make_uint2(w[0], w[1]);
         }
+        __syncthreads();
+        long long rc = row0 + OZ_B_RUN * chunk, gc = rc / kp, kc = rc % kp;
+        if (jc < n && rc < rows)
+            for (int l = 0; l < nmod; l++)
+                *reinterpret_cast<uint2 *>(out + ((l * pieces + gc) * n + jc) * kp + kc) =
+                    *reinterpret_cast<const uint2 *>(&st[l][c][OZ_B_RUN * chunk]);
         __syncthreads();
     }
 }

@@ -209,19 +209,28 @@ static __device__ __forceinline__ uint32_t oz_word(double r0, double r1, double 
                        0x5410);
 }
 
-/* The residues of `run` values (rint(x) = h 2^27 + lo) modulo p_l, packed
- * four to a word. */
-template <int run>
-static __device__ __forceinline__ void oz_words(const double (&h)[run], const double (&lo)[run],
-                                                const struct ozaki_residues &rs, int l,
-                                                uint32_t (&w)[run / 4])
+/* The residues of `run` values (rint(x) = h 2^27 + lo) modulo each of
+ * the first nmod moduli, packed four to a word: store(l, w) for each
+ * modulus l, where the pass puts them. */
+template <int run, typename Store>
+static __device__ __forceinline__ void oz_residue_words(const double (&h)[run],
+                                                        const double (&lo)[run],
+                                                        const struct ozaki_residues &rs,
+                                                        int nmod, Store store)
 {
 #pragma unroll
-    for (int v = 0; v < run / 4; v++)
-        w[v] = oz_word(ozaki_residue(&rs, l, h[4 * v], lo[4 * v]),
-                       ozaki_residue(&rs, l, h[4 * v + 1], lo[4 * v + 1]),
-                       ozaki_residue(&rs, l, h[4 * v + 2], lo[4 * v + 2]),
-                       ozaki_residue(&rs, l, h[4 * v + 3], lo[4 * v + 3]));
+    for (int l = 0; l < OZ_MOST; l++) {
+        if (l >= nmod)
+            break;
+        uint32_t w[run / 4];
+#pragma unroll
+        for (int v = 0; v < run / 4; v++)
+            w[v] = oz_word(ozaki_residue(&rs, l, h[4 * v], lo[4 * v]),
+                           ozaki_residue(&rs, l, h[4 * v + 1], lo[4 * v + 1]),
+                           ozaki_residue(&rs, l, h[4 * v + 2], lo[4 * v + 2]),
+                           ozaki_residue(&rs, l, h[4 * v + 3], lo[4 * v + 3]));
+        store(l, w);
+    }
 }
 
 /* A's residues: modulus l, piece g, row i at ((l pieces + g) m + i) kp,
@@ -245,14 +254,9 @@ oz_split_a(const T *a, int m, int k, const int *s, struct ozaki_residues rs, int
                                                        : 0.0,
                          &h[v], &lo[v]);
         int8_t *dst = out + (g * m + i) * kp + kk;
-#pragma unroll
-        for (int l = 0; l < OZ_MOST; l++) {
-            if (l >= nmod)
-                break;
-            uint32_t w[OZ_A_RUN / 4];
-            oz_words<OZ_A_RUN>(h, lo, rs, l, w);
+        oz_residue_words(h, lo, rs, nmod, [&](int l, const uint32_t(&w)[OZ_A_RUN / 4]) {
             *reinterpret_cast<uint2 *>(dst + l * pieces * m * kp) = make_uint2(w[0], w[1]);
-        }
+        });
     }
 }
 
@@ -289,14 +293,9 @@ oz_split_b(const T *b, int n, int k, const int *t, struct ozaki_residues rs, int
                              ? oz_scaled((double)b[(q + v) * n + j], shift)
                              : 0.0,
                          &h[v], &lo[v]);
-#pragma unroll
-        for (int l = 0; l < OZ_MOST; l++) {
-            if (l >= nmod)
-                break;
-            uint32_t w[OZ_B_RUN / 4];
-            oz_words<OZ_B_RUN>(h, lo, rs, l, w);
+        oz_residue_words(h, lo, rs, nmod, [&](int l, const uint32_t(&w)[OZ_B_RUN / 4]) {
             *reinterpret_cast<uint2 *>(&st[l][lane][OZ_B_RUN * warp]) = make_uint2(w[0], w[1]);
-        }
+        });
         __syncthreads();
         long long rc = row0 + OZ_B_RUN * chunk, gc = rc / kp, kc = rc % kp;
         if (jc < n && rc < rows)

@@ -14,6 +14,8 @@ products in pieces), a stack with alpha and beta, and ragged sides.
         (prints 'ozaki: N passed, M failed'; without a device the GPU's
         cases say they were skipped, and with --gpu they fail)
 """
+import json
+import math
 import os
 import subprocess
 import sys
@@ -204,6 +206,49 @@ def test_kernel32(kernel, tmp, rng, rows):
               np.argwhere(np.isnan(c) != np.isnan(want))[:4])
 
 
+def verify_cases(kernel, tmp):
+    """--verify's own numbers against the exact product's: the relative
+    Frobenius error and the largest relative error of the result written,
+    computed here from the exact sums rounded once to float64.  On data
+    whose products fall near or below float64's subnormal range (where a
+    double-double reference loses its low parts unless it scales them)
+    and on data near its top (where unscaled sums of squares overflow)."""
+    kinds = {"normal": (0, 0), "subnormal": (-1060, 60), "tiny": (-1060, 0),
+             "huge": (900, 100)}
+    mode, run_kernel = ("fp64", "f64_dmma") if kernel == "i8_ozaki" else ("fp64", "cpu")
+    rng = np.random.default_rng(1074)
+    for kind, (ea, eb) in kinds.items():
+        a = rng.standard_normal((M, K)) * 2.0 ** ea
+        b = rng.standard_normal((K, N)) * 2.0 ** eb
+        pa, pb, pc = (os.path.join(tmp, n) for n in ("va.npy", "vb.npy", "vc.npy"))
+        np.save(pa, a)
+        np.save(pb, b)
+        p = subprocess.run([GEMMCLI, "mul", pa, pb, "-o", pc, "--compute", mode, "--kernel",
+                            run_kernel, "--verify", "--tol", "1e30", "--json"],
+                           capture_output=True, text=True, timeout=120)
+        what = f"--verify of {run_kernel} on {kind} data (2^{ea} x 2^{eb})"
+        if p.returncode != 0:
+            check(f"{what} runs", False, p.stderr[-300:])
+            continue
+        v = json.loads([l for l in p.stdout.splitlines() if l.startswith("{")][-1])["verify"]
+        c = np.load(pc)
+        ex = exact(a, b)
+        ref = [[Fraction(float(x)) for x in row] for row in ex]
+        largest = max(abs(x) for row in ref for x in row)
+        d2 = sum((Fraction(c[i, j]) - ref[i][j]) ** 2 for i in range(M) for j in range(N))
+        r2 = sum(x * x for row in ref for x in row)
+        fro = math.sqrt(d2 / r2)
+        rel = max((abs(Fraction(c[i, j]) - ref[i][j]) / abs(ref[i][j])
+                   for i in range(M) for j in range(N) if abs(ref[i][j]) > largest / 10**6),
+                  default=Fraction(0))
+        rel = float(rel)
+        check(f"{what}: the result has an error to measure", fro > 0 and rel > 0, (fro, rel))
+        got = (v["rel_frobenius_error"], v["max_rel_error"])
+        check(f"{what}: its errors {got[0]:.4g} / {got[1]:.4g} are the exact product's "
+              f"{fro:.4g} / {rel:.4g}",
+              abs(got[0] - fro) <= 0.05 * fro and abs(got[1] - rel) <= 0.05 * rel, got)
+
+
 def main():
     rng = np.random.default_rng(29)
     kernels = ["cpu"]
@@ -219,6 +264,7 @@ def main():
         for kernel in kernels:
             test_kernel(kernel, tmp, rng, rows)
             test_kernel32(kernel, tmp, rng, rows)
+            verify_cases(kernel, tmp)
         if "i8_ozaki" in kernels:
             gpu_cases(tmp, rng)
     print(f"ozaki vs float64, ozaki32 (kernel/32) vs float32 ({M}x{K} @ {K}x{N}): "

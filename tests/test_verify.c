@@ -356,9 +356,60 @@ static void references(void)
     }
 }
 
+/* The same result and reference at 2^-1000, 1 and 2^+1000 (a power of
+ * two scales every error exactly): the errors must be the same numbers.
+ * Unscaled sums of squares would underflow to 0 at the first (an error
+ * of 0) and overflow at the last (0 / inf).  Then blocks of those three
+ * magnitudes added up as MPI ranks add theirs: the same relative error
+ * as their squares summed in long double. */
+static void magnitudes(void)
+{
+    enum { N = 64 };
+    double ref[N], got[N], timed[N];
+    for (int i = 0; i < N; i++) {
+        ref[i] = uniform() * 2 - 1;
+        got[i] = ref[i] * (1 + 1e-13 * (uniform() - 0.5));
+        timed[i] = ref[i] * (1 + 1e-12 * (uniform() - 0.5));
+    }
+    struct gc_verify_result base;
+    check_product(GC_F64, got, ref, timed, GC_F64, N, &base);
+    CHECK(base.rel_fro > 1e-15 && base.max_rel > 1e-15 && base.timed_rel_fro > 1e-14,
+          "at 1: errors %g, %g, %g", base.rel_fro, base.max_rel, base.timed_rel_fro);
+    CHECK(close_to(base.rel_fro, rel_fro(got, ref, N)), "at 1: %.17g, want %.17g",
+          base.rel_fro, rel_fro(got, ref, N));
+    long double d2 = 0, r2 = 0;
+    int exps[] = { -1000, 1000, 0 };
+    double diff2 = 0, ref2 = 0;
+    int exp = 0;
+    for (int s = 0; s < 3; s++) {
+        double rs[N], gs[N], ts[N];
+        for (int i = 0; i < N; i++) {
+            rs[i] = ldexp(ref[i], exps[s]);
+            gs[i] = ldexp(got[i], exps[s]);
+            ts[i] = ldexp(timed[i], exps[s]);
+            long double d = (long double)gs[i] - rs[i];
+            d2 += d * d;
+            r2 += (long double)rs[i] * rs[i];
+        }
+        struct gc_verify_result v;
+        check_product(GC_F64, gs, rs, ts, GC_F64, N, &v);
+        CHECK(v.rel_fro == base.rel_fro && v.max_rel == base.max_rel &&
+              v.timed_rel_fro == base.timed_rel_fro && v.timed_max_rel == base.timed_max_rel,
+              "at 2^%d: errors %.17g, %.17g, %.17g, %.17g, want %.17g, %.17g, %.17g, %.17g",
+              exps[s], v.rel_fro, v.max_rel, v.timed_rel_fro, v.timed_max_rel, base.rel_fro,
+              base.max_rel, base.timed_rel_fro, base.timed_max_rel);
+        verify_add_squares(&diff2, &ref2, &exp, v.diff2, v.ref2, v.square_exp);
+    }
+    /* The 2^1000 block outweighs the others by 2^2000: their sum is its. */
+    double merged = sqrt(diff2 / ref2), want = (double)sqrtl(d2 / r2);
+    CHECK(exp >= 999 && fabs(merged - want) <= 1e-12 * want,
+          "blocks added up: %.17g at 4^%d, want %.17g", merged, exp, want);
+}
+
 int main(void)
 {
     references();
+    magnitudes();
     float16_ties();
     random_outputs(GC_F16);
     random_outputs(GC_BF16);

@@ -25,8 +25,20 @@
  * relative.  Before the final rounding the error is thus some 2^-91 of
  * sum |a||b| at k = 8192, against 2^-53-sized roundings in any FP64
  * product: the result lies within half an ulp, plus that bound, of the
- * exact value.  (Products under about 2^-969 lose the exactness of
- * their low part to underflow: an absolute error of 2^-1075 per product.)
+ * exact value.
+ *
+ * Small magnitudes.  A product under about 2^-969 would lose the
+ * exactness of its low part to underflow (an absolute error of 2^-1075 a
+ * product), and the reference would be no better than the FP64 product
+ * it judges on subnormal or near-subnormal data.  So the largest |a| and
+ * |b| are found first (rdd_max_abs, the magnitudes' bits compared as
+ * integers), and where the largest product falls below 2^-500 the
+ * operands are multiplied by powers of two (exactly: upwards, A to at
+ * most 1 first, then B) so that it lands there; each result is scaled
+ * back at the end, rounded once where beta == 0 (after alpha * acc is
+ * rounded to double, 53 bits far finer than the subnormal spacing it
+ * then rounds to), the pair scaled part by part before beta * C0 is
+ * added otherwise.  A stack takes one scale, from all its products.
  *
  * Non-finite values.  Double-double arithmetic turns an infinity into NaN
  * (inf - inf inside TwoSum and TwoProd), so each thread also keeps the
@@ -50,7 +62,7 @@
  * GHz if the FP64 pipe never waits (a whole 8192^3 `mul --verify` of
  * float64 data took 3.5 s on an H200, reading and writing included).
  *
- * ptxas (CUDA 13.0, sm_90): 200 registers, no spills, 33 KiB of shared
+ * ptxas (CUDA 13.0, sm_90): 202 registers, no spills, 33 KiB of shared
  * memory, one block of 8 warps per SM; the main loop's SASS holds 736 FP64
  * instructions (640 DADD, 32 DMUL, 64 DFMA) in 759 per two values of k,
  * the same with -fmad=false. */
@@ -160,21 +172,27 @@ RDD_FN double dd_round(struct dd x)
  * once; the FP64 value alpha * plain + beta * c where either is not
  * finite.  empty: k == 0, the sum is exactly zero and alpha not applied. */
 RDD_FN double rdd_result(struct dd acc, double plain, bool empty, double alpha, double beta,
-                         double c)
+                         double c, int shift)
 {
     struct dd r = { 0.0, 0.0 };
     double r64 = 0.0;
     if (!empty) {
         r = dd_mul_d(acc, alpha);
-        r64 = rdd_mul(alpha, plain);
+        r64 = ldexp(rdd_mul(alpha, plain), -shift);
     }
-    if (beta != 0.0) {
+    double out;
+    if (beta == 0.0) {
+        out = ldexp(dd_round(r), -shift);
+    } else {
+        r.hi = ldexp(r.hi, -shift);
+        r.lo = ldexp(r.lo, -shift);
         r = dd_add(r, two_prod(beta, c));
         r64 = fma(beta, c, r64);
+        out = dd_round(r);
     }
-    double out = dd_round(r);
     return isfinite(r64) && isfinite(out) ? out : r64;
 }
+
 
 #ifdef __CUDACC__
 
@@ -189,11 +207,51 @@ enum {
 };
 static_assert(RDD_TILE * RDD_BK % RDD_THREADS == 0, "copies split evenly over the threads");
 
+/* The powers of two the operands are multiplied by (*sa, *sb >= 0) for
+ * the largest magnitudes' bits max_a, max_b: the largest product brought
+ * up to about 2^-500 where it is below, A to at most 1 first. */
+static __device__ void rdd_shifts(unsigned long long max_a, unsigned long long max_b, int *sa, int *sb)
+{
+    *sa = *sb = 0;
+    if (max_a == 0 || max_b == 0)
+        return;
+    int ea = ilogb(__longlong_as_double((long long)max_a));
+    int eb = ilogb(__longlong_as_double((long long)max_b));
+    int s = -500 - (ea + eb);
+    if (s <= 0)
+        return;
+    *sa = s < -ea ? s : (-ea > 0 ? -ea : 0);
+    *sb = s - *sa;
+}
+
+/* The largest finite |x| over a stack (count products of `per` values,
+ * `stride` apart) into *out by atomicMax on its bits: the bits of
+ * non-negative doubles order as the numbers do. */
+static __global__ void rdd_max_abs(const double *x, long long per, long long stride,
+                                   long long count, unsigned long long *out)
+{
+    unsigned long long m = 0;
+    long long total = per * count;
+    for (long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x; t < total;
+         t += (long long)gridDim.x * blockDim.x) {
+        double v = fabs(x[t / per * stride + t % per]);
+        unsigned long long bits = (unsigned long long)__double_as_longlong(v);
+        if (isfinite(v) && bits > m)
+            m = bits;
+    }
+    for (int o = 16; o > 0; o /= 2) {
+        unsigned long long other = __shfl_xor_sync(0xffffffffu, m, o);
+        m = other > m ? other : m;
+    }
+    if (threadIdx.x % 32 == 0 && m != 0)
+        atomicMax(out, m);
+}
+
 /* Block (x, y, z) computes tile x of product z * gridDim.y + y. */
 static __global__ void __launch_bounds__(RDD_THREADS, 1)
 ref_ddgemm_kernel(int m, int n, int k, long long batch, int tiles_n, double alpha,
                   const double *a, const double *b, double beta, const double *c0, double *out,
-                  long long sa, long long sb)
+                  long long sa, long long sb, const unsigned long long *max_ab)
 {
     __shared__ double as[RDD_TILE][RDD_BK + 1];
     __shared__ double bs[RDD_BK][RDD_TILE];
@@ -208,6 +266,8 @@ ref_ddgemm_kernel(int m, int n, int k, long long batch, int tiles_n, double alph
     /* What lies inside C from the tile's corner (no overflow near 2^31). */
     int rows_left = m - row0, cols_left = n - col0;
     int tid = threadIdx.x, tx = tid % RDD_DIM, ty = tid / RDD_DIM;
+    int up_a, up_b;
+    rdd_shifts(max_ab[0], max_ab[1], &up_a, &up_b);
 
     struct dd acc[RDD_PER][RDD_PER];
     double plain[RDD_PER][RDD_PER];
@@ -231,13 +291,15 @@ ref_ddgemm_kernel(int m, int n, int k, long long batch, int tiles_n, double alph
         for (int q = 0; q < RDD_COPIES; q++) {
             int e = tid + q * RDD_THREADS;
             int i = e / RDD_BK, j = e % RDD_BK;
-            as[i][j] = i < rows_left && j < k_left ? a[(size_t)(row0 + i) * k + k0 + j] : 0.0;
+            as[i][j] = i < rows_left && j < k_left
+                           ? ldexp(a[(size_t)(row0 + i) * k + k0 + j], up_a) : 0.0;
         }
 #pragma unroll
         for (int q = 0; q < RDD_COPIES; q++) {
             int e = tid + q * RDD_THREADS;
             int i = e / RDD_TILE, j = e % RDD_TILE;
-            bs[i][j] = i < k_left && j < cols_left ? b[(size_t)(k0 + i) * n + col0 + j] : 0.0;
+            bs[i][j] = i < k_left && j < cols_left
+                           ? ldexp(b[(size_t)(k0 + i) * n + col0 + j], up_b) : 0.0;
         }
         __syncthreads();
 #pragma unroll 2
@@ -271,7 +333,7 @@ ref_ddgemm_kernel(int m, int n, int k, long long batch, int tiles_n, double alph
                 continue;
             size_t at = c_off + (size_t)(row0 + r) * n + col0 + c;
             out[at] = rdd_result(acc[i][j], plain[i][j], k == 0, alpha, beta,
-                                 beta != 0.0 ? c0[at] : 0.0);
+                                 beta != 0.0 ? c0[at] : 0.0, up_a + up_b);
         }
     }
 }
@@ -286,13 +348,34 @@ extern "C" cudaError_t ref_ddgemm(int m, int n, int k, int batch, long long stri
     long long tiles_m = (m - 1LL) / RDD_TILE + 1, tiles_n = (n - 1LL) / RDD_TILE + 1;
     if (tiles_m * tiles_n > 0x7fffffffLL)
         return cudaErrorInvalidConfiguration;
+    /* The largest magnitudes first, into scratch of this stream's own. */
+    unsigned long long *max_ab = NULL;
+    cudaError_t err = cudaMallocAsync((void **)&max_ab, 2 * sizeof *max_ab, stream);
+    if (err == cudaSuccess)
+        err = cudaMemsetAsync(max_ab, 0, 2 * sizeof *max_ab, stream);
+    if (err != cudaSuccess) {
+        if (max_ab)
+            cudaFreeAsync(max_ab, stream);
+        return err;
+    }
+    if (k > 0) {
+        long long per_a = (long long)m * k, per_b = (long long)k * n;
+        long long count_a = stride_a ? batch : 1, count_b = stride_b ? batch : 1;
+        long long blocks_a = (per_a * count_a + 255) / 256, blocks_b = (per_b * count_b + 255) / 256;
+        rdd_max_abs<<<(unsigned)(blocks_a < 1024 ? blocks_a : 1024), 256, 0, stream>>>(
+            a, per_a, stride_a, count_a, max_ab);
+        rdd_max_abs<<<(unsigned)(blocks_b < 1024 ? blocks_b : 1024), 256, 0, stream>>>(
+            b, per_b, stride_b, count_b, max_ab + 1);
+    }
     /* Products in y, in chunks of 65535 along z. */
     int per_z = batch < RDD_GRID_YZ ? batch : RDD_GRID_YZ;
     dim3 grid((unsigned)(tiles_m * tiles_n), (unsigned)per_z, (unsigned)((batch - 1) / per_z + 1));
     ref_ddgemm_kernel<<<grid, RDD_THREADS, 0, stream>>>(m, n, k < 0 ? 0 : k, batch, (int)tiles_n,
                                                        alpha, a, b, beta, c0, out, stride_a,
-                                                       stride_b);
-    return launch_result();
+                                                       stride_b, max_ab);
+    err = launch_result();
+    cudaError_t freed = cudaFreeAsync(max_ab, stream);
+    return err != cudaSuccess ? err : freed;
 }
 
 #endif

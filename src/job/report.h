@@ -28,7 +28,11 @@ struct gc_verify_result {
     double timed_acc_rel_fro, timed_acc_max_rel;
     /* Errors over the elements finite in both the result and the reference. */
     double max_abs, max_rel, rel_fro, tol;
-    double diff2, ref2;       /* the sums of squares behind rel_fro */
+    /* The sums of squares behind rel_fro, each term divided by
+     * 4^square_exp (2^square_exp: the largest |reference| rounded down to
+     * a power of two), so that neither underflows nor overflows. */
+    double diff2, ref2;
+    int square_exp;
     /* Where the two disagree about being finite: inf or nan in the result
      * where the reference is finite, the reverse, and both non-finite but
      * not the same (nan against inf, or infinities of opposite signs). */

@@ -17,6 +17,14 @@ static double got_at(const struct gc_tensor *t, size_t i)
     }
 }
 
+/* The power of two nearest below x's magnitude (0 for 0): what the sums of
+ * squares are divided by, so that they neither underflow (values near
+ * 1e-154 and below, subnormals) nor overflow (near 1e154 and above). */
+static int square_exp(double largest)
+{
+    return largest > 0 && isfinite(largest) ? ilogb(largest) : 0;
+}
+
 void verify_compare_float(const struct gc_tensor *got, const double *ref,
                           struct gc_verify_result *v)
 {
@@ -27,6 +35,7 @@ void verify_compare_float(const struct gc_tensor *got, const double *ref,
         if (isfinite(ref[i]) && fabs(ref[i]) > scale)
             scale = fabs(ref[i]);
     double rel_floor = scale * 1e-6;
+    int e = square_exp(scale);
     for (size_t i = 0; i < n; i++) {
         double g = got_at(got, i), r = ref[i];
         if (!isfinite(g) || !isfinite(r)) {
@@ -40,9 +49,9 @@ void verify_compare_float(const struct gc_tensor *got, const double *ref,
                 differ++;
             continue;
         }
-        double d = fabs(g - r);
-        diff2 += d * d;
-        ref2 += r * r;
+        double d = fabs(g - r), ds = ldexp(d, -e), rs = ldexp(r, -e);
+        diff2 += ds * ds;
+        ref2 += rs * rs;
         if (d > max_abs)
             max_abs = d;
         if (fabs(r) > rel_floor && d / fabs(r) > max_rel)
@@ -50,7 +59,31 @@ void verify_compare_float(const struct gc_tensor *got, const double *ref,
     }
     v->exact = 0;
     v->count = n;
+    v->square_exp = e;
     verify_settle_float(v, max_abs, max_rel, diff2, ref2, got_only, ref_only, differ);
+}
+
+void verify_add_squares(double *diff2, double *ref2, int *exp, double more_diff2,
+                        double more_ref2, int more_exp)
+{
+    if (more_ref2 == 0 && more_diff2 == 0)
+        return;
+    if (*ref2 == 0 && *diff2 == 0) {
+        *diff2 = more_diff2;
+        *ref2 = more_ref2;
+        *exp = more_exp;
+        return;
+    }
+    if (more_exp > *exp) {
+        *diff2 = ldexp(*diff2, 2 * (*exp - more_exp));
+        *ref2 = ldexp(*ref2, 2 * (*exp - more_exp));
+        *exp = more_exp;
+    } else {
+        more_diff2 = ldexp(more_diff2, 2 * (more_exp - *exp));
+        more_ref2 = ldexp(more_ref2, 2 * (more_exp - *exp));
+    }
+    *diff2 += more_diff2;
+    *ref2 += more_ref2;
 }
 
 void verify_settle_float(struct gc_verify_result *v, double max_abs, double max_rel,
@@ -103,13 +136,14 @@ void verify_errors(const void *x, enum gc_dtype dt, enum gc_dtype as, const doub
     for (size_t i = 0; i < n; i++)
         if (isfinite(ref[i]) && fabs(ref[i]) > scale)
             scale = fabs(ref[i]);
+    int e = square_exp(scale);
     for (size_t i = 0; i < n; i++) {
         double g = stored_as(dt == GC_F64 ? ((const double *)x)[i] : ((const float *)x)[i], as);
         if (!isfinite(g) || !isfinite(ref[i]))
             continue;
-        double d = fabs(g - ref[i]);
-        diff2 += d * d;
-        ref2 += ref[i] * ref[i];
+        double d = fabs(g - ref[i]), ds = ldexp(d, -e), rs = ldexp(ref[i], -e);
+        diff2 += ds * ds;
+        ref2 += rs * rs;
         if (fabs(ref[i]) > scale * 1e-6 && d / fabs(ref[i]) > worst)
             worst = d / fabs(ref[i]);
     }

@@ -68,6 +68,13 @@ void verify_compare_float(const struct gc_tensor *got, const double *ref,
 
 /* An integer (or bool) result against the exact one of the same dtype:
  * bit for bit. */
+/* Adds one block's sums of squares (each divided by 4^more_exp, as
+ * verify_compare_float leaves them with square_exp) to running ones
+ * divided by 4^*exp, keeping the larger exponent: blocks of any magnitude
+ * add up without overflow or underflow. */
+void verify_add_squares(double *diff2, double *ref2, int *exp, double more_diff2,
+                        double more_ref2, int more_exp);
+
 /* The float comparison's verdict from its sums: errors, the relative
  * Frobenius error sqrt(diff2 / ref2) against v->tol, and the elements that
  * disagree about being finite; also for blocks compared apart and added

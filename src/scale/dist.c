@@ -25,8 +25,8 @@ enum { D_STATUS, D_MISSING, D_BY_OFFSET, D_FORMAT, D_DTYPE, D_NDIM, D_FORTRAN, D
 
 /* What each rank tells the others at the end: its status, its block's
  * verification and its phases' times (doubles as their bits). */
-enum { F_STATUS, F_DONE, F_EXACT, F_MAX_ABS, F_MAX_REL, F_DIFF2, F_REF2, F_NF_GOT, F_NF_REF,
-       F_NF_DIFF, F_MISMATCH, F_COUNT, F_TIMED_FRO, F_TIMED_MAX_REL, F_TIMED_ACC_FRO,
+enum { F_STATUS, F_DONE, F_EXACT, F_MAX_ABS, F_MAX_REL, F_DIFF2, F_REF2, F_SQUARE_EXP, F_NF_GOT,
+       F_NF_REF, F_NF_DIFF, F_MISMATCH, F_COUNT, F_TIMED_FRO, F_TIMED_MAX_REL, F_TIMED_ACC_FRO,
        F_TIMED_ACC_MAX_REL, F_REF_MS, F_READ, F_START, F_H2D, F_KERNEL, F_D2H, F_N };
 
 int dist_wanted(void)
@@ -804,6 +804,7 @@ static void fill_record(const struct job *j, int rc, int64_t *f)
     f[F_MAX_REL] = bits(v->max_rel);
     f[F_DIFF2] = bits(v->diff2);
     f[F_REF2] = bits(v->ref2);
+    f[F_SQUARE_EXP] = v->square_exp;
     f[F_NF_GOT] = (int64_t)v->nonfinite_got;
     f[F_NF_REF] = (int64_t)v->nonfinite_ref;
     f[F_NF_DIFF] = (int64_t)v->nonfinite_diff;
@@ -858,6 +859,7 @@ static void merge_report(const struct dist *d, struct job *j, const int64_t *all
     struct gc_verify_result *v = &rep->verify;
     int done = 0;
     double diff2 = 0, ref2 = 0;
+    int square_exp = 0;
     size_t nf_got = 0, nf_ref = 0, nf_diff = 0, mismatches = 0, count = 0;
     double max_abs = 0, max_rel = 0, ref_ms = 0, timed_fro = -1, timed_max_rel = -1;
     double acc_fro = -1, acc_max_rel = -1;
@@ -866,8 +868,8 @@ static void merge_report(const struct dist *d, struct job *j, const int64_t *all
         if (!f[F_DONE])
             continue;
         done = 1;
-        diff2 += dbl(f[F_DIFF2]);
-        ref2 += dbl(f[F_REF2]);
+        verify_add_squares(&diff2, &ref2, &square_exp, dbl(f[F_DIFF2]), dbl(f[F_REF2]),
+                           (int)f[F_SQUARE_EXP]);
         max_abs = fmax(max_abs, dbl(f[F_MAX_ABS]));
         max_rel = fmax(max_rel, dbl(f[F_MAX_REL]));
         nf_got += (size_t)f[F_NF_GOT];
@@ -889,6 +891,7 @@ static void merge_report(const struct dist *d, struct job *j, const int64_t *all
         v->ok = mismatches == 0;
         return;
     }
+    v->square_exp = square_exp;
     verify_settle_float(v, max_abs, max_rel, diff2, ref2, nf_got, nf_ref, nf_diff);
     v->ref_ms = ref_ms;
     v->timed_rel_fro = timed_fro;     /* the worst block's */

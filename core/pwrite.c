@@ -2,7 +2,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -12,6 +14,11 @@
 #include "core/parallel.h"
 
 #define SLICE ((size_t)4 << 20)
+#define AHEAD_STEP ((size_t)32 << 20)
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23   /* Linux 5.14 */
+#endif
 
 /* The file systems whose fallocate reserves the blocks a shared mapping's
  * stores will need, so that a store cannot fail for want of space (which
@@ -71,6 +78,7 @@ void *file_map_range(int fd, size_t n, off_t at, struct file_map *m)
     struct statfs fs;
     m->base = NULL;
     m->len = 0;
+    m->ahead = NULL;
     int flags = fcntl(fd, F_GETFL);
     if (!n || flags == -1 || (flags & O_APPEND) || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
         fstatfs(fd, &fs) != 0)
@@ -90,8 +98,61 @@ void *file_map_range(int fd, size_t n, off_t at, struct file_map *m)
     return (unsigned char *)base + lead;
 }
 
+struct file_ahead {
+    unsigned char *base;
+    size_t len;
+    atomic_size_t next;       /* the next step's offset */
+    pthread_t threads[FILE_AHEAD_THREADS];
+    int started;
+};
+
+static void *ahead_run(void *arg)
+{
+    struct file_ahead *a = arg;
+    size_t at;
+    while ((at = atomic_fetch_add(&a->next, AHEAD_STEP)) < a->len) {
+        size_t len = a->len - at < AHEAD_STEP ? a->len - at : AHEAD_STEP;
+        if (madvise(a->base + at, len, MADV_POPULATE_WRITE) != 0) {
+            atomic_store(&a->next, a->len);   /* unsupported, or out of memory: stop */
+            break;
+        }
+    }
+    return NULL;
+}
+
+int file_map_ahead(struct file_map *m, int threads)
+{
+    if (!m->base || m->ahead)
+        return 0;
+    struct file_ahead *a = calloc(1, sizeof *a);
+    if (!a)
+        return ENOMEM;
+    a->base = m->base;
+    a->len = m->len;
+    atomic_init(&a->next, 0);
+    if (threads > FILE_AHEAD_THREADS)
+        threads = FILE_AHEAD_THREADS;
+    int err = 0;
+    for (int i = 0; i < threads && !err; i++)
+        if (!(err = pthread_create(&a->threads[i], NULL, ahead_run, a)))
+            a->started++;
+    if (!a->started) {
+        free(a);
+        return err ? err : EINVAL;
+    }
+    m->ahead = a;
+    return 0;
+}
+
 void file_unmap(struct file_map *m)
 {
+    if (m->ahead) {
+        atomic_store(&m->ahead->next, m->ahead->len);
+        for (int i = 0; i < m->ahead->started; i++)
+            pthread_join(m->ahead->threads[i], NULL);
+        free(m->ahead);
+        m->ahead = NULL;
+    }
     if (m->base)
         munmap(m->base, m->len);
     m->base = NULL;
@@ -117,7 +178,7 @@ int pwrite_parallel(int fd, const void *p, size_t n, off_t at, int threads)
     if (n < PWRITE_PARALLEL_MIN || threads < 2)
         return pwrite_range(fd, p, n, at);
     struct pwrite_job j = { .fd = fd, .src = p, .start = at, .n = n, .slices = slices };
-    struct file_map map = { NULL, 0 };
+    struct file_map map = { NULL, 0, NULL };
     if (n >= PWRITE_MAP_MIN)
         j.dst = file_map_range(fd, n, at, &map);
     atomic_init(&j.next, 0);

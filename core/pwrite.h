@@ -34,7 +34,13 @@ int pwrite_parallel(int fd, const void *p, size_t n, off_t at, int threads);
 struct file_map {
     void *base;
     size_t len;
+    struct file_ahead *ahead;  /* its pages being made ahead, or NULL */
 };
+
+/* Threads that make a mapping's pages ahead of its stores: past four,
+ * faults into one file's mapping slowed to a quarter on the two-H200
+ * host (above). */
+#define FILE_AHEAD_THREADS 4
 
 /* The n bytes at offset `at` of fd (open for reading and writing) mapped
  * shared, their blocks reserved first so that no store can fail for want
@@ -43,6 +49,22 @@ struct file_map {
  * Stores land in the page cache as a write's bytes would; file_unmap
  * ends the mapping (a no-op on one that failed). */
 void *file_map_range(int fd, size_t n, off_t at, struct file_map *m);
+
+/* Starts `threads` threads (at most FILE_AHEAD_THREADS) that make the
+ * mapping's pages writable ahead of the stores that will fill them,
+ * 32 MiB at a time from its start (madvise MADV_POPULATE_WRITE: a page's
+ * fault without touching its bytes, so stores may land beside them), so
+ * that a store finds its page made rather than taking the fault itself.
+ * Stores into a new file's pages are a page fault each, and faults that
+ * many threads take at once slow them all (tests/write_floor.c); made
+ * while the GPUs start and compute, they are off the path.  A kernel
+ * without MADV_POPULATE_WRITE (before Linux 5.14) stops the threads at
+ * their first call: the stores fault as before.  0, or an errno when no
+ * thread could start (nothing is lost then either). */
+int file_map_ahead(struct file_map *m, int threads);
+
+/* Stops the threads making pages ahead (between two of their calls) and
+ * ends the mapping (a no-op on one that failed). */
 void file_unmap(struct file_map *m);
 
 #endif

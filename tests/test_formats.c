@@ -3013,7 +3013,10 @@ static void test_file_map_ahead(void)
     long page = sysconf(_SC_PAGESIZE);
     void *probe = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
                        -1, 0);
-    int can = probe != MAP_FAILED && madvise(probe, (size_t)page, 23 /* MADV_POPULATE_WRITE */) == 0;
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23   /* Linux 5.14 */
+#endif
+    int can = probe != MAP_FAILED && madvise(probe, (size_t)page, MADV_POPULATE_WRITE) == 0;
     if (probe != MAP_FAILED)
         munmap(probe, (size_t)page);
     if (!can) {

@@ -193,7 +193,6 @@ RDD_FN double rdd_result(struct dd acc, double plain, bool empty, double alpha, 
     return isfinite(r64) && isfinite(out) ? out : r64;
 }
 
-
 #ifdef __CUDACC__
 
 enum {

@@ -30,7 +30,8 @@ struct gc_verify_result {
     double max_abs, max_rel, rel_fro, tol;
     /* The sums of squares behind rel_fro, each term divided by
      * 4^square_exp (2^square_exp: the largest |reference| rounded down to
-     * a power of two), so that neither underflows nor overflows. */
+     * a power of two, within 2^+-1022), so that neither underflows nor
+     * overflows. */
     double diff2, ref2;
     int square_exp;
     /* Where the two disagree about being finite: inf or nan in the result

@@ -17,25 +17,36 @@ static double got_at(const struct gc_tensor *t, size_t i)
     }
 }
 
-/* The power of two nearest below x's magnitude (0 for 0): what the sums of
- * squares are divided by, so that they neither underflow (values near
- * 1e-154 and below, subnormals) nor overflow (near 1e154 and above). */
+/* The largest finite |ref[i]|. */
+static double largest_finite(const double *ref, size_t n)
+{
+    double most = 0;
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(ref[i]) && fabs(ref[i]) > most)
+            most = fabs(ref[i]);
+    return most;
+}
+
+/* e with 2^e at or just below the largest magnitude (0 for 0), kept
+ * within +-1022 so that 2^-e is a double: the errors and references are
+ * multiplied by 2^-e (exactly) before they are squared, so that the sums
+ * of squares neither underflow (values near 1e-154 and below,
+ * subnormals) nor overflow (near 1e154 and above). */
 static int square_exp(double largest)
 {
-    return largest > 0 && isfinite(largest) ? ilogb(largest) : 0;
+    int e = largest > 0 && isfinite(largest) ? ilogb(largest) : 0;
+    return e < -1022 ? -1022 : e > 1022 ? 1022 : e;
 }
 
 void verify_compare_float(const struct gc_tensor *got, const double *ref,
                           struct gc_verify_result *v)
 {
     size_t n = gc_tensor_count(got);
-    double scale = 0, diff2 = 0, ref2 = 0, max_abs = 0, max_rel = 0;
+    double diff2 = 0, ref2 = 0, max_abs = 0, max_rel = 0;
     size_t got_only = 0, ref_only = 0, differ = 0;
-    for (size_t i = 0; i < n; i++)
-        if (isfinite(ref[i]) && fabs(ref[i]) > scale)
-            scale = fabs(ref[i]);
-    double rel_floor = scale * 1e-6;
+    double scale = largest_finite(ref, n), rel_floor = scale * 1e-6;
     int e = square_exp(scale);
+    double unit = ldexp(1.0, -e);
     for (size_t i = 0; i < n; i++) {
         double g = got_at(got, i), r = ref[i];
         if (!isfinite(g) || !isfinite(r)) {
@@ -49,7 +60,7 @@ void verify_compare_float(const struct gc_tensor *got, const double *ref,
                 differ++;
             continue;
         }
-        double d = fabs(g - r), ds = ldexp(d, -e), rs = ldexp(r, -e);
+        double d = fabs(g - r), ds = d * unit, rs = r * unit;
         diff2 += ds * ds;
         ref2 += rs * rs;
         if (d > max_abs)
@@ -132,16 +143,13 @@ static double stored_as(double x, enum gc_dtype as)
 void verify_errors(const void *x, enum gc_dtype dt, enum gc_dtype as, const double *ref,
                    size_t n, double *rel_fro, double *max_rel)
 {
-    double diff2 = 0, ref2 = 0, scale = 0, worst = 0;
-    for (size_t i = 0; i < n; i++)
-        if (isfinite(ref[i]) && fabs(ref[i]) > scale)
-            scale = fabs(ref[i]);
-    int e = square_exp(scale);
+    double diff2 = 0, ref2 = 0, worst = 0, scale = largest_finite(ref, n);
+    double unit = ldexp(1.0, -square_exp(scale));
     for (size_t i = 0; i < n; i++) {
         double g = stored_as(dt == GC_F64 ? ((const double *)x)[i] : ((const float *)x)[i], as);
         if (!isfinite(g) || !isfinite(ref[i]))
             continue;
-        double d = fabs(g - ref[i]), ds = ldexp(d, -e), rs = ldexp(ref[i], -e);
+        double d = fabs(g - ref[i]), ds = d * unit, rs = ref[i] * unit;
         diff2 += ds * ds;
         ref2 += rs * rs;
         if (fabs(ref[i]) > scale * 1e-6 && d / fabs(ref[i]) > worst)
